@@ -1,0 +1,41 @@
+// Out-of-band rendezvous and collectives over TCP: the unique id, the root that gathers every rank's
+// address, and the allgather/barrier that communicator setup (and ncclCommSplit) use.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "nccl.h"
+
+namespace weft {
+
+// Fills *id with the root's listen address and a fresh random secret, and starts the root
+// service in this process (a detached thread that serves one rendezvous, then exits; it gives
+// up after param::timeoutMs() if the ranks never arrive).
+ncclResult_t bootstrapGetUniqueId(ncclUniqueId* id);
+
+// A 64-bit hash of the id's secret and address: the same on every rank of one communicator,
+// different for every communicator (names shared-memory segments).
+uint64_t bootstrapIdHash(const ncclUniqueId& id);
+
+class Bootstrap {
+ public:
+  // Joins the rendezvous described by id (or NCCL_COMM_ID when set: then rank 0 hosts the root).
+  // Fails with a message (for ncclGetLastError via *why) when the secret is refused, nranks or
+  // rank disagree with the others, a rank is duplicated, or ranks are missing after timeoutMs
+  // (the message lists which).
+  static ncclResult_t create(const ncclUniqueId& id, int rank, int nranks, int64_t timeoutMs,
+                             std::unique_ptr<Bootstrap>* out, std::string* why);
+  virtual ~Bootstrap() = default;
+
+  virtual int rank() const = 0;
+  virtual int nranks() const = 0;
+  // In place: rank r's bytes are at data + r*bytesPerRank; on return every slot is filled.
+  virtual ncclResult_t allGather(void* data, size_t bytesPerRank, std::string* why) = 0;
+  virtual ncclResult_t barrier(std::string* why) = 0;
+  // Makes every current and future call return ncclRemoteError promptly (ncclCommAbort).
+  virtual void abort() = 0;
+};
+
+}  // namespace weft

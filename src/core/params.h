@@ -1,0 +1,49 @@
+// The one typed registry of every knob Weft reads from the environment. No other code calls getenv.
+// Each parameter has a primary name (NCCL_*, RCCL_* or WEFT_*), optional alias names, a type,
+// a default and a one-line doc. Values are read once (on first use of any parameter) and cached.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace weft::param {
+
+// --- logging (read by src/core/log.cc) ---
+std::string debugLevel();      // NCCL_DEBUG: VERSION, WARN, INFO, ABORT, TRACE ("" = off)
+std::string debugSubsys();     // NCCL_DEBUG_SUBSYS: comma list, leading ^ inverts ("" = INIT,BOOTSTRAP,ENV)
+std::string debugFile();       // NCCL_DEBUG_FILE: path, %h = hostname, %p = pid ("" = stderr)
+// --- transports and buffers ---
+int64_t buffSize();            // NCCL_BUFFSIZE: bytes of one connection's FIFO
+int64_t minNChannels();        // NCCL_MIN_NCHANNELS (alias NCCL_MIN_CTAS)
+int64_t maxNChannels();        // NCCL_MAX_NCHANNELS (alias NCCL_MAX_CTAS)
+bool shmDisable();             // NCCL_SHM_DISABLE
+bool runtimeConnect();         // NCCL_RUNTIME_CONNECT: connect lazily on first use (default 1)
+// --- bootstrap ---
+std::string commId();          // NCCL_COMM_ID: "host:port" rendezvous address ("" = from the unique id)
+std::string socketIfname();    // NCCL_SOCKET_IFNAME: prefix list, ^ excludes, = exact
+std::string socketFamily();    // NCCL_SOCKET_FAMILY: AF_INET or AF_INET6 ("" = any)
+std::string hostId();          // WEFT_HOST_ID: override this process's host identity (tests)
+// --- communicator behaviour ---
+int64_t commBlocking();        // NCCL_COMM_BLOCKING: -1 unset, 0 non-blocking, 1 blocking
+std::string device();          // WEFT_DEVICE: "auto" or "host"
+int64_t timeoutMs();           // WEFT_TIMEOUT_MS: longest wait for a peer before an error naming it
+int64_t spinUs();              // WEFT_SPIN_US: how long a waiting rank spins before it sleeps
+int64_t checkPointers();       // NCCL_CHECK_POINTERS
+int64_t nChannels();           // WEFT_NCHANNELS: ring channels in host mode before MIN/MAX clamping
+
+// Reflection, for tools/weft-info and docs/env.md.
+struct ParamView {
+  std::string name;          // primary environment variable
+  std::string aliases;       // other accepted names, comma separated ("" if none)
+  std::string type;          // "int", "bool", "size", "string"
+  std::string defaultValue;
+  std::string value;         // the value in effect now
+  bool set;                  // true when the environment set it (under any of its names)
+  std::string doc;           // one line
+};
+std::vector<ParamView> list();
+
+// Re-reads the environment (tests change it between cases). Not thread-safe against readers.
+void reloadForTesting();
+
+}  // namespace weft::param
