@@ -30,6 +30,21 @@ int64_t timeoutMs();           // WEFT_TIMEOUT_MS: longest wait for a peer befor
 int64_t spinUs();              // WEFT_SPIN_US: how long a waiting rank spins before it sleeps
 int64_t checkPointers();       // NCCL_CHECK_POINTERS
 int64_t nChannels();           // WEFT_NCHANNELS: ring channels in host mode before MIN/MAX clamping
+// --- read now for features that are not built yet (docs/env.md says so) ---
+int64_t livenessMs();          // WEFT_LIVENESS_MS: how often a waiting rank checks its local peers live
+bool p2pDisable();             // NCCL_P2P_DISABLE
+bool ibDisable();              // NCCL_IB_DISABLE
+std::string net();             // NCCL_NET: network transport by name ("" = first that works)
+std::string netPlugin();       // NCCL_NET_PLUGIN
+int64_t socketNThreads();      // NCCL_SOCKET_NTHREADS (0 = automatic)
+int64_t nSocksPerThread();     // NCCL_NSOCKS_PERTHREAD (0 = automatic)
+std::string algo();            // NCCL_ALGO
+std::string proto();           // NCCL_PROTO
+std::string tunerPlugin();     // NCCL_TUNER_PLUGIN
+std::string topoFile();        // NCCL_TOPO_FILE
+std::string topoDumpFile();    // NCCL_TOPO_DUMP_FILE
+bool ignoreCpuAffinity();      // NCCL_IGNORE_CPU_AFFINITY
+bool localRegister();          // NCCL_LOCAL_REGISTER (default 1)
 
 // Reflection, for tools/weft-info and docs/env.md.
 struct ParamView {
@@ -40,10 +55,32 @@ struct ParamView {
   std::string value;         // the value in effect now
   bool set;                  // true when the environment set it (under any of its names)
   std::string doc;           // one line
+  // Added for weft-info and tests:
+  std::string allowed;       // "1..64", "auto|host", ... ("" = whatever the type accepts)
+  std::string group;         // the docs/env.md section: "Logging", "Transports and buffers", ...
+  std::string source;        // the variable the value came from ("" = the default)
+  std::string envText;       // that variable's text as the environment gave it
+  std::string problem;       // why envText was rejected ("" = accepted or not set)
 };
 std::vector<ParamView> list();
 
-// Re-reads the environment (tests change it between cases). Not thread-safe against readers.
+// The warnings of the latest read of the environment (malformed or out-of-range values, a primary
+// name and its alias set to different values), one line each, in table order.
+std::vector<std::string> loadWarnings();
+// Prints loadWarnings() with WEFT_WARN, once per read of the environment. The logger calls it once
+// it is ready (so the warnings obey NCCL_DEBUG); any accessor other than the three NCCL_DEBUG* ones
+// brings the logger up first, so the warnings appear even in a process that logs nothing else.
+void reportLoadWarnings();
+
+// docs/env.md, exactly: the table rendered as Markdown (`weft-info --markdown` prints it; a unit
+// test fails when the committed file differs).
+std::string renderMarkdown();
+
+// The NCCL API version Weft implements (banners, weft-info).
+inline constexpr const char* kNcclApiVersion = "2.28.9";
+
+// Re-reads the environment (tests change it between cases) and makes the logger re-read its
+// settings too. Not thread-safe against readers.
 void reloadForTesting();
 
 }  // namespace weft::param

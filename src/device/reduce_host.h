@@ -23,6 +23,8 @@ struct ReduceSpec {
 };
 
 // Builds the spec for a built-in op (ncclSum..ncclAvg) and nranks. False if op or dtype is invalid.
+// (Also false for nranks < 1. ncclAvg over one rank is the identity and gets neither pre nor post,
+// so it stays a plain copy. The arithmetic rules of each op are in reduce_ops.h.)
 bool makeReduceSpec(ncclDataType_t dtype, ncclRedOp_t op, int nranks, ReduceSpec* out);
 
 // Flags for reduceCopy.
@@ -37,8 +39,14 @@ enum ReduceFlags : unsigned {
 // pre() and post() apply only when their flag is set and the spec asks for them. Buffers may alias
 // exactly (dst0 == local, in place) but must not partially overlap. Without pre/post and with one
 // source this is a plain copy (memcpy speed).
+// (pre and post also work with kProd/kMax/kMin, though nothing builds such a spec; a divisor below 2
+// means no post-divide.)
 void reduceCopy(const ReduceSpec& spec, void* dst0, void* dst1, const void* partial, const void* local,
                 size_t count, unsigned flags);
+
+// Makes reduceCopy use its baseline (non-AVX2) loops even where AVX2 is available, so that tests can
+// check that both builds of the loops give the same bits. Not for production use.
+void reduceUseBaselineLoopsForTesting(bool on);
 
 // Size in bytes of one element of dtype; 0 for an invalid dtype.
 size_t dataTypeSize(ncclDataType_t dtype);

@@ -1,0 +1,38 @@
+// all_gather_perf: ncclAllGather. size = sendcount * nranks * typesize (the gathered buffer),
+// count = sendcount (per rank, rounded down to 16 bytes); busbw = algbw * (n-1)/n.
+// In place: rank r sends from recvbuff + r * sendcount.
+#include "common/harness.h"
+
+namespace {
+using namespace weftbench;
+
+Counts counts(size_t count, size_t ts, int n) {
+  Counts c;
+  const size_t base = alignedPerRank(count, ts, n);
+  c.send = base;
+  c.recv = base * n;
+  c.param = base;
+  c.sendInplace = base;
+  c.recvInplace = 0;
+  return c;
+}
+
+void bandwidth(size_t count, size_t ts, double sec, int n, double* algBw, double* busBw) {
+  *algBw = static_cast<double>(count * ts * n) / 1e9 / sec;
+  *busBw = *algBw * (n - 1) / n;
+}
+
+ncclResult_t run(const RunArgs& a) {
+  return ncclAllGather(a.sendbuff, a.recvbuff, a.count, a.type, a.comm, nullptr);
+}
+
+void expect(int, int n, int, const Counts& c, std::vector<Segment>* segs) {
+  for (int r = 0; r < n; r++) segs->push_back({Segment::kCopy, r * c.param, c.param, r, 0});
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  static const CollDesc desc{"all_gather_perf", OpUse::kNone, false, true, false, counts, bandwidth, run, expect};
+  return benchMain(argc, argv, desc);
+}

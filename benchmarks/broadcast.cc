@@ -1,0 +1,32 @@
+// broadcast_perf: ncclBroadcast. size = count * typesize; busbw = algbw.
+// In place: sendbuff == recvbuff.
+#include "common/harness.h"
+
+namespace {
+using namespace weftbench;
+
+Counts counts(size_t count, size_t, int) {
+  Counts c;
+  c.send = c.recv = c.param = count;
+  return c;
+}
+
+void bandwidth(size_t count, size_t ts, double sec, int, double* algBw, double* busBw) {
+  *algBw = static_cast<double>(count * ts) / 1e9 / sec;
+  *busBw = *algBw;
+}
+
+ncclResult_t run(const RunArgs& a) {
+  return ncclBroadcast(a.sendbuff, a.recvbuff, a.count, a.type, a.root, a.comm, nullptr);
+}
+
+void expect(int, int, int root, const Counts& c, std::vector<Segment>* segs) {
+  segs->push_back({Segment::kCopy, 0, c.param, root, 0});
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  static const CollDesc desc{"broadcast_perf", OpUse::kNone, true, true, false, counts, bandwidth, run, expect};
+  return benchMain(argc, argv, desc);
+}

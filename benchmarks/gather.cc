@@ -1,0 +1,39 @@
+// gather_perf: ncclGather. size = count * nranks * typesize (the root's buffer), count = per rank
+// (rounded down to 16 bytes); busbw = algbw * (n-1)/n. In place: rank r sends from
+// recvbuff + r * count (at the root, NCCL's in-place rule). Only the root's output is checked.
+#include "common/harness.h"
+
+namespace {
+using namespace weftbench;
+
+Counts counts(size_t count, size_t ts, int n) {
+  Counts c;
+  const size_t base = alignedPerRank(count, ts, n);
+  c.send = base;
+  c.recv = base * n;
+  c.param = base;
+  c.sendInplace = base;
+  c.recvInplace = 0;
+  return c;
+}
+
+void bandwidth(size_t count, size_t ts, double sec, int n, double* algBw, double* busBw) {
+  *algBw = static_cast<double>(count * ts * n) / 1e9 / sec;
+  *busBw = *algBw * (n - 1) / n;
+}
+
+ncclResult_t run(const RunArgs& a) {
+  return ncclGather(a.sendbuff, a.recvbuff, a.count, a.type, a.root, a.comm, nullptr);
+}
+
+void expect(int rank, int n, int root, const Counts& c, std::vector<Segment>* segs) {
+  if (rank != root) return;
+  for (int r = 0; r < n; r++) segs->push_back({Segment::kCopy, r * c.param, c.param, r, 0});
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  static const CollDesc desc{"gather_perf", OpUse::kNone, true, true, false, counts, bandwidth, run, expect};
+  return benchMain(argc, argv, desc);
+}

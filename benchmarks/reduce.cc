@@ -1,0 +1,31 @@
+// reduce_perf: ncclReduce. size = count * typesize; busbw = algbw. Only the root's output is checked.
+#include "common/harness.h"
+
+namespace {
+using namespace weftbench;
+
+Counts counts(size_t count, size_t, int) {
+  Counts c;
+  c.send = c.recv = c.param = count;
+  return c;
+}
+
+void bandwidth(size_t count, size_t ts, double sec, int, double* algBw, double* busBw) {
+  *algBw = static_cast<double>(count * ts) / 1e9 / sec;
+  *busBw = *algBw;
+}
+
+ncclResult_t run(const RunArgs& a) {
+  return ncclReduce(a.sendbuff, a.recvbuff, a.count, a.type, a.op, a.root, a.comm, nullptr);
+}
+
+void expect(int rank, int, int root, const Counts& c, std::vector<Segment>* segs) {
+  if (rank == root) segs->push_back({Segment::kReduce, 0, c.param, 0, 0});
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  static const CollDesc desc{"reduce_perf", OpUse::kReduce, true, true, false, counts, bandwidth, run, expect};
+  return benchMain(argc, argv, desc);
+}

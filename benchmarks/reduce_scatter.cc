@@ -1,0 +1,39 @@
+// reduce_scatter_perf: ncclReduceScatter. size = recvcount * nranks * typesize (each rank's input),
+// count = recvcount (rounded down to 16 bytes); busbw = algbw * (n-1)/n.
+// In place: rank r receives into sendbuff + r * recvcount.
+#include "common/harness.h"
+
+namespace {
+using namespace weftbench;
+
+Counts counts(size_t count, size_t ts, int n) {
+  Counts c;
+  const size_t base = alignedPerRank(count, ts, n);
+  c.send = base * n;
+  c.recv = base;
+  c.param = base;
+  c.sendInplace = 0;
+  c.recvInplace = base;
+  return c;
+}
+
+void bandwidth(size_t count, size_t ts, double sec, int n, double* algBw, double* busBw) {
+  *algBw = static_cast<double>(count * ts * n) / 1e9 / sec;
+  *busBw = *algBw * (n - 1) / n;
+}
+
+ncclResult_t run(const RunArgs& a) {
+  return ncclReduceScatter(a.sendbuff, a.recvbuff, a.count, a.type, a.op, a.comm, nullptr);
+}
+
+void expect(int rank, int, int, const Counts& c, std::vector<Segment>* segs) {
+  segs->push_back({Segment::kReduce, 0, c.param, 0, rank * c.param});
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  static const CollDesc desc{"reduce_scatter_perf", OpUse::kReduce, false, true, false, counts, bandwidth, run,
+                             expect};
+  return benchMain(argc, argv, desc);
+}

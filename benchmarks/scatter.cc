@@ -1,0 +1,38 @@
+// scatter_perf: ncclScatter. size = count * nranks * typesize (the root's buffer), count = per rank
+// (rounded down to 16 bytes); busbw = algbw * (n-1)/n. In place: rank r receives into
+// sendbuff + r * count (at the root, NCCL's in-place rule).
+#include "common/harness.h"
+
+namespace {
+using namespace weftbench;
+
+Counts counts(size_t count, size_t ts, int n) {
+  Counts c;
+  const size_t base = alignedPerRank(count, ts, n);
+  c.send = base * n;
+  c.recv = base;
+  c.param = base;
+  c.sendInplace = 0;
+  c.recvInplace = base;
+  return c;
+}
+
+void bandwidth(size_t count, size_t ts, double sec, int n, double* algBw, double* busBw) {
+  *algBw = static_cast<double>(count * ts * n) / 1e9 / sec;
+  *busBw = *algBw * (n - 1) / n;
+}
+
+ncclResult_t run(const RunArgs& a) {
+  return ncclScatter(a.sendbuff, a.recvbuff, a.count, a.type, a.root, a.comm, nullptr);
+}
+
+void expect(int rank, int, int root, const Counts& c, std::vector<Segment>* segs) {
+  segs->push_back({Segment::kCopy, 0, c.param, root, rank * c.param});
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  static const CollDesc desc{"scatter_perf", OpUse::kNone, true, true, false, counts, bandwidth, run, expect};
+  return benchMain(argc, argv, desc);
+}

@@ -1,0 +1,492 @@
+/*
+ * Weft: the NCCL C API (version 2.28.9), as provided by libnccl.so.2 built from Weft.
+ *
+ * A program written for NCCL compiles against this header unchanged, and a program compiled
+ * against NCCL's own header runs against Weft's library unchanged: every type, enum value,
+ * structure layout, macro value and function signature below is the same as in NCCL 2.28.9.
+ *
+ * The header is valid C (C99 and later) and C++ (C++11 and later), with or without a GPU
+ * toolkit:
+ *   - CUDA: with nvcc, or when <cuda_runtime.h> can be found, it is included (as NCCL's header
+ *     does) and the stream arguments are cudaStream_t.
+ *   - HIP on AMD (__HIP_PLATFORM_AMD__, or clang's HIP mode): the stream arguments are
+ *     hipStream_t; <hip/hip_runtime.h> is included when it can be found.
+ *   - Neither (Weft's host mode): cudaStream_t is declared here as the same opaque pointer type
+ *     CUDA uses, so including <cuda_runtime.h> afterwards is still fine. Pass NULL as the stream.
+ * Define WEFT_NO_CUDA_HEADERS before including this file to keep CUDA's headers out even when
+ * they are on the include path. WEFT_STREAM_T names the stream type the collectives take.
+ */
+#ifndef NCCL_H_
+#define NCCL_H_
+
+#include <limits.h>
+#include <stddef.h>
+
+/* ---- Stream type -------------------------------------------------------------------------- */
+
+#if (defined(__HIP_PLATFORM_AMD__) || defined(__HIP_PLATFORM_HCC__) || defined(__HIP__) || \
+     defined(WEFT_USE_HIP_STREAM)) &&                                                        \
+    !defined(__HIP_PLATFORM_NVIDIA__) && !defined(__HIP_PLATFORM_NVCC__)
+/* HIP on AMD GPUs (or rccl/rccl.h asked for hipStream_t): collectives take a hipStream_t. */
+#  if defined(__HIP_PLATFORM_AMD__) || defined(__HIP_PLATFORM_HCC__) || defined(__HIP__)
+#    if defined(__has_include)
+#      if __has_include(<hip/hip_runtime.h>)
+#        include <hip/hip_runtime.h>
+#        include <hip/hip_fp16.h>
+#      endif
+#    endif
+#  endif
+#  if !defined(HIP_INCLUDE_HIP_HIP_RUNTIME_API_H) && !defined(WEFT_HIP_STREAM_DECLARED_)
+#    define WEFT_HIP_STREAM_DECLARED_ 1
+/* The same declaration as HIP's own, so HIP's headers may still be included later. */
+typedef struct ihipStream_t* hipStream_t;
+#  endif
+#  define WEFT_STREAM_T hipStream_t
+#else
+/* CUDA, or host mode: collectives take a cudaStream_t. */
+#  if !defined(WEFT_NO_CUDA_HEADERS)
+#    if defined(__CUDACC__)
+#      define WEFT_INCLUDE_CUDA_HEADERS_ 1
+#    elif defined(__has_include)
+#      if __has_include(<cuda_runtime.h>)
+#        define WEFT_INCLUDE_CUDA_HEADERS_ 1
+#      endif
+#    endif
+#  endif
+#  if defined(WEFT_INCLUDE_CUDA_HEADERS_)
+#    include <cuda_runtime.h>
+#    include <cuda_fp16.h>
+#    if defined(CUDART_VERSION) && CUDART_VERSION >= 11000
+#      include <cuda_bf16.h>
+#    endif
+#    if defined(__cplusplus) && defined(CUDART_VERSION) && CUDART_VERSION >= 11080
+#      include <cuda_fp8.h>
+#    endif
+#    undef WEFT_INCLUDE_CUDA_HEADERS_
+#  elif !defined(__DRIVER_TYPES_H__) && !defined(WEFT_CUDA_STREAM_DECLARED_)
+#    define WEFT_CUDA_STREAM_DECLARED_ 1
+/* The same declaration as CUDA's own (driver_types.h), so <cuda_runtime.h> may still be included
+ * later. Host-mode programs pass NULL. */
+typedef struct CUstream_st* cudaStream_t;
+#  endif
+#  define WEFT_STREAM_T cudaStream_t
+#endif
+
+/* ---- Version -------------------------------------------------------------------------------- */
+
+#define NCCL_MAJOR 2
+#define NCCL_MINOR 28
+#define NCCL_PATCH 9
+#define NCCL_SUFFIX ""
+
+#define NCCL_VERSION_CODE 22809
+/* Encodes a version as NCCL does: X*1000+Y*100+Z up to 2.8, X*10000+Y*100+Z from 2.9 on. */
+#define NCCL_VERSION(X, Y, Z) \
+  (((X) <= 2 && (Y) <= 8) ? ((X) * 1000 + (Y) * 100 + (Z)) : ((X) * 10000 + (Y) * 100 + (Z)))
+
+/* The functions below are the library's exported entry points: they keep default visibility even
+ * in code built with -fvisibility=hidden or inside a "#pragma GCC visibility push(hidden)". */
+#if defined(__GNUC__) || defined(__clang__)
+#  pragma GCC visibility push(default)
+#endif
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- Handles and identifiers ---------------------------------------------------------------- */
+
+/* A communicator: one rank's membership in a group of ranks. */
+typedef struct ncclComm* ncclComm_t;
+/* A registered memory window (ncclCommWindowRegister). */
+typedef struct ncclWindow_vidmem* ncclWindow_t;
+#define NCCL_COMM_NULL NULL
+
+#define NCCL_UNIQUE_ID_BYTES 128
+/* The rendezvous token that every rank of a new communicator must be given. Treat as opaque. */
+typedef struct {
+  char internal[NCCL_UNIQUE_ID_BYTES];
+} ncclUniqueId;
+
+/* ---- Results -------------------------------------------------------------------------------- */
+
+typedef enum {
+  ncclSuccess = 0,            /* the call did what was asked */
+  ncclUnhandledCudaError = 1, /* a GPU runtime call failed */
+  ncclSystemError = 2,        /* an operating system call failed (sockets, memory, files) */
+  ncclInternalError = 3,      /* a bug in Weft; please report it */
+  ncclInvalidArgument = 4,    /* a bad argument (pointer, count, type, op, rank, ...) */
+  ncclInvalidUsage = 5,       /* a call made in the wrong state or order */
+  ncclRemoteError = 6,        /* a peer failed, vanished or aborted */
+  ncclInProgress = 7,         /* a non-blocking call has not finished yet */
+  ncclNumResults = 8
+} ncclResult_t;
+
+/* ---- Configuration -------------------------------------------------------------------------- */
+
+/* "Not set" values for ncclConfig_t fields: Weft picks its default (or the environment's). */
+#define NCCL_CONFIG_UNDEF_INT INT_MIN
+#define NCCL_CONFIG_UNDEF_PTR NULL
+/* Color for ncclCommSplit: this rank joins no new communicator (it gets NULL). */
+#define NCCL_SPLIT_NOCOLOR (-1)
+#define NCCL_UNDEF_FLOAT (-1.0f)
+
+/* Flags for ncclCommWindowRegister. */
+#define NCCL_WIN_DEFAULT 0x00
+#define NCCL_WIN_COLL_SYMMETRIC 0x01
+/* Alignment (bytes) a symmetric window's buffer must have. */
+#define NCCL_WIN_REQUIRED_ALIGNMENT 4096
+
+/* Values for ncclConfig_t.CTAPolicy. */
+#define NCCL_CTA_POLICY_DEFAULT 0x00
+#define NCCL_CTA_POLICY_EFFICIENCY 0x01
+#define NCCL_CTA_POLICY_ZERO 0x02
+
+/* Flags for ncclCommShrink: shrink a healthy parent, or abort the parent's work first. */
+#define NCCL_SHRINK_DEFAULT 0x00
+#define NCCL_SHRINK_ABORT 0x01
+
+/* Flags for ncclCommRevoke (only the default exists). */
+#define NCCL_REVOKE_DEFAULT 0x00
+
+/* Options for a new communicator. Always start from NCCL_CONFIG_INITIALIZER, then set fields. */
+typedef struct ncclConfig_v22800 {
+  size_t size;           /* set by the initializer; do not change */
+  unsigned int magic;    /* set by the initializer; do not change */
+  unsigned int version;  /* set by the initializer; do not change */
+  int blocking;          /* 1: calls return when done; 0: they may return ncclInProgress */
+  int cgaClusterSize;    /* GPU thread-block cluster size (ignored in host mode) */
+  int minCTAs;           /* fewest channels to use */
+  int maxCTAs;           /* most channels to use */
+  const char* netName;   /* network transport to use, by name */
+  int splitShare;        /* 1: communicators split from this one may share its resources */
+  int trafficClass;      /* network traffic class */
+  const char* commName;  /* a name that shows up in logs */
+  int collnetEnable;     /* 1: allow in-network reductions */
+  int CTAPolicy;         /* one of NCCL_CTA_POLICY_* */
+  int shrinkShare;       /* 1: communicators shrunk from this one may share its resources */
+  int nvlsCTAs;          /* channels for NVLink SHARP algorithms */
+  int nChannelsPerNetPeer; /* channels per network peer */
+  int nvlinkCentricSched;  /* 1: schedule with NVLink-centric priorities */
+} ncclConfig_t;
+
+/* Initial value for every ncclConfig_t: all options unset. */
+#define NCCL_CONFIG_INITIALIZER                                                     \
+  {                                                                                 \
+    sizeof(ncclConfig_t),                             /* size */                    \
+    0xcafebeef,                                       /* magic */                   \
+    NCCL_VERSION(NCCL_MAJOR, NCCL_MINOR, NCCL_PATCH), /* version */                 \
+    NCCL_CONFIG_UNDEF_INT,                            /* blocking */                \
+    NCCL_CONFIG_UNDEF_INT,                            /* cgaClusterSize */          \
+    NCCL_CONFIG_UNDEF_INT,                            /* minCTAs */                 \
+    NCCL_CONFIG_UNDEF_INT,                            /* maxCTAs */                 \
+    NCCL_CONFIG_UNDEF_PTR,                            /* netName */                 \
+    NCCL_CONFIG_UNDEF_INT,                            /* splitShare */              \
+    NCCL_CONFIG_UNDEF_INT,                            /* trafficClass */            \
+    NCCL_CONFIG_UNDEF_PTR,                            /* commName */                \
+    NCCL_CONFIG_UNDEF_INT,                            /* collnetEnable */           \
+    NCCL_CONFIG_UNDEF_INT,                            /* CTAPolicy */               \
+    NCCL_CONFIG_UNDEF_INT,                            /* shrinkShare */             \
+    NCCL_CONFIG_UNDEF_INT,                            /* nvlsCTAs */                \
+    NCCL_CONFIG_UNDEF_INT,                            /* nChannelsPerNetPeer */     \
+    NCCL_CONFIG_UNDEF_INT,                            /* nvlinkCentricSched */      \
+  }
+
+/* What ncclGroupSimulateEnd reports. Always start from NCCL_SIM_INFO_INITIALIZER. */
+typedef struct ncclSimInfo_v22200 {
+  size_t size;          /* set by the initializer; do not change */
+  unsigned int magic;   /* set by the initializer; do not change */
+  unsigned int version; /* set by the initializer; do not change */
+  float estimatedTime;  /* Weft's estimate of how long the simulated group takes */
+} ncclSimInfo_t;
+
+/* Initial value for every ncclSimInfo_t. */
+#define NCCL_SIM_INFO_INITIALIZER                                                   \
+  {                                                                                 \
+    sizeof(ncclSimInfo_t),                            /* size */                    \
+    0x74685283,                                       /* magic */                   \
+    NCCL_VERSION(NCCL_MAJOR, NCCL_MINOR, NCCL_PATCH), /* version */                 \
+    NCCL_UNDEF_FLOAT                                  /* estimatedTime */           \
+  }
+
+/* ---- Reduction operators and data types ----------------------------------------------------- */
+
+/* Only used to size ncclRedOp_t (below) the way NCCL does. */
+typedef enum { ncclNumOps_dummy = 5 } ncclRedOp_dummy_t;
+
+typedef enum {
+  ncclSum = 0,
+  ncclProd = 1,
+  ncclMax = 2,
+  ncclMin = 3,
+  ncclAvg = 4,
+  /* The count of built-in operators; operators made by ncclRedOpCreatePreMulSum start here. */
+  ncclNumOps = 5,
+  /* The largest operator value; it keeps the enum the size of an int. */
+  ncclMaxRedOp = 0x7fffffff >> (32 - 8 * sizeof(ncclRedOp_dummy_t))
+} ncclRedOp_t;
+
+typedef enum {
+  ncclInt8 = 0,
+  ncclChar = 0,
+  ncclUint8 = 1,
+  ncclInt32 = 2,
+  ncclInt = 2,
+  ncclUint32 = 3,
+  ncclInt64 = 4,
+  ncclUint64 = 5,
+  ncclFloat16 = 6,
+  ncclHalf = 6,
+  ncclFloat32 = 7,
+  ncclFloat = 7,
+  ncclFloat64 = 8,
+  ncclDouble = 8,
+  ncclBfloat16 = 9,
+  ncclFloat8e4m3 = 10,
+  ncclFloat8e5m2 = 11,
+  ncclNumTypes = 12
+} ncclDataType_t;
+
+/* Where the scalar given to ncclRedOpCreatePreMulSum lives. */
+typedef enum {
+  ncclScalarDevice = 0,       /* in device memory, read when the collective runs */
+  ncclScalarHostImmediate = 1 /* in host memory, read before the create call returns */
+} ncclScalarResidence_t;
+
+/* ---- Memory --------------------------------------------------------------------------------- */
+
+/* Allocates size bytes suited to Weft's transports (buffer registration, windows). */
+ncclResult_t ncclMemAlloc(void** ptr, size_t size);
+ncclResult_t pncclMemAlloc(void** ptr, size_t size);
+
+/* Frees memory from ncclMemAlloc. */
+ncclResult_t ncclMemFree(void* ptr);
+ncclResult_t pncclMemFree(void* ptr);
+
+/* ---- Version and errors --------------------------------------------------------------------- */
+
+/* Stores the library's NCCL_VERSION_CODE (22809 for 2.28.9) in *version. */
+ncclResult_t ncclGetVersion(int* version);
+ncclResult_t pncclGetVersion(int* version);
+
+/* A short description of a result code. */
+const char* ncclGetErrorString(ncclResult_t result);
+const char* pncclGetErrorString(ncclResult_t result);
+
+/* A human-readable message about the most recent error (comm may be NULL). */
+const char* ncclGetLastError(ncclComm_t comm);
+const char* pncclGetLastError(ncclComm_t comm);
+
+/* Re-reads the logging settings (NCCL_DEBUG...). Deprecated: not part of the supported API. */
+#if defined(__GNUC__) || defined(__clang__)
+__attribute__((deprecated("ncclResetDebugInit is not part of the supported NCCL API")))
+#endif
+void ncclResetDebugInit(void);
+#if defined(__GNUC__) || defined(__clang__)
+__attribute__((deprecated("pncclResetDebugInit is not part of the supported NCCL API")))
+#endif
+void pncclResetDebugInit(void);
+
+/* ---- Communicator creation and teardown ----------------------------------------------------- */
+
+/* Makes a fresh unique id; create it on one rank and hand it to every rank. */
+ncclResult_t ncclGetUniqueId(ncclUniqueId* uniqueId);
+ncclResult_t pncclGetUniqueId(ncclUniqueId* uniqueId);
+
+/* Joins communicator commId as rank (of nranks), with options from config (NULL: defaults). */
+ncclResult_t ncclCommInitRankConfig(ncclComm_t* comm, int nranks, ncclUniqueId commId, int rank,
+                                    ncclConfig_t* config);
+ncclResult_t pncclCommInitRankConfig(ncclComm_t* comm, int nranks, ncclUniqueId commId, int rank,
+                                     ncclConfig_t* config);
+
+/* Joins communicator commId as rank (of nranks); every rank must call it (or use a group). */
+ncclResult_t ncclCommInitRank(ncclComm_t* comm, int nranks, ncclUniqueId commId, int rank);
+ncclResult_t pncclCommInitRank(ncclComm_t* comm, int nranks, ncclUniqueId commId, int rank);
+
+/* Creates all ndev ranks of a communicator in this process (devlist NULL: devices 0..ndev-1). */
+ncclResult_t ncclCommInitAll(ncclComm_t* comm, int ndev, const int* devlist);
+ncclResult_t pncclCommInitAll(ncclComm_t* comm, int ndev, const int* devlist);
+
+/* Like ncclCommInitRankConfig, with nId unique ids (the same list on every rank) to spread setup. */
+ncclResult_t ncclCommInitRankScalable(ncclComm_t* newcomm, int nranks, int myrank, int nId,
+                                      ncclUniqueId* commIds, ncclConfig_t* config);
+ncclResult_t pncclCommInitRankScalable(ncclComm_t* newcomm, int nranks, int myrank, int nId,
+                                       ncclUniqueId* commIds, ncclConfig_t* config);
+
+/* Completes all issued work and releases shared resources; then ncclCommDestroy is cheap. */
+ncclResult_t ncclCommFinalize(ncclComm_t comm);
+ncclResult_t pncclCommFinalize(ncclComm_t comm);
+
+/* Frees this rank's communicator. */
+ncclResult_t ncclCommDestroy(ncclComm_t comm);
+ncclResult_t pncclCommDestroy(ncclComm_t comm);
+
+/* Stops all outstanding work on comm and frees it (the way out after an error). */
+ncclResult_t ncclCommAbort(ncclComm_t comm);
+ncclResult_t pncclCommAbort(ncclComm_t comm);
+
+/* Cancels comm's in-flight work so it can still be destroyed, split or shrunk (flags: 0). */
+ncclResult_t ncclCommRevoke(ncclComm_t comm, int revokeFlags);
+ncclResult_t pncclCommRevoke(ncclComm_t comm, int revokeFlags);
+
+/* Splits comm by color, ordering by key; NCCL_SPLIT_NOCOLOR gives *newcomm = NULL. */
+ncclResult_t ncclCommSplit(ncclComm_t comm, int color, int key, ncclComm_t* newcomm,
+                           ncclConfig_t* config);
+ncclResult_t pncclCommSplit(ncclComm_t comm, int color, int key, ncclComm_t* newcomm,
+                            ncclConfig_t* config);
+
+/* Makes a communicator of comm's ranks minus excludeRanksList (flags: NCCL_SHRINK_*). */
+ncclResult_t ncclCommShrink(ncclComm_t comm, int* excludeRanksList, int excludeRanksCount,
+                            ncclComm_t* newcomm, ncclConfig_t* config, int shrinkFlags);
+ncclResult_t pncclCommShrink(ncclComm_t comm, int* excludeRanksList, int excludeRanksCount,
+                             ncclComm_t* newcomm, ncclConfig_t* config, int shrinkFlags);
+
+/* ---- Communicator queries ------------------------------------------------------------------- */
+
+/* Reports an asynchronous error (or ncclInProgress while non-blocking work is pending). */
+ncclResult_t ncclCommGetAsyncError(ncclComm_t comm, ncclResult_t* asyncError);
+ncclResult_t pncclCommGetAsyncError(ncclComm_t comm, ncclResult_t* asyncError);
+
+/* Number of ranks in comm. */
+ncclResult_t ncclCommCount(const ncclComm_t comm, int* count);
+ncclResult_t pncclCommCount(const ncclComm_t comm, int* count);
+
+/* The device index comm is bound to. */
+ncclResult_t ncclCommCuDevice(const ncclComm_t comm, int* device);
+ncclResult_t pncclCommCuDevice(const ncclComm_t comm, int* device);
+
+/* This rank's index in comm. */
+ncclResult_t ncclCommUserRank(const ncclComm_t comm, int* rank);
+ncclResult_t pncclCommUserRank(const ncclComm_t comm, int* rank);
+
+/* ---- Buffer registration -------------------------------------------------------------------- */
+
+/* Registers buff for zero-copy use by comm; returns a handle for ncclCommDeregister. */
+ncclResult_t ncclCommRegister(const ncclComm_t comm, void* buff, size_t size, void** handle);
+ncclResult_t pncclCommRegister(const ncclComm_t comm, void* buff, size_t size, void** handle);
+
+/* Undoes ncclCommRegister. */
+ncclResult_t ncclCommDeregister(const ncclComm_t comm, void* handle);
+ncclResult_t pncclCommDeregister(const ncclComm_t comm, void* handle);
+
+/* Collectively registers a memory window on every rank of comm (flags: NCCL_WIN_*). */
+ncclResult_t ncclCommWindowRegister(ncclComm_t comm, void* buff, size_t size, ncclWindow_t* win,
+                                    int winFlags);
+ncclResult_t pncclCommWindowRegister(ncclComm_t comm, void* buff, size_t size, ncclWindow_t* win,
+                                     int winFlags);
+
+/* Collectively releases a window from ncclCommWindowRegister. */
+ncclResult_t ncclCommWindowDeregister(ncclComm_t comm, ncclWindow_t win);
+ncclResult_t pncclCommWindowDeregister(ncclComm_t comm, ncclWindow_t win);
+
+/* ---- Custom reduction operators ------------------------------------------------------------- */
+
+/* Makes an operator that multiplies each input by *scalar, then sums; valid for comm and datatype. */
+ncclResult_t ncclRedOpCreatePreMulSum(ncclRedOp_t* op, void* scalar, ncclDataType_t datatype,
+                                      ncclScalarResidence_t residence, ncclComm_t comm);
+ncclResult_t pncclRedOpCreatePreMulSum(ncclRedOp_t* op, void* scalar, ncclDataType_t datatype,
+                                       ncclScalarResidence_t residence, ncclComm_t comm);
+
+/* Releases an operator made by ncclRedOpCreatePreMulSum on comm. */
+ncclResult_t ncclRedOpDestroy(ncclRedOp_t op, ncclComm_t comm);
+ncclResult_t pncclRedOpDestroy(ncclRedOp_t op, ncclComm_t comm);
+
+/* ---- Collectives (every rank of comm calls each one; counts are in elements) ---------------- */
+
+/* Reduces every rank's sendbuff with op into recvbuff on rank root. */
+ncclResult_t ncclReduce(const void* sendbuff, void* recvbuff, size_t count, ncclDataType_t datatype,
+                        ncclRedOp_t op, int root, ncclComm_t comm, WEFT_STREAM_T stream);
+ncclResult_t pncclReduce(const void* sendbuff, void* recvbuff, size_t count, ncclDataType_t datatype,
+                         ncclRedOp_t op, int root, ncclComm_t comm, WEFT_STREAM_T stream);
+
+/* In-place broadcast of buff from rank root (older form of ncclBroadcast). */
+ncclResult_t ncclBcast(void* buff, size_t count, ncclDataType_t datatype, int root, ncclComm_t comm,
+                       WEFT_STREAM_T stream);
+ncclResult_t pncclBcast(void* buff, size_t count, ncclDataType_t datatype, int root, ncclComm_t comm,
+                        WEFT_STREAM_T stream);
+
+/* Copies root's sendbuff into every rank's recvbuff. */
+ncclResult_t ncclBroadcast(const void* sendbuff, void* recvbuff, size_t count,
+                           ncclDataType_t datatype, int root, ncclComm_t comm,
+                           WEFT_STREAM_T stream);
+ncclResult_t pncclBroadcast(const void* sendbuff, void* recvbuff, size_t count,
+                            ncclDataType_t datatype, int root, ncclComm_t comm,
+                            WEFT_STREAM_T stream);
+
+/* Reduces every rank's sendbuff with op; every rank gets the result in recvbuff. */
+ncclResult_t ncclAllReduce(const void* sendbuff, void* recvbuff, size_t count,
+                           ncclDataType_t datatype, ncclRedOp_t op, ncclComm_t comm,
+                           WEFT_STREAM_T stream);
+ncclResult_t pncclAllReduce(const void* sendbuff, void* recvbuff, size_t count,
+                            ncclDataType_t datatype, ncclRedOp_t op, ncclComm_t comm,
+                            WEFT_STREAM_T stream);
+
+/* Reduces nranks*recvcount elements with op; rank i gets block i of the result. */
+ncclResult_t ncclReduceScatter(const void* sendbuff, void* recvbuff, size_t recvcount,
+                               ncclDataType_t datatype, ncclRedOp_t op, ncclComm_t comm,
+                               WEFT_STREAM_T stream);
+ncclResult_t pncclReduceScatter(const void* sendbuff, void* recvbuff, size_t recvcount,
+                                ncclDataType_t datatype, ncclRedOp_t op, ncclComm_t comm,
+                                WEFT_STREAM_T stream);
+
+/* Every rank gets all ranks' sendbuff, rank i's at recvbuff + i*sendcount. */
+ncclResult_t ncclAllGather(const void* sendbuff, void* recvbuff, size_t sendcount,
+                           ncclDataType_t datatype, ncclComm_t comm, WEFT_STREAM_T stream);
+ncclResult_t pncclAllGather(const void* sendbuff, void* recvbuff, size_t sendcount,
+                            ncclDataType_t datatype, ncclComm_t comm, WEFT_STREAM_T stream);
+
+/* Block j of sendbuff goes to rank j; block i of recvbuff comes from rank i (count per block). */
+ncclResult_t ncclAlltoAll(const void* sendbuff, void* recvbuff, size_t count,
+                          ncclDataType_t datatype, ncclComm_t comm, WEFT_STREAM_T stream);
+ncclResult_t pncclAlltoAll(const void* sendbuff, void* recvbuff, size_t count,
+                           ncclDataType_t datatype, ncclComm_t comm, WEFT_STREAM_T stream);
+
+/* Rank root gets every rank's sendbuff, rank i's at recvbuff + i*count. */
+ncclResult_t ncclGather(const void* sendbuff, void* recvbuff, size_t count,
+                        ncclDataType_t datatype, int root, ncclComm_t comm, WEFT_STREAM_T stream);
+ncclResult_t pncclGather(const void* sendbuff, void* recvbuff, size_t count,
+                         ncclDataType_t datatype, int root, ncclComm_t comm, WEFT_STREAM_T stream);
+
+/* Rank i gets block i (count elements) of root's sendbuff. */
+ncclResult_t ncclScatter(const void* sendbuff, void* recvbuff, size_t count,
+                         ncclDataType_t datatype, int root, ncclComm_t comm, WEFT_STREAM_T stream);
+ncclResult_t pncclScatter(const void* sendbuff, void* recvbuff, size_t count,
+                          ncclDataType_t datatype, int root, ncclComm_t comm, WEFT_STREAM_T stream);
+
+/* ---- Point to point (pair each ncclSend with the peer's ncclRecv; group concurrent ones) ----- */
+
+/* Sends count elements of sendbuff to rank peer. */
+ncclResult_t ncclSend(const void* sendbuff, size_t count, ncclDataType_t datatype, int peer,
+                      ncclComm_t comm, WEFT_STREAM_T stream);
+ncclResult_t pncclSend(const void* sendbuff, size_t count, ncclDataType_t datatype, int peer,
+                       ncclComm_t comm, WEFT_STREAM_T stream);
+
+/* Receives count elements from rank peer into recvbuff. */
+ncclResult_t ncclRecv(void* recvbuff, size_t count, ncclDataType_t datatype, int peer,
+                      ncclComm_t comm, WEFT_STREAM_T stream);
+ncclResult_t pncclRecv(void* recvbuff, size_t count, ncclDataType_t datatype, int peer,
+                       ncclComm_t comm, WEFT_STREAM_T stream);
+
+/* ---- Groups --------------------------------------------------------------------------------- */
+
+/* Starts a group: the calls that follow are queued, not started, until ncclGroupEnd (nestable). */
+ncclResult_t ncclGroupStart(void);
+ncclResult_t pncclGroupStart(void);
+
+/* Ends a group: the queued calls (collectives, point to point, communicator setup) start together. */
+ncclResult_t ncclGroupEnd(void);
+ncclResult_t pncclGroupEnd(void);
+
+/* Ends a group without running it and fills *simInfo with an estimate of its cost. */
+ncclResult_t ncclGroupSimulateEnd(ncclSimInfo_t* simInfo);
+ncclResult_t pncclGroupSimulateEnd(ncclSimInfo_t* simInfo);
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+
+#if defined(__GNUC__) || defined(__clang__)
+#  pragma GCC visibility pop
+#endif
+
+#endif /* NCCL_H_ */

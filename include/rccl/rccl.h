@@ -1,0 +1,81 @@
+/*
+ * Weft: the RCCL C API, as provided by librccl.so.1 built from Weft.
+ *
+ * RCCL's API is NCCL's (see ../nccl.h, NCCL 2.28.9) with the stream arguments spelled
+ * hipStream_t, plus a few RCCL-only calls and feature macros declared here.
+ *
+ * hipStream_t comes from HIP's headers on AMD platforms (__HIP_PLATFORM_AMD__ or clang's HIP
+ * mode); otherwise (Weft's host mode) it is declared here as the same opaque pointer type HIP
+ * uses, so HIP's headers may still be included later. Pass NULL as the stream in host mode.
+ *
+ * Include this header before nccl.h (or instead of it): nccl.h picks the stream type of every
+ * collective once, and only when it is included through this file does host mode get hipStream_t.
+ */
+#ifndef WEFT_RCCL_RCCL_H_
+#define WEFT_RCCL_RCCL_H_
+
+#if !defined(NCCL_H_) && !defined(WEFT_USE_HIP_STREAM)
+#  define WEFT_USE_HIP_STREAM 1
+#  define WEFT_RCCL_SET_HIP_STREAM_ 1
+#endif
+#include "../nccl.h"
+#if defined(WEFT_RCCL_SET_HIP_STREAM_)
+#  undef WEFT_USE_HIP_STREAM
+#  undef WEFT_RCCL_SET_HIP_STREAM_
+#endif
+
+/* hipStream_t, when nccl.h did not already provide it (it was included first, for CUDA). */
+#if defined(__HIP_PLATFORM_NVIDIA__) || defined(__HIP_PLATFORM_NVCC__)
+#  include <hip/hip_runtime.h>
+#elif !defined(HIP_INCLUDE_HIP_HIP_RUNTIME_API_H) && !defined(WEFT_HIP_STREAM_DECLARED_)
+#  define WEFT_HIP_STREAM_DECLARED_ 1
+typedef struct ihipStream_t* hipStream_t;
+#endif
+
+/* Feature tests, as RCCL defines them. */
+#define RCCL_BFLOAT16 1       /* ncclBfloat16 is supported */
+#define RCCL_FLOAT8 1         /* ncclFloat8e4m3 and ncclFloat8e5m2 are supported */
+#define RCCL_GATHER_SCATTER 1 /* ncclGather and ncclScatter exist */
+#define RCCL_ALLTOALLV 1      /* ncclAlltoAllv exists */
+
+#if defined(__GNUC__) || defined(__clang__)
+#  pragma GCC visibility push(default)
+#endif
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* All-to-all with per-peer sizes: sendcounts[j] elements from sendbuff + sdispls[j] go to rank j;
+ * recvcounts[i] elements from rank i land at recvbuff + rdispls[i] (counts and displacements are
+ * in elements). */
+ncclResult_t ncclAlltoAllv(const void* sendbuff, const size_t sendcounts[], const size_t sdispls[],
+                           void* recvbuff, const size_t recvcounts[], const size_t rdispls[],
+                           ncclDataType_t datatype, ncclComm_t comm, WEFT_STREAM_T stream);
+ncclResult_t pncclAlltoAllv(const void* sendbuff, const size_t sendcounts[], const size_t sdispls[],
+                            void* recvbuff, const size_t recvcounts[], const size_t rdispls[],
+                            ncclDataType_t datatype, ncclComm_t comm, WEFT_STREAM_T stream);
+
+/* Older spelling of ncclAlltoAll (deprecated; kept so existing RCCL programs build and link). */
+ncclResult_t ncclAllToAll(const void* sendbuff, void* recvbuff, size_t count,
+                          ncclDataType_t datatype, ncclComm_t comm, WEFT_STREAM_T stream);
+ncclResult_t pncclAllToAll(const void* sendbuff, void* recvbuff, size_t count,
+                           ncclDataType_t datatype, ncclComm_t comm, WEFT_STREAM_T stream);
+
+/* Older spelling of ncclAlltoAllv (deprecated; kept so existing RCCL programs build and link). */
+ncclResult_t ncclAllToAllv(const void* sendbuff, const size_t sendcounts[], const size_t sdispls[],
+                           void* recvbuff, const size_t recvcounts[], const size_t rdispls[],
+                           ncclDataType_t datatype, ncclComm_t comm, WEFT_STREAM_T stream);
+ncclResult_t pncclAllToAllv(const void* sendbuff, const size_t sendcounts[], const size_t sdispls[],
+                            void* recvbuff, const size_t recvcounts[], const size_t rdispls[],
+                            ncclDataType_t datatype, ncclComm_t comm, WEFT_STREAM_T stream);
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+
+#if defined(__GNUC__) || defined(__clang__)
+#  pragma GCC visibility pop
+#endif
+
+#endif /* WEFT_RCCL_RCCL_H_ */

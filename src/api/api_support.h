@@ -1,0 +1,116 @@
+// What every C entry point shares: export and aliasing, turning exceptions into result codes, and
+// the argument checks. Each check records a message naming the function and the cause.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <new>
+
+#include "core/comm.h"
+#include "core/comm_registry.h"
+#include "core/errors.h"
+#include "core/result.h"
+#include "device/reduce_host.h"
+#include "nccl.h"
+
+// Defines the real symbol pnccl<Name>; nccl<Name> is a weak alias of it, so a profiler can define
+// its own nccl<Name> and still reach Weft through pnccl<Name> (the PMPI idiom, as NCCL does).
+#define WEFT_API extern "C" __attribute__((visibility("default")))
+#define WEFT_ALIAS(ret, name, ...) \
+  extern "C" __attribute__((visibility("default"), weak, alias("p" #name))) ret name(__VA_ARGS__);
+
+namespace weft {
+
+// Runs an entry point's body, turning any exception into a result code and a message: no
+// exception ever crosses the C boundary.
+template <typename F>
+ncclResult_t apiGuard(const char* fn, F&& body) {
+  try {
+    return body();
+  } catch (const std::bad_alloc&) {
+    return setError(nullptr, ncclSystemError, "%s: out of host memory", fn);
+  } catch (const std::exception& e) {
+    return setError(nullptr, ncclInternalError, "%s: %s", fn, e.what());
+  } catch (...) {
+    return setError(nullptr, ncclInternalError, "%s: unknown exception", fn);
+  }
+}
+
+// The communicator is live (created by this process and not yet destroyed).
+inline ncclResult_t checkCommHandle(const char* fn, const ncclComm* comm) {
+  if (comm == nullptr) return setError(nullptr, ncclInvalidArgument, "%s: comm is NULL", fn);
+  if (!isLiveComm(comm))
+    return setError(nullptr, ncclInvalidArgument,
+                    "%s: comm %p is not a live communicator (never created, or already destroyed or aborted)", fn,
+                    static_cast<const void*>(comm));
+  return ncclSuccess;
+}
+
+// The communicator may start a new operation.
+inline ncclResult_t checkCommUsable(const char* fn, ncclComm* comm) {
+  ncclResult_t r = checkCommHandle(fn, comm);
+  if (r != ncclSuccess) return r;
+  switch (comm->getState()) {
+    case CommState::kReady: return ncclSuccess;
+    case CommState::kInitializing:
+      return setError(comm, ncclInvalidUsage,
+                      "%s: communicator is still initializing (poll ncclCommGetAsyncError until it is ncclSuccess)", fn);
+    case CommState::kFinalized: return setError(comm, ncclInvalidUsage, "%s: communicator was finalized", fn);
+    case CommState::kRevoked: return setError(comm, ncclInvalidUsage, "%s: communicator was revoked", fn);
+    case CommState::kFailed:
+      return setError(comm, ncclInvalidUsage, "%s: communicator failed earlier (%s); destroy or abort it", fn,
+                      comm->errors.message());
+  }
+  return ncclSuccess;
+}
+
+inline ncclResult_t checkStream(const char* fn, ncclComm* comm, const void* stream) {
+  if (comm->hostMode && stream != nullptr)
+    return setError(comm, ncclInvalidArgument,
+                    "%s: rank %d is in host mode (no GPU), so the stream argument must be NULL; the call runs to "
+                    "completion before it returns",
+                    fn, comm->rank);
+  return ncclSuccess;
+}
+
+inline ncclResult_t checkDtype(const char* fn, ncclComm* comm, ncclDataType_t dtype) {
+  if (static_cast<int>(dtype) < 0 || static_cast<int>(dtype) >= ncclNumTypes)
+    return setError(comm, ncclInvalidArgument, "%s: invalid datatype %d", fn, static_cast<int>(dtype));
+  return ncclSuccess;
+}
+
+inline ncclResult_t checkOp(const char* fn, ncclComm* comm, ncclRedOp_t op, ncclDataType_t dtype) {
+  if (static_cast<int>(op) >= 0 && op < ncclNumOps) return ncclSuccess;
+  UserRedOp u;
+  if (static_cast<int>(op) < 0 || !comm->redOps.lookup(op, &u))
+    return setError(comm, ncclInvalidArgument, "%s: invalid reduction op %d (not built in, not created on this communicator)",
+                    fn, static_cast<int>(op));
+  if (u.dtype != dtype)
+    return setError(comm, ncclInvalidArgument, "%s: reduction op %d was created for %s but the call uses %s", fn,
+                    static_cast<int>(op), dataTypeName(u.dtype), dataTypeName(dtype));
+  return ncclSuccess;
+}
+
+inline ncclResult_t checkRank(const char* fn, ncclComm* comm, int rank, const char* what) {
+  if (rank < 0 || rank >= comm->nranks)
+    return setError(comm, ncclInvalidArgument, "%s: invalid %s %d (communicator has %d ranks)", fn, what, rank,
+                    comm->nranks);
+  return ncclSuccess;
+}
+
+// count elements of dtype, times `multiple` (e.g. nranks for gathered buffers), must fit in size_t.
+inline ncclResult_t checkCount(const char* fn, ncclComm* comm, size_t count, ncclDataType_t dtype, size_t multiple) {
+  size_t es = dataTypeSize(dtype), total;
+  if (__builtin_mul_overflow(count, es, &total) || __builtin_mul_overflow(total, multiple, &total) ||
+      total > (SIZE_MAX >> 1))
+    return setError(comm, ncclInvalidArgument, "%s: count %zu of %s overflows the address space", fn, count,
+                    dataTypeName(dtype));
+  return ncclSuccess;
+}
+
+inline ncclResult_t checkBuffer(const char* fn, ncclComm* comm, const void* p, size_t count, const char* what) {
+  if (p == nullptr && count > 0)
+    return setError(comm, ncclInvalidArgument, "%s: %s is NULL but count is %zu", fn, what, count);
+  return ncclSuccess;
+}
+
+}  // namespace weft

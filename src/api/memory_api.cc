@@ -1,0 +1,153 @@
+// Memory, registration, window and reduction-op entry points. In host mode memory is ordinary host
+// memory: ncclMemAlloc returns page-aligned memory, and registration records the buffer so that a
+// matching deregistration can be checked.
+#include <sys/mman.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <mutex>
+#include <unordered_map>
+
+#include "api/api_support.h"
+
+using namespace weft;
+
+namespace {
+std::mutex gAllocMutex;
+std::unordered_map<void*, size_t>& allocations() {
+  static std::unordered_map<void*, size_t> m;
+  return m;
+}
+}  // namespace
+
+struct ncclWindow_vidmem {
+  ncclComm* comm;
+  void* buff;
+  size_t size;
+  int flags;
+};
+
+WEFT_ALIAS(ncclResult_t, ncclMemAlloc, void**, size_t)
+WEFT_API ncclResult_t pncclMemAlloc(void** ptr, size_t size) {
+  return apiGuard("ncclMemAlloc", [&] {
+    if (ptr == nullptr) return setError(nullptr, ncclInvalidArgument, "ncclMemAlloc: ptr is NULL");
+    *ptr = nullptr;
+    if (size == 0) return setError(nullptr, ncclInvalidArgument, "ncclMemAlloc: size is 0");
+    void* p = nullptr;
+    if (posix_memalign(&p, 4096, size) != 0)
+      return setError(nullptr, ncclSystemError, "ncclMemAlloc: cannot allocate %zu bytes of host memory", size);
+    std::lock_guard<std::mutex> lock(gAllocMutex);
+    allocations()[p] = size;
+    *ptr = p;
+    return ncclSuccess;
+  });
+}
+
+WEFT_ALIAS(ncclResult_t, ncclMemFree, void*)
+WEFT_API ncclResult_t pncclMemFree(void* ptr) {
+  return apiGuard("ncclMemFree", [&] {
+    if (ptr == nullptr) return ncclSuccess;
+    std::lock_guard<std::mutex> lock(gAllocMutex);
+    if (allocations().erase(ptr) == 0)
+      return setError(nullptr, ncclInvalidArgument, "ncclMemFree: %p was not allocated by ncclMemAlloc", ptr);
+    free(ptr);
+    return ncclSuccess;
+  });
+}
+
+WEFT_ALIAS(ncclResult_t, ncclCommRegister, const ncclComm_t, void*, size_t, void**)
+WEFT_API ncclResult_t pncclCommRegister(const ncclComm_t comm, void* buff, size_t size, void** handle) {
+  return apiGuard("ncclCommRegister", [&] {
+    const char* fn = "ncclCommRegister";
+    WEFT_CHECK(checkCommHandle(fn, comm));
+    if (handle == nullptr) return setError(comm, ncclInvalidArgument, "%s: handle is NULL", fn);
+    if (buff == nullptr && size > 0) return setError(comm, ncclInvalidArgument, "%s: buff is NULL", fn);
+    // Host mode moves data through shared-memory FIFOs either way; the record lets deregistration
+    // catch a bad handle, and is where a zero-copy path will look buffers up.
+    auto* rec = new std::pair<void*, size_t>(buff, size);
+    std::lock_guard<std::mutex> lock(comm->regMutex);
+    comm->registrations.push_back(*rec);
+    *handle = rec;
+    return ncclSuccess;
+  });
+}
+
+WEFT_ALIAS(ncclResult_t, ncclCommDeregister, const ncclComm_t, void*)
+WEFT_API ncclResult_t pncclCommDeregister(const ncclComm_t comm, void* handle) {
+  return apiGuard("ncclCommDeregister", [&] {
+    const char* fn = "ncclCommDeregister";
+    WEFT_CHECK(checkCommHandle(fn, comm));
+    if (handle == nullptr) return setError(comm, ncclInvalidArgument, "%s: handle is NULL", fn);
+    auto* rec = static_cast<std::pair<void*, size_t>*>(handle);
+    std::lock_guard<std::mutex> lock(comm->regMutex);
+    for (auto it = comm->registrations.begin(); it != comm->registrations.end(); ++it)
+      if (*it == *rec) {
+        comm->registrations.erase(it);
+        delete rec;
+        return ncclSuccess;
+      }
+    return setError(comm, ncclInvalidArgument, "%s: handle %p is not registered on this communicator", fn, handle);
+  });
+}
+
+WEFT_ALIAS(ncclResult_t, ncclCommWindowRegister, ncclComm_t, void*, size_t, ncclWindow_t*, int)
+WEFT_API ncclResult_t pncclCommWindowRegister(ncclComm_t comm, void* buff, size_t size, ncclWindow_t* win, int winFlags) {
+  return apiGuard("ncclCommWindowRegister", [&] {
+    const char* fn = "ncclCommWindowRegister";
+    WEFT_CHECK(checkCommUsable(fn, comm));
+    if (win == nullptr) return setError(comm, ncclInvalidArgument, "%s: win is NULL", fn);
+    *win = nullptr;
+    if (buff == nullptr || size == 0) return setError(comm, ncclInvalidArgument, "%s: empty buffer", fn);
+    if ((winFlags & ~NCCL_WIN_COLL_SYMMETRIC) != 0)
+      return setError(comm, ncclInvalidArgument, "%s: unknown winFlags 0x%x", fn, winFlags);
+    *win = new ncclWindow_vidmem{comm, buff, size, winFlags};
+    return ncclSuccess;
+  });
+}
+
+WEFT_ALIAS(ncclResult_t, ncclCommWindowDeregister, ncclComm_t, ncclWindow_t)
+WEFT_API ncclResult_t pncclCommWindowDeregister(ncclComm_t comm, ncclWindow_t win) {
+  return apiGuard("ncclCommWindowDeregister", [&] {
+    const char* fn = "ncclCommWindowDeregister";
+    WEFT_CHECK(checkCommHandle(fn, comm));
+    if (win == nullptr) return setError(comm, ncclInvalidArgument, "%s: win is NULL", fn);
+    if (win->comm != comm) return setError(comm, ncclInvalidArgument, "%s: window belongs to another communicator", fn);
+    delete win;
+    return ncclSuccess;
+  });
+}
+
+WEFT_ALIAS(ncclResult_t, ncclRedOpCreatePreMulSum, ncclRedOp_t*, void*, ncclDataType_t, ncclScalarResidence_t, ncclComm_t)
+WEFT_API ncclResult_t pncclRedOpCreatePreMulSum(ncclRedOp_t* op, void* scalar, ncclDataType_t datatype,
+                                                ncclScalarResidence_t residence, ncclComm_t comm) {
+  return apiGuard("ncclRedOpCreatePreMulSum", [&] {
+    const char* fn = "ncclRedOpCreatePreMulSum";
+    WEFT_CHECK(checkCommHandle(fn, comm));
+    WEFT_CHECK(checkDtype(fn, comm, datatype));
+    if (op == nullptr || scalar == nullptr) return setError(comm, ncclInvalidArgument, "%s: op or scalar is NULL", fn);
+    if (residence != ncclScalarDevice && residence != ncclScalarHostImmediate)
+      return setError(comm, ncclInvalidArgument, "%s: invalid scalar residence %d", fn, static_cast<int>(residence));
+    UserRedOp u;
+    u.dtype = datatype;
+    u.residence = residence;
+    if (residence == ncclScalarHostImmediate)
+      memcpy(&u.scalarBits, scalar, dataTypeSize(datatype));  // the value is captured now
+    else
+      u.scalarPtr = scalar;  // read each time an operation runs (host memory in host mode)
+    *op = comm->redOps.create(u);
+    return ncclSuccess;
+  });
+}
+
+WEFT_ALIAS(ncclResult_t, ncclRedOpDestroy, ncclRedOp_t, ncclComm_t)
+WEFT_API ncclResult_t pncclRedOpDestroy(ncclRedOp_t op, ncclComm_t comm) {
+  return apiGuard("ncclRedOpDestroy", [&] {
+    const char* fn = "ncclRedOpDestroy";
+    WEFT_CHECK(checkCommHandle(fn, comm));
+    if (static_cast<int>(op) >= 0 && op < ncclNumOps)
+      return setError(comm, ncclInvalidArgument, "%s: op %d is built in and cannot be destroyed", fn, static_cast<int>(op));
+    if (!comm->redOps.destroy(op))
+      return setError(comm, ncclInvalidArgument, "%s: op %d was not created on this communicator", fn, static_cast<int>(op));
+    return ncclSuccess;
+  });
+}

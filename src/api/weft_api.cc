@@ -1,0 +1,61 @@
+// Weft's own extensions (include/weft/weft.h).
+#include <cinttypes>
+#include <cstdio>
+
+#include "api/api_support.h"
+#include "weft/build_config.h"
+#include "weft/weft.h"
+
+using namespace weft;
+
+namespace {
+const char* stateName(CommState s) {
+  switch (s) {
+    case CommState::kInitializing: return "initializing";
+    case CommState::kReady: return "ready";
+    case CommState::kFinalized: return "finalized";
+    case CommState::kRevoked: return "revoked";
+    case CommState::kFailed: return "failed";
+  }
+  return "?";
+}
+}  // namespace
+
+WEFT_API const char* weftGetVersionString(void) {
+  return "Weft " WEFT_VERSION_STRING " (NCCL API 2.28.9, backends: host"
+         ")";
+}
+
+WEFT_API int weftGetVersionCode(void) {
+  return WEFT_VERSION_MAJOR * 10000 + WEFT_VERSION_MINOR * 100 + WEFT_VERSION_PATCH;
+}
+
+WEFT_API ncclResult_t weftCommIsHostMode(ncclComm_t comm, int* isHostMode) {
+  return apiGuard("weftCommIsHostMode", [&] {
+    WEFT_CHECK(checkCommHandle("weftCommIsHostMode", comm));
+    if (isHostMode == nullptr) return setError(comm, ncclInvalidArgument, "weftCommIsHostMode: isHostMode is NULL");
+    *isHostMode = comm->hostMode ? 1 : 0;
+    return ncclSuccess;
+  });
+}
+
+WEFT_API ncclResult_t weftCommGetBackend(ncclComm_t comm, const char** name) {
+  return apiGuard("weftCommGetBackend", [&] {
+    WEFT_CHECK(checkCommHandle("weftCommGetBackend", comm));
+    if (name == nullptr) return setError(comm, ncclInvalidArgument, "weftCommGetBackend: name is NULL");
+    *name = comm->hostMode ? "host" : WEFT_GPU_BACKEND;
+    return ncclSuccess;
+  });
+}
+
+WEFT_API ncclResult_t weftCommDumpState(ncclComm_t comm, char* buf, size_t len) {
+  return apiGuard("weftCommDumpState", [&] {
+    WEFT_CHECK(checkCommHandle("weftCommDumpState", comm));
+    if (buf == nullptr || len == 0) return setError(comm, ncclInvalidArgument, "weftCommDumpState: empty buffer");
+    snprintf(buf, len,
+             "rank %d/%d state %s ops issued %" PRIu64 " running %d connections %zu async error %d last error \"%s\"",
+             comm->rank, comm->nranks, stateName(comm->getState()), comm->opCount, comm->activeOps.load(),
+             comm->connections.size(), static_cast<int>(comm->errors.async()), comm->errors.message());
+    return ncclSuccess;
+  });
+}

@@ -1,0 +1,90 @@
+// The communicator. It owns its parts (bootstrap, local peers, connections, user reduction ops,
+// registrations) rather than holding every field itself; each part lives in its own header.
+#pragma once
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "bootstrap/bootstrap.h"
+#include "core/config.h"
+#include "core/local_peers.h"
+#include "core/redop_table.h"
+#include "nccl.h"
+#include "transports/shm/connection_table.h"
+
+namespace weft {
+
+constexpr size_t kErrorMessageBytes = 1024;
+constexpr uint64_t kCommMagic = 0x5745465443304d4dull;  // "WEFTC0MM"
+
+enum class CommState : int {
+  kInitializing,  // a non-blocking init is still running
+  kReady,
+  kFinalized,     // ncclCommFinalize was called: no new operations
+  kRevoked,       // ncclCommRevoke: no new operations; destroy, split and shrink still allowed
+  kFailed,        // init failed, or an operation failed and left the peers out of step
+};
+
+// The last error message of a communicator and its asynchronous error code.
+class ErrorState {
+ public:
+  void setMessage(const char* msg);
+  const char* message() const { return message_; }
+  void setAsync(ncclResult_t code) {
+    int expected = ncclSuccess;
+    async_.compare_exchange_strong(expected, code);
+  }
+  void forceAsync(ncclResult_t code) { async_.store(code); }
+  ncclResult_t async() const { return static_cast<ncclResult_t>(async_.load()); }
+
+ private:
+  mutable std::mutex mutex_;
+  char message_[kErrorMessageBytes] = "";
+  std::atomic<int> async_{ncclSuccess};
+};
+
+// What every rank learned about every other at init.
+struct RankInfo {
+  uint64_t hostHash;
+  int32_t pid;
+  int32_t rank;
+  uint32_t slotBytes;  // the rank's FIFO slot size from NCCL_BUFFSIZE; the comm uses rank 0's
+  int32_t nChannels;   // likewise
+};
+
+}  // namespace weft
+
+struct ncclComm {
+  uint64_t magic = weft::kCommMagic;
+  int rank = -1;
+  int nranks = 0;
+  uint64_t commHash = 0;   // unique per communicator, equal on all its ranks
+  int nChannels = 1;       // ring channels, agreed at init
+  uint32_t slotBytes = 0;  // FIFO slot size, agreed at init
+  uint32_t nSlots = 8;
+  bool hostMode = true;
+  weft::CommConfig config;
+  std::vector<weft::RankInfo> ranks;
+
+  std::atomic<int> state{static_cast<int>(weft::CommState::kInitializing)};
+  std::atomic<bool> abortFlag{false};
+  std::atomic<int> activeOps{0};  // operations executing right now (ncclCommAbort waits for them)
+  uint64_t opCount = 0;           // operations issued, for "stuck at op #N" messages
+  uint64_t shrinkCount = 0;
+
+  weft::ErrorState errors;
+  std::unique_ptr<weft::Bootstrap> bootstrap;
+  weft::LocalPeers peers;
+  weft::ConnectionTable connections;
+  weft::RedOpTable redOps;
+  std::thread initThread;  // a non-blocking init runs here
+  std::mutex regMutex;
+  std::vector<std::pair<void*, size_t>> registrations;  // ncclCommRegister handles (host mode)
+
+  weft::CommState getState() const { return static_cast<weft::CommState>(state.load(std::memory_order_acquire)); }
+  void setState(weft::CommState s) { state.store(static_cast<int>(s), std::memory_order_release); }
+};

@@ -1,0 +1,219 @@
+#include "core/comm_lifecycle.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+#include <thread>
+#include <vector>
+
+#include "bootstrap/bootstrap.h"
+#include "core/clock.h"
+#include "core/comm.h"
+#include "core/comm_registry.h"
+#include "core/errors.h"
+#include "core/host_identity.h"
+#include "core/log.h"
+#include "core/params.h"
+
+namespace weft {
+namespace {
+
+constexpr uint32_t kSlotsPerFifo = 8;
+
+uint32_t slotBytesFromParams() {
+  int64_t buff = param::buffSize();
+  int64_t slot = buff / kSlotsPerFifo;
+  slot = std::clamp<int64_t>(slot, 4096, int64_t(1) << 30);
+  return static_cast<uint32_t>(slot & ~int64_t(63));
+}
+
+// Everything after the rendezvous: learn the other ranks, agree on geometry, map the local peers.
+ncclResult_t setupComm(ncclComm* comm, const ncclUniqueId& id) {
+  std::string why;
+  ncclResult_t r = Bootstrap::create(id, comm->rank, comm->nranks, param::timeoutMs(), &comm->bootstrap, &why);
+  if (r != ncclSuccess) return setError(comm, r, "init of rank %d/%d failed: %s", comm->rank, comm->nranks, why.c_str());
+
+  struct Announce {
+    RankInfo info;
+    uint64_t salt;
+  };
+  std::vector<Announce> all(comm->nranks);
+  Announce& me = all[comm->rank];
+  me.info.hostHash = hostHash();
+  me.info.pid = static_cast<int32_t>(getpid());
+  me.info.rank = comm->rank;
+  me.info.slotBytes = slotBytesFromParams();
+  int64_t nch = std::clamp<int64_t>(param::nChannels(), comm->config.minCTAs, comm->config.maxCTAs);
+  me.info.nChannels = static_cast<int32_t>(std::clamp<int64_t>(nch, 1, 64));
+  me.salt = randomU64();
+  r = comm->bootstrap->allGather(all.data(), sizeof(Announce), &why);
+  if (r != ncclSuccess) return setError(comm, r, "init of rank %d: exchanging rank information failed: %s", comm->rank, why.c_str());
+
+  for (const Announce& a : all) comm->ranks.push_back(a.info);
+  // Two communicators rendezvousing at one NCCL_COMM_ID address share an id: rank 0's salt keeps
+  // their shared-memory names apart.
+  comm->commHash = bootstrapIdHash(id) ^ (all[0].salt * 0x9e3779b97f4a7c15ull);
+  comm->slotBytes = all[0].info.slotBytes;
+  comm->nSlots = kSlotsPerFifo;
+  comm->nChannels = all[0].info.nChannels;
+  for (const Announce& a : all)
+    if (a.info.hostHash != me.info.hostHash)
+      return setError(comm, ncclInvalidUsage,
+                      "rank %d runs on another host than rank %d: ranks on different hosts need the network "
+                      "transport, which this build of Weft does not have yet",
+                      a.info.rank, comm->rank);
+  if (param::shmDisable() && comm->nranks > 1)
+    return setError(comm, ncclInvalidUsage,
+                    "NCCL_SHM_DISABLE=1 leaves no transport between the ranks of this host (the network transport "
+                    "is not built yet)");
+  r = comm->peers.setup(comm->commHash, comm->rank, comm->ranks, comm->bootstrap.get(), &why);
+  if (r != ncclSuccess) return setError(comm, r, "init of rank %d: shared memory setup failed: %s", comm->rank, why.c_str());
+  WEFT_INFO(kLogInit, "comm %p rank %d nranks %d hash %016lx ready: %d channels, FIFO %u x %u bytes, host mode",
+            static_cast<void*>(comm), comm->rank, comm->nranks, static_cast<unsigned long>(comm->commHash),
+            comm->nChannels, comm->nSlots, comm->slotBytes);
+  return ncclSuccess;
+}
+
+void finishInit(ncclComm* comm, ncclResult_t r) {
+  if (r == ncclSuccess) {
+    comm->setState(CommState::kReady);
+    comm->errors.forceAsync(ncclSuccess);
+  } else {
+    comm->setState(CommState::kFailed);
+    comm->errors.forceAsync(r);
+  }
+}
+
+}  // namespace
+
+ncclResult_t commCreate(ncclComm** out, int nranks, const ncclUniqueId& id, int rank, const CommConfig& cfg) {
+  logVersionBanner();
+  auto* comm = new ncclComm();
+  comm->rank = rank;
+  comm->nranks = nranks;
+  comm->config = cfg;
+  comm->errors.forceAsync(ncclInProgress);
+  registerComm(comm);
+  *out = comm;
+  if (cfg.blocking == 0) {
+    comm->initThread = std::thread([comm, id] { finishInit(comm, setupComm(comm, id)); });
+    return ncclInProgress;
+  }
+  ncclResult_t r = setupComm(comm, id);
+  finishInit(comm, r);
+  if (r != ncclSuccess) {
+    // NCCL leaves the handle to the caller on failure; freeing it here would make a later destroy
+    // a double free, so the failed communicator stays valid for ncclCommDestroy/Abort.
+    return r;
+  }
+  return ncclSuccess;
+}
+
+ncclResult_t commSplit(ncclComm* parent, int color, int key, ncclComm** out, const CommConfig& cfg) {
+  std::string why;
+  struct Entry {
+    int color, key, rank;
+  };
+  std::vector<Entry> all(parent->nranks);
+  all[parent->rank] = Entry{color, key, parent->rank};
+  ncclResult_t r = parent->bootstrap->allGather(all.data(), sizeof(Entry), &why);
+  if (r != ncclSuccess) return setError(parent, r, "ncclCommSplit: exchanging colors failed: %s", why.c_str());
+
+  std::vector<Entry> members;
+  for (const Entry& e : all)
+    if (e.color == color && color != NCCL_SPLIT_NOCOLOR) members.push_back(e);
+  std::stable_sort(members.begin(), members.end(),
+                   [](const Entry& a, const Entry& b) { return a.key != b.key ? a.key < b.key : a.rank < b.rank; });
+  // The first member of each color creates the new communicator's id and shares it.
+  std::vector<ncclUniqueId> ids(parent->nranks);
+  memset(ids.data(), 0, ids.size() * sizeof(ncclUniqueId));
+  if (!members.empty() && members[0].rank == parent->rank) {
+    r = bootstrapGetUniqueId(&ids[parent->rank]);
+    if (r != ncclSuccess) return setError(parent, r, "ncclCommSplit: could not create the new communicator's id");
+  }
+  r = parent->bootstrap->allGather(ids.data(), sizeof(ncclUniqueId), &why);
+  if (r != ncclSuccess) return setError(parent, r, "ncclCommSplit: exchanging ids failed: %s", why.c_str());
+  if (color == NCCL_SPLIT_NOCOLOR) {
+    *out = nullptr;
+    return ncclSuccess;
+  }
+  int newRank = 0;
+  for (size_t i = 0; i < members.size(); ++i)
+    if (members[i].rank == parent->rank) newRank = static_cast<int>(i);
+  CommConfig blockingCfg = cfg;
+  blockingCfg.blocking = 1;  // the split itself already synchronised; finish it here
+  r = commCreate(out, static_cast<int>(members.size()), ids[members[0].rank], newRank, blockingCfg);
+  if (*out != nullptr) (*out)->config.blocking = cfg.blocking;
+  return r;
+}
+
+ncclResult_t commShrink(ncclComm* parent, const int* exclude, int nExclude, ncclComm** out, const CommConfig& cfg) {
+  std::vector<bool> gone(parent->nranks, false);
+  for (int i = 0; i < nExclude; ++i) gone[exclude[i]] = true;
+  std::vector<int> survivors;
+  for (int r = 0; r < parent->nranks; ++r)
+    if (!gone[r]) survivors.push_back(r);
+  int newRank = static_cast<int>(std::find(survivors.begin(), survivors.end(), parent->rank) - survivors.begin());
+  const int leader = survivors[0];
+  const uint64_t seq = ++parent->shrinkCount;
+  // The excluded ranks may be dead, so the parent's bootstrap ring cannot be used. The survivors
+  // share a host (host mode), so the leader posts the new id in its shared rank block.
+  ncclUniqueId id;
+  RankBlock* leaderBlock = parent->peers.block(leader);
+  if (parent->rank == leader) {
+    ncclResult_t r = bootstrapGetUniqueId(&id);
+    if (r != ncclSuccess) return setError(parent, r, "ncclCommShrink: could not create the new communicator's id");
+    memcpy(&leaderBlock->mailboxId, &id, sizeof id);
+    leaderBlock->mailboxSeq.store(seq, std::memory_order_release);
+  } else {
+    if (leaderBlock == nullptr)
+      return setError(parent, ncclInvalidUsage, "ncclCommShrink: rank %d is not on this host", leader);
+    const int64_t deadline = nowNs() + param::timeoutMs() * 1000000;
+    while (leaderBlock->mailboxSeq.load(std::memory_order_acquire) < seq) {
+      std::string failure = parent->peers.peerFailure(leader);
+      if (!failure.empty() && leaderBlock->mailboxSeq.load() < seq)
+        return setError(parent, ncclRemoteError, "ncclCommShrink: %s before it shared the new id", failure.c_str());
+      if (nowNs() > deadline)
+        return setError(parent, ncclRemoteError,
+                        "ncclCommShrink: rank %d waited %ld ms for rank %d to share the new communicator's id",
+                        parent->rank, static_cast<long>(param::timeoutMs()), leader);
+      std::this_thread::sleep_for(std::chrono::microseconds(200));
+    }
+    memcpy(&id, &leaderBlock->mailboxId, sizeof id);
+  }
+  CommConfig blockingCfg = cfg;
+  blockingCfg.blocking = 1;
+  ncclResult_t r = commCreate(out, static_cast<int>(survivors.size()), id, newRank, blockingCfg);
+  if (*out != nullptr) (*out)->config.blocking = cfg.blocking;
+  return r;
+}
+
+void commJoinInit(ncclComm* comm) {
+  if (comm->initThread.joinable()) comm->initThread.join();
+}
+
+void commFree(ncclComm* comm) {
+  commJoinInit(comm);
+  unregisterComm(comm);
+  comm->connections.clear();
+  comm->magic = 0;
+  delete comm;
+}
+
+void commAbort(ncclComm* comm) {
+  comm->abortFlag.store(true, std::memory_order_release);
+  comm->peers.announceFailure();
+  if (comm->peers.self() != nullptr) {
+    comm->peers.self()->doorbell.fetch_add(1);
+    futexWakeAll(&comm->peers.self()->doorbell);
+  }
+  if (comm->bootstrap) comm->bootstrap->abort();
+  // An operation running on another thread sees the flag within one sleep period.
+  const int64_t deadline = nowNs() + 10'000'000'000;
+  while (comm->activeOps.load() > 0 && nowNs() < deadline) std::this_thread::sleep_for(std::chrono::microseconds(100));
+  commFree(comm);
+}
+
+}  // namespace weft

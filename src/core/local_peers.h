@@ -1,0 +1,39 @@
+// The ranks of a communicator that share this host, seen through their RankBlocks (doorbell, pid,
+// abort flag). Set up once at init: every rank creates its block, all map everyone's, and each
+// rank removes its block's name once all have mapped it.
+#pragma once
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "bootstrap/bootstrap.h"
+#include "transports/shm/rank_block.h"
+#include "transports/shm/shm_segment.h"
+
+namespace weft {
+
+struct RankInfo;
+
+class LocalPeers {
+ public:
+  ncclResult_t setup(uint64_t commHash, int rank, const std::vector<RankInfo>& ranks, Bootstrap* bootstrap,
+                     std::string* why);
+  RankBlock* self() const { return self_; }
+  RankBlock* block(int rank) const { return blocks_[rank]; }
+  bool samePid(int rank) const { return blocks_[rank] != nullptr && blocks_[rank]->pid == self_->pid; }
+  // Empty when every peer is alive and has not aborted; otherwise says what happened to `rank`.
+  std::string peerFailure(int rank) const;
+  // Marks this rank as failed and wakes every local peer so that they stop waiting for it.
+  void announceFailure();
+  void ringAll();
+  int nLocal() const { return nLocal_; }
+
+ private:
+  ShmSegment mine_;
+  std::vector<std::unique_ptr<ShmSegment>> opened_;
+  std::vector<RankBlock*> blocks_;
+  RankBlock* self_ = nullptr;
+  int nLocal_ = 0;
+};
+
+}  // namespace weft

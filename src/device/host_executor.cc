@@ -1,0 +1,323 @@
+#include "device/host_executor.h"
+
+#include <sched.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cinttypes>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "core/clock.h"
+#include "core/comm.h"
+#include "core/errors.h"
+#include "core/params.h"
+#include "device/reduce_host.h"
+#include "enqueue/task.h"
+#include "transports/shm/futex.h"
+
+namespace weft {
+namespace {
+
+// A chain of sequences that share connections: they run one after another, in the order the
+// application issued their operations (the same order on every rank).
+struct Cursor {
+  uint32_t pos, end;  // into Executor::order_
+  uint32_t step = 0;
+  size_t done = 0;    // elements of the current step already moved
+  Connection* send = nullptr;
+  Connection* recv = nullptr;
+  bool finished = false;
+};
+
+auto chainKey(const Sequence& s) {
+  return std::make_tuple(reinterpret_cast<uintptr_t>(s.task->comm), static_cast<int>(s.lane), s.channel,
+                         s.sendPeer, s.recvPeer);
+}
+
+class Executor {
+ public:
+  explicit Executor(const Program& prog) : prog_(prog) {}
+  ncclResult_t run();
+
+ private:
+  bool advance(Cursor& c);
+  bool pass();
+  ncclResult_t fail(ncclComm* comm, ncclResult_t code, const std::string& what);
+  std::string describe(const Cursor& c, int* peer) const;
+  ncclResult_t checkHealth(bool deadlinePassed, int64_t idleNs);
+  Connection* connectionFor(const Sequence& s, bool sender);
+
+  const Program& prog_;
+  std::vector<uint32_t> order_;
+  std::vector<Cursor> cursors_;
+  std::vector<ncclComm*> comms_;
+  ncclResult_t error_ = ncclSuccess;
+};
+
+Connection* Executor::connectionFor(const Sequence& s, bool sender) {
+  ncclComm* comm = s.task->comm;
+  int peer = sender ? s.sendPeer : s.recvPeer;
+  ConnectionId id{comm->commHash, s.lane, s.channel, sender ? comm->rank : peer, sender ? peer : comm->rank};
+  return comm->connections.get(id, sender, comm->nSlots, comm->slotBytes, comm->peers.block(peer));
+}
+
+// Moves as many pieces of cursor c as the FIFOs allow. Returns true if anything moved.
+bool Executor::advance(Cursor& c) {
+  bool moved = false;
+  while (!c.finished && error_ == ncclSuccess) {
+    const Sequence& s = prog_.sequences[order_[c.pos]];
+    if (c.step >= s.nSteps) {
+      c.step = 0;
+      c.done = 0;
+      c.send = c.recv = nullptr;
+      if (++c.pos == c.end) c.finished = true;
+      moved = true;
+      continue;
+    }
+    const Step& st = prog_.steps[s.firstStep + c.step];
+    const Task& t = *s.task;
+    ncclComm* comm = t.comm;
+    if (c.recv == nullptr && s.recvPeer >= 0) {
+      // The receiving side creates its FIFO as soon as the sequence starts, whatever the first
+      // step is: its sender may be blocked on exactly this FIFO before it can receive anything.
+      c.recv = connectionFor(s, false);
+      bool created = false;
+      std::string err;
+      ncclResult_t r = c.recv->tryConnect(&created, &err);
+      if (r != ncclSuccess) {
+        fail(comm, r, err);
+        return moved;
+      }
+    }
+    const size_t es = dataTypeSize(t.dtype);
+    const bool rx = stepReceives(st.op), tx = stepSends(st.op);
+    if (st.count == 0) {
+      ++c.step;
+      continue;
+    }
+    std::string why;
+    if (rx && c.recv == nullptr) c.recv = connectionFor(s, false);
+    if (tx && c.send == nullptr) c.send = connectionFor(s, true);
+    bool ready = true;
+    if (rx && !c.recv->connected()) {
+      ncclResult_t r = c.recv->tryConnect(&ready, &why);
+      if (r != ncclSuccess) {
+        fail(comm, r, why);
+        return moved;
+      }
+      if (!ready) return moved;
+      moved = true;
+    }
+    if (tx && !c.send->connected()) {
+      ncclResult_t r = c.send->tryConnect(&ready, &why);
+      if (r != ncclSuccess) {
+        fail(comm, r, why);
+        return moved;
+      }
+      if (!ready) return moved;
+      moved = true;
+    }
+    if (rx && !c.recv->canRecv()) return moved;
+    if (tx && !c.send->canSend()) return moved;
+
+    const size_t pieceElems = comm->slotBytes / es;
+    const size_t n = std::min(st.count - c.done, pieceElems);
+    const size_t bytes = n * es;
+    const char* src = static_cast<const char*>(t.sendbuff) + (st.srcOffset + c.done) * es;
+    char* dst = static_cast<char*>(t.recvbuff) + (st.dstOffset + c.done) * es;
+    unsigned flags = ((st.flags & kStepPre) ? kApplyPre : 0u) | ((st.flags & kStepPost) ? kApplyPost : 0u);
+    const void* in = nullptr;
+    if (rx) {
+      size_t got = 0;
+      in = c.recv->recvBuffer(&got);
+      if (got != bytes) {
+        fail(comm, ncclInvalidUsage,
+             "rank " + std::to_string(comm->rank) + " expected a message of " + std::to_string(bytes) +
+                 " bytes from rank " + std::to_string(c.recv->peer()) + " in " + collName(t.kind) + " #" +
+                 std::to_string(t.seq) + " but got " + std::to_string(got) +
+                 " (do the counts and datatypes of matching calls agree?)");
+        return moved;
+      }
+    }
+    void* out = tx ? c.send->sendBuffer(bytes) : nullptr;
+    switch (st.op) {
+      case StepOp::kSend: reduceCopy(t.spec, out, nullptr, nullptr, src, n, flags); break;
+      case StepOp::kRecv: reduceCopy(t.spec, dst, nullptr, in, nullptr, n, flags); break;
+      case StepOp::kRecvReduceSend: reduceCopy(t.spec, out, nullptr, in, src, n, flags); break;
+      case StepOp::kRecvReduceCopy: reduceCopy(t.spec, dst, nullptr, in, src, n, flags); break;
+      case StepOp::kRecvReduceCopySend: reduceCopy(t.spec, dst, out, in, src, n, flags); break;
+      case StepOp::kRecvCopySend: reduceCopy(t.spec, dst, out, in, nullptr, n, flags); break;
+      case StepOp::kCopySend:
+        if (src == dst)
+          reduceCopy(t.spec, out, nullptr, nullptr, src, n, flags);
+        else
+          reduceCopy(t.spec, dst, out, nullptr, src, n, flags);
+        break;
+      case StepOp::kCopy:
+        if (src != dst || flags != 0) reduceCopy(t.spec, dst, nullptr, nullptr, src, n, flags);
+        break;
+    }
+    if (tx) c.send->publish(bytes);
+    if (rx) c.recv->release();
+    moved = true;
+    c.done += n;
+    if (c.done == st.count) {
+      ++c.step;
+      c.done = 0;
+    }
+  }
+  return moved;
+}
+
+bool Executor::pass() {
+  bool moved = false;
+  for (Cursor& c : cursors_)
+    if (!c.finished) moved |= advance(c);
+  return moved;
+}
+
+ncclResult_t Executor::fail(ncclComm* comm, ncclResult_t code, const std::string& what) {
+  if (error_ != ncclSuccess) return error_;
+  error_ = code;
+  setError(comm, code, "%s", what.c_str());
+  return code;
+}
+
+std::string Executor::describe(const Cursor& c, int* peer) const {
+  const Sequence& s = prog_.sequences[order_[c.pos]];
+  const Task& t = *s.task;
+  const Step& st = prog_.steps[s.firstStep + std::min(c.step, s.nSteps - 1)];
+  const bool rx = stepReceives(st.op) && (c.recv == nullptr || !c.recv->connected() || !c.recv->canRecv());
+  *peer = rx ? s.recvPeer : s.sendPeer;
+  char buf[512];
+  snprintf(buf, sizeof buf,
+           "rank %d is waiting %s rank %d in %s #%" PRIu64 " (%zu x %s, %s lane, channel %d, step %u of %u: %s, %zu of %zu elements done)",
+           t.comm->rank, rx ? "to receive from" : "for room to send to", *peer, collName(t.kind), t.seq, t.count,
+           dataTypeName(t.dtype), s.lane == Lane::kRing ? "ring" : "p2p", s.channel, c.step + 1, s.nSteps,
+           stepName(st.op), c.done, st.count);
+  return buf;
+}
+
+// Called while idle: turns an abort, a dead or failed peer, or a passed deadline into an error.
+ncclResult_t Executor::checkHealth(bool deadlinePassed, int64_t idleNs) {
+  for (ncclComm* comm : comms_)
+    if (comm->abortFlag.load(std::memory_order_acquire))
+      return fail(comm, ncclInvalidUsage,
+                  "rank " + std::to_string(comm->rank) + ": communicator aborted (ncclCommAbort) during an operation");
+  for (const Cursor& c : cursors_) {
+    if (c.finished) continue;
+    int peer = -1;
+    std::string where = describe(c, &peer);
+    ncclComm* comm = prog_.sequences[order_[c.pos]].task->comm;
+    if (peer >= 0) {
+      std::string failure = comm->peers.peerFailure(peer);
+      if (!failure.empty()) return fail(comm, ncclRemoteError, failure + " while " + where);
+    }
+    if (deadlinePassed)
+      return fail(comm, ncclRemoteError,
+                  where + "; no progress for " + std::to_string(idleNs / 1000000) + " ms (WEFT_TIMEOUT_MS=" +
+                      std::to_string(param::timeoutMs()) + ")");
+  }
+  return ncclSuccess;
+}
+
+ncclResult_t Executor::run() {
+  const size_t nseq = prog_.sequences.size();
+  order_.resize(nseq);
+  for (uint32_t i = 0; i < nseq; ++i) order_[i] = i;
+  std::stable_sort(order_.begin(), order_.end(), [&](uint32_t a, uint32_t b) {
+    return chainKey(prog_.sequences[a]) < chainKey(prog_.sequences[b]);
+  });
+  for (uint32_t i = 0; i < nseq;) {
+    uint32_t j = i + 1;
+    while (j < nseq && chainKey(prog_.sequences[order_[j]]) == chainKey(prog_.sequences[order_[i]])) ++j;
+    cursors_.push_back(Cursor{i, j});
+    ncclComm* comm = prog_.sequences[order_[i]].task->comm;
+    if (std::find(comms_.begin(), comms_.end(), comm) == comms_.end()) comms_.push_back(comm);
+    i = j;
+  }
+
+  const int64_t spinNs = param::spinUs() * 1000;
+  const int64_t timeoutNs = param::timeoutMs() * 1000000;
+  const int64_t livenessNs = std::max<int64_t>(1, param::livenessMs()) * 1000000;
+  static const long nCpus = sysconf(_SC_NPROCESSORS_ONLN);
+  // More ranks than cores on this host: spinning would only steal the core a peer needs.
+  bool oversubscribed = false;
+  for (ncclComm* comm : comms_) oversubscribed |= comm->peers.nLocal() > nCpus;
+  RankBlock* bell = comms_.empty() ? nullptr : comms_[0]->peers.self();
+
+  int64_t idleSince = 0, lastCheck = 0;
+  unsigned spins = 0;
+  while (error_ == ncclSuccess) {
+    bool moved = pass();
+    bool allDone = std::all_of(cursors_.begin(), cursors_.end(), [](const Cursor& c) { return c.finished; });
+    if (allDone || error_ != ncclSuccess) break;
+    if (moved) {
+      idleSince = 0;
+      spins = 0;
+      continue;
+    }
+    int64_t now = nowNs();
+    if (idleSince == 0) idleSince = lastCheck = now;
+    if (now - idleSince < spinNs) {
+      if (oversubscribed || (++spins & 255) == 0)
+        sched_yield();
+      else
+        for (int i = 0; i < 16; ++i) cpuRelax();
+      continue;
+    }
+    if (now - lastCheck >= livenessNs || now - idleSince >= timeoutNs) {
+      lastCheck = now;
+      if (checkHealth(now - idleSince >= timeoutNs, now - idleSince) != ncclSuccess) break;
+    }
+    // Sleep until a peer rings. Announce the sleep, then look once more, so a peer that published
+    // just before it saw the flag is not missed (see ringIfSleeping).
+    uint32_t seen = bell->doorbell.load(std::memory_order_acquire);
+    for (ncclComm* comm : comms_) comm->peers.self()->sleeping.store(1, std::memory_order_relaxed);
+    std::atomic_thread_fence(std::memory_order_seq_cst);
+    if (!pass() && error_ == ncclSuccess) {
+      // One thread driving several communicators hears only the first one's doorbell: cap the
+      // sleep so the others are polled often.
+      int64_t cap = comms_.size() > 1 ? 1000000 : livenessNs;
+      int64_t left = timeoutNs - (nowNs() - idleSince);
+      futexWait(&bell->doorbell, seen, std::max<int64_t>(1000, std::min(cap, left)));
+    } else {
+      idleSince = 0;
+    }
+    for (ncclComm* comm : comms_) comm->peers.self()->sleeping.store(0, std::memory_order_relaxed);
+  }
+  if (error_ != ncclSuccess) {
+    for (ncclComm* comm : comms_) {
+      comm->errors.setAsync(error_);
+      comm->setState(CommState::kFailed);
+      comm->peers.announceFailure();
+    }
+  }
+  return error_;
+}
+
+}  // namespace
+
+const char* stepName(StepOp op) {
+  switch (op) {
+    case StepOp::kSend: return "send";
+    case StepOp::kRecv: return "recv";
+    case StepOp::kRecvReduceSend: return "recvReduceSend";
+    case StepOp::kRecvReduceCopy: return "recvReduceCopy";
+    case StepOp::kRecvReduceCopySend: return "recvReduceCopySend";
+    case StepOp::kRecvCopySend: return "recvCopySend";
+    case StepOp::kCopySend: return "copySend";
+    case StepOp::kCopy: return "copy";
+  }
+  return "?";
+}
+
+ncclResult_t executeOnHost(const Program& prog) {
+  if (prog.sequences.empty()) return ncclSuccess;
+  Executor ex(prog);
+  return ex.run();
+}
+
+}  // namespace weft

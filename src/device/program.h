@@ -1,0 +1,78 @@
+// Programs: what an algorithm emits and an executor runs. A Program is a set of Sequences that
+// progress concurrently; each Sequence is an ordered list of Steps over at most one send and one
+// receive connection. Steps move a range of elements; the executor cuts them into FIFO-slot-sized
+// pieces and streams them, so consecutive ranks of a ring work on the same step in a pipeline.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "transports/shm/connection.h"
+
+namespace weft {
+
+struct Task;
+
+enum class StepOp : uint8_t {
+  kSend,               // src -> next
+  kRecv,               // prev -> dst
+  kRecvReduceSend,     // prev (+) src -> next
+  kRecvReduceCopy,     // prev (+) src -> dst
+  kRecvReduceCopySend, // prev (+) src -> dst and next
+  kRecvCopySend,       // prev -> dst and next
+  kCopySend,           // src -> dst (skipped when the same memory) and next
+  kCopy,               // src -> dst, no peer
+};
+
+inline bool stepReceives(StepOp op) {
+  return op == StepOp::kRecv || op == StepOp::kRecvReduceSend || op == StepOp::kRecvReduceCopy ||
+         op == StepOp::kRecvReduceCopySend || op == StepOp::kRecvCopySend;
+}
+inline bool stepSends(StepOp op) {
+  return op == StepOp::kSend || op == StepOp::kRecvReduceSend || op == StepOp::kRecvReduceCopySend ||
+         op == StepOp::kRecvCopySend || op == StepOp::kCopySend;
+}
+const char* stepName(StepOp op);
+
+enum StepFlags : uint8_t {
+  kStepPre = 1,   // this rank's own input enters the reduction here (apply pre-multiply)
+  kStepPost = 2,  // the final value is produced here (apply post-divide)
+};
+
+struct Step {
+  StepOp op;
+  uint8_t flags;
+  size_t srcOffset;  // elements from the task's send buffer
+  size_t dstOffset;  // elements from the task's receive buffer
+  size_t count;      // elements
+};
+
+struct Sequence {
+  const Task* task;
+  Lane lane;
+  int channel;
+  int sendPeer;  // -1 when no step sends
+  int recvPeer;  // -1 when no step receives
+  uint32_t firstStep;
+  uint32_t nSteps;
+};
+
+struct Program {
+  std::vector<Step> steps;
+  std::vector<Sequence> sequences;
+
+  void clear() {
+    steps.clear();
+    sequences.clear();
+  }
+  // Starts a new sequence; subsequent addStep calls append to it.
+  void beginSequence(const Task* task, Lane lane, int channel, int sendPeer, int recvPeer) {
+    sequences.push_back(Sequence{task, lane, channel, sendPeer, recvPeer, static_cast<uint32_t>(steps.size()), 0});
+  }
+  void addStep(StepOp op, uint8_t flags, size_t srcOffset, size_t dstOffset, size_t count) {
+    steps.push_back(Step{op, flags, srcOffset, dstOffset, count});
+    sequences.back().nSteps++;
+  }
+};
+
+}  // namespace weft

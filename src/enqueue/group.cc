@@ -1,0 +1,176 @@
+#include "enqueue/group.h"
+
+#include <cstdint>
+#include <cstring>
+#include <vector>
+
+#include "collectives/algorithms.h"
+#include "core/comm.h"
+#include "core/errors.h"
+#include "core/result.h"
+#include "device/host_executor.h"
+#include "tuning/channels.h"
+
+namespace weft {
+namespace {
+
+struct GroupState {
+  int depth = 0;
+  ncclResult_t error = ncclSuccess;
+  std::vector<Task> tasks;
+  Program program;  // kept between calls so steady-state calls allocate nothing
+};
+
+thread_local GroupState tGroup;
+
+// Resolves what can only be known when the operation runs: the reduction (a device-resident
+// pre-multiply scalar is read now, as NCCL reads it when the kernel runs).
+ncclResult_t resolve(Task& t) {
+  ncclComm* comm = t.comm;
+  const bool reduces = t.kind == CollKind::kAllReduce || t.kind == CollKind::kReduce ||
+                       t.kind == CollKind::kReduceScatter;
+  ReduceSpec spec;
+  spec.dtype = t.dtype;
+  if (!reduces) {
+    t.spec = spec;
+    return ncclSuccess;
+  }
+  if (t.op < ncclNumOps) {
+    makeReduceSpec(t.dtype, t.op, comm->nranks, &spec);
+  } else {
+    UserRedOp u;
+    if (!comm->redOps.lookup(t.op, &u))
+      return setError(comm, ncclInvalidArgument, "%s: reduction op %d was destroyed before the group ran",
+                      collName(t.kind), static_cast<int>(t.op));
+    spec.op = BaseOp::kSum;
+    spec.preMul = true;
+    if (u.residence == ncclScalarHostImmediate)
+      spec.preMulScalar = u.scalarBits;
+    else
+      memcpy(&spec.preMulScalar, u.scalarPtr, dataTypeSize(t.dtype));
+  }
+  t.spec = spec;
+  return ncclSuccess;
+}
+
+// A send to self and a receive from self issued in one group become a local copy; they pair in
+// the order they were issued.
+ncclResult_t pairSelfTransfers(std::vector<Task>& tasks) {
+  std::vector<size_t> sends, recvs;
+  for (size_t i = 0; i < tasks.size(); ++i) {
+    Task& t = tasks[i];
+    if ((t.kind == CollKind::kSend || t.kind == CollKind::kRecv) && t.root == t.comm->rank)
+      (t.kind == CollKind::kSend ? sends : recvs).push_back(i);
+  }
+  if (sends.empty() && recvs.empty()) return ncclSuccess;
+  std::vector<bool> used(recvs.size(), false);
+  for (size_t si : sends) {
+    Task& s = tasks[si];
+    size_t match = SIZE_MAX;
+    for (size_t k = 0; k < recvs.size(); ++k)
+      if (!used[k] && tasks[recvs[k]].comm == s.comm) {
+        used[k] = true;
+        match = recvs[k];
+        break;
+      }
+    if (match == SIZE_MAX)
+      return setError(s.comm, ncclInvalidUsage,
+                      "ncclSend to self (rank %d) has no matching ncclRecv from self in the same group", s.comm->rank);
+    Task& r = tasks[match];
+    if (r.count != s.count || r.dtype != s.dtype)
+      return setError(s.comm, ncclInvalidUsage,
+                      "ncclSend to self sends %zu x %s but the matching ncclRecv expects %zu x %s", s.count,
+                      dataTypeName(s.dtype), r.count, dataTypeName(r.dtype));
+    s.kind = CollKind::kCopy;
+    s.recvbuff = r.recvbuff;
+    r.kind = CollKind::kCopy;  // satisfied by the send's copy: nothing left to move
+    r.count = 0;
+    r.sendbuff = r.recvbuff;
+  }
+  for (size_t k = 0; k < recvs.size(); ++k)
+    if (!used[k]) {
+      Task& r = tasks[recvs[k]];
+      return setError(r.comm, ncclInvalidUsage,
+                      "ncclRecv from self (rank %d) has no matching ncclSend to self in the same group", r.comm->rank);
+    }
+  return ncclSuccess;
+}
+
+ncclResult_t runTasks(GroupState& g) {
+  for (Task& t : g.tasks) WEFT_CHECK(resolve(t));
+  WEFT_CHECK(pairSelfTransfers(g.tasks));
+  Program& prog = g.program;
+  prog.clear();
+  for (const Task& t : g.tasks) {
+    switch (t.kind) {
+      case CollKind::kAllReduce:
+      case CollKind::kBroadcast:
+      case CollKind::kReduce:
+      case CollKind::kAllGather:
+      case CollKind::kReduceScatter:
+        buildRingProgram(t, ringChannels(t.comm, t.count * dataTypeSize(t.dtype)), &prog);
+        break;
+      default:
+        buildP2pProgram(t, &prog);
+        break;
+    }
+  }
+  for (const Task& t : g.tasks) t.comm->activeOps.fetch_add(1);
+  ncclResult_t r = executeOnHost(prog);
+  for (const Task& t : g.tasks) t.comm->activeOps.fetch_sub(1);
+  return r;
+}
+
+}  // namespace
+
+const char* collName(CollKind k) {
+  switch (k) {
+    case CollKind::kAllReduce: return "AllReduce";
+    case CollKind::kBroadcast: return "Broadcast";
+    case CollKind::kReduce: return "Reduce";
+    case CollKind::kAllGather: return "AllGather";
+    case CollKind::kReduceScatter: return "ReduceScatter";
+    case CollKind::kAlltoAll: return "AlltoAll";
+    case CollKind::kAlltoAllv: return "AlltoAllv";
+    case CollKind::kGather: return "Gather";
+    case CollKind::kScatter: return "Scatter";
+    case CollKind::kSend: return "Send";
+    case CollKind::kRecv: return "Recv";
+    case CollKind::kCopy: return "SelfCopy";
+  }
+  return "?";
+}
+
+ncclResult_t groupStart() {
+  ++tGroup.depth;
+  return ncclSuccess;
+}
+
+bool inGroup() { return tGroup.depth > 0; }
+
+void groupRecordError(ncclResult_t code) {
+  if (tGroup.depth > 0 && tGroup.error == ncclSuccess) tGroup.error = code;
+}
+
+ncclResult_t groupEnd() {
+  GroupState& g = tGroup;
+  if (g.depth == 0) return setError(nullptr, ncclInvalidUsage, "ncclGroupEnd called without a matching ncclGroupStart");
+  if (--g.depth > 0) return ncclSuccess;
+  ncclResult_t r = g.error;
+  if (r == ncclSuccess && !g.tasks.empty()) r = runTasks(g);
+  g.tasks.clear();
+  g.error = ncclSuccess;
+  return r;
+}
+
+ncclResult_t enqueue(Task&& task) {
+  GroupState& g = tGroup;
+  task.seq = ++task.comm->opCount;
+  g.tasks.push_back(std::move(task));
+  if (g.depth > 0) return ncclSuccess;
+  ncclResult_t r = runTasks(g);
+  g.tasks.clear();
+  return r;
+}
+
+}  // namespace weft

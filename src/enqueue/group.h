@@ -1,0 +1,18 @@
+// Group semantics: ncclGroupStart/End nest; operations issued inside a group (on any number of
+// communicators) run together at the outermost ncclGroupEnd, which returns when all are done.
+// Outside a group an operation runs at once. State is per thread, as in NCCL.
+#pragma once
+#include "enqueue/task.h"
+#include "nccl.h"
+
+namespace weft {
+
+ncclResult_t groupStart();
+ncclResult_t groupEnd();
+bool inGroup();
+// Records a validated task: runs it now, or at the end of the current group.
+ncclResult_t enqueue(Task&& task);
+// Marks the current group as failed (an argument check failed inside it): ncclGroupEnd reports it.
+void groupRecordError(ncclResult_t code);
+
+}  // namespace weft

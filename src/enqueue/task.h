@@ -1,0 +1,46 @@
+// One collective or point-to-point call of one rank, as recorded by the API layer and executed at
+// the end of its group (or at once outside a group).
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "device/reduce_host.h"
+#include "nccl.h"
+
+struct ncclComm;
+
+namespace weft {
+
+enum class CollKind : uint8_t {
+  kAllReduce,
+  kBroadcast,
+  kReduce,
+  kAllGather,
+  kReduceScatter,
+  kAlltoAll,
+  kAlltoAllv,
+  kGather,
+  kScatter,
+  kSend,
+  kRecv,
+  kCopy,  // a send to self matched with a receive from self
+};
+
+const char* collName(CollKind k);
+
+struct Task {
+  ncclComm* comm = nullptr;
+  CollKind kind = CollKind::kAllReduce;
+  const void* sendbuff = nullptr;
+  void* recvbuff = nullptr;
+  size_t count = 0;   // per-rank count, as the API call defines it
+  ncclDataType_t dtype = ncclFloat32;
+  ncclRedOp_t op = ncclSum;
+  int root = 0;       // root, or the peer of a send/recv
+  uint64_t seq = 0;   // the communicator's operation number, for messages
+  ReduceSpec spec;    // resolved when the group runs (a device-resident scalar is read then)
+  std::vector<size_t> vcounts;  // AlltoAllv: sendcounts, sdispls, recvcounts, rdispls (4 x nranks)
+};
+
+}  // namespace weft

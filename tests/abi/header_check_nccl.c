@@ -1,0 +1,118 @@
+/* Compile-only check of include/nccl.h on its own: it must be self-contained, warning-free C99 and
+ * C++ (header_check_nccl.cc compiles this file as C++), and every function must have the
+ * signature NCCL 2.28.9 gives it (an assignment to a pointer of the expected type fails to
+ * compile otherwise). */
+#include <nccl.h>
+
+#include "header_check_common.h"
+
+/* Values that programs compile into themselves must be NCCL's. */
+WEFT_CHECK(NCCL_MAJOR == 2 && NCCL_MINOR == 28 && NCCL_PATCH == 9, version);
+WEFT_CHECK(NCCL_VERSION_CODE == 22809, version_code);
+WEFT_CHECK(NCCL_VERSION(NCCL_MAJOR, NCCL_MINOR, NCCL_PATCH) == NCCL_VERSION_CODE, version_macro);
+WEFT_CHECK(NCCL_VERSION(2, 8, 4) == 2804 && NCCL_VERSION(2, 9, 0) == 20900, version_formula);
+WEFT_CHECK(NCCL_UNIQUE_ID_BYTES == 128 && sizeof(ncclUniqueId) == 128, unique_id);
+WEFT_CHECK(NCCL_CONFIG_UNDEF_INT == INT_MIN, undef_int);
+WEFT_CHECK(NCCL_SPLIT_NOCOLOR == -1, nocolor);
+WEFT_CHECK(NCCL_WIN_DEFAULT == 0 && NCCL_WIN_COLL_SYMMETRIC == 1, win_flags);
+WEFT_CHECK(NCCL_WIN_REQUIRED_ALIGNMENT == 4096, win_align);
+WEFT_CHECK(NCCL_CTA_POLICY_DEFAULT == 0 && NCCL_CTA_POLICY_EFFICIENCY == 1 &&
+               NCCL_CTA_POLICY_ZERO == 2,
+           cta_policy);
+WEFT_CHECK(NCCL_SHRINK_DEFAULT == 0 && NCCL_SHRINK_ABORT == 1 && NCCL_REVOKE_DEFAULT == 0, flags);
+WEFT_CHECK(ncclSuccess == 0 && ncclInProgress == 7 && ncclNumResults == 8, results);
+WEFT_CHECK(ncclAvg == 4 && ncclNumOps == 5 && ncclMaxRedOp == 0x7fffffff, redops);
+WEFT_CHECK(sizeof(ncclRedOp_t) == sizeof(int) && sizeof(ncclDataType_t) == sizeof(int), enum_size);
+WEFT_CHECK(ncclChar == ncclInt8 && ncclInt == ncclInt32 && ncclHalf == ncclFloat16 &&
+               ncclFloat == ncclFloat32 && ncclDouble == ncclFloat64,
+           dtype_aliases);
+WEFT_CHECK(ncclBfloat16 == 9 && ncclFloat8e4m3 == 10 && ncclFloat8e5m2 == 11 && ncclNumTypes == 12,
+           dtypes);
+WEFT_CHECK(ncclScalarDevice == 0 && ncclScalarHostImmediate == 1, residence);
+#if defined(__LP64__) || defined(_LP64)
+WEFT_CHECK(sizeof(ncclConfig_t) == 80 && offsetof(ncclConfig_t, commName) == 48 &&
+               offsetof(ncclConfig_t, nvlinkCentricSched) == 76,
+           config_layout);
+WEFT_CHECK(sizeof(ncclSimInfo_t) == 24 && offsetof(ncclSimInfo_t, estimatedTime) == 16, sim_layout);
+#endif
+
+/* Every function and its pncclX twin, with the exact NCCL signature. */
+#define CHECK_FN(name, ret, args) \
+  {                               \
+    ret(*f1) args = name;         \
+    ret(*f2) args = p##name;      \
+    (void)f1;                     \
+    (void)f2;                     \
+  }
+
+typedef cudaStream_t Stream;
+
+int weft_header_check_nccl(void);
+int weft_header_check_nccl(void) {
+  ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
+  ncclSimInfo_t sim = NCCL_SIM_INFO_INITIALIZER;
+  ncclComm_t comm = NCCL_COMM_NULL;
+  ncclWindow_t win = NULL;
+  const char* p = NCCL_CONFIG_UNDEF_PTR;
+  float undef = NCCL_UNDEF_FLOAT;
+  const char* suffix = NCCL_SUFFIX;
+  (void)comm, (void)win, (void)p, (void)undef, (void)suffix;
+
+  CHECK_FN(ncclMemAlloc, ncclResult_t, (void**, size_t));
+  CHECK_FN(ncclMemFree, ncclResult_t, (void*));
+  CHECK_FN(ncclGetVersion, ncclResult_t, (int*));
+  CHECK_FN(ncclGetUniqueId, ncclResult_t, (ncclUniqueId*));
+  CHECK_FN(ncclCommInitRankConfig, ncclResult_t, (ncclComm_t*, int, ncclUniqueId, int, ncclConfig_t*));
+  CHECK_FN(ncclCommInitRank, ncclResult_t, (ncclComm_t*, int, ncclUniqueId, int));
+  CHECK_FN(ncclCommInitAll, ncclResult_t, (ncclComm_t*, int, const int*));
+  CHECK_FN(ncclCommFinalize, ncclResult_t, (ncclComm_t));
+  CHECK_FN(ncclCommDestroy, ncclResult_t, (ncclComm_t));
+  CHECK_FN(ncclCommAbort, ncclResult_t, (ncclComm_t));
+  CHECK_FN(ncclCommRevoke, ncclResult_t, (ncclComm_t, int));
+  CHECK_FN(ncclCommSplit, ncclResult_t, (ncclComm_t, int, int, ncclComm_t*, ncclConfig_t*));
+  CHECK_FN(ncclCommShrink, ncclResult_t, (ncclComm_t, int*, int, ncclComm_t*, ncclConfig_t*, int));
+  CHECK_FN(ncclCommInitRankScalable, ncclResult_t,
+           (ncclComm_t*, int, int, int, ncclUniqueId*, ncclConfig_t*));
+  CHECK_FN(ncclGetErrorString, const char*, (ncclResult_t));
+  CHECK_FN(ncclGetLastError, const char*, (ncclComm_t));
+  WEFT_BEGIN_ALLOW_DEPRECATED
+  CHECK_FN(ncclResetDebugInit, void, (void));
+  WEFT_END_ALLOW_DEPRECATED
+  CHECK_FN(ncclCommGetAsyncError, ncclResult_t, (ncclComm_t, ncclResult_t*));
+  CHECK_FN(ncclCommCount, ncclResult_t, (const ncclComm_t, int*));
+  CHECK_FN(ncclCommCuDevice, ncclResult_t, (const ncclComm_t, int*));
+  CHECK_FN(ncclCommUserRank, ncclResult_t, (const ncclComm_t, int*));
+  CHECK_FN(ncclCommRegister, ncclResult_t, (const ncclComm_t, void*, size_t, void**));
+  CHECK_FN(ncclCommDeregister, ncclResult_t, (const ncclComm_t, void*));
+  CHECK_FN(ncclCommWindowRegister, ncclResult_t, (ncclComm_t, void*, size_t, ncclWindow_t*, int));
+  CHECK_FN(ncclCommWindowDeregister, ncclResult_t, (ncclComm_t, ncclWindow_t));
+  CHECK_FN(ncclRedOpCreatePreMulSum, ncclResult_t,
+           (ncclRedOp_t*, void*, ncclDataType_t, ncclScalarResidence_t, ncclComm_t));
+  CHECK_FN(ncclRedOpDestroy, ncclResult_t, (ncclRedOp_t, ncclComm_t));
+  CHECK_FN(ncclReduce, ncclResult_t,
+           (const void*, void*, size_t, ncclDataType_t, ncclRedOp_t, int, ncclComm_t, Stream));
+  CHECK_FN(ncclBcast, ncclResult_t, (void*, size_t, ncclDataType_t, int, ncclComm_t, Stream));
+  CHECK_FN(ncclBroadcast, ncclResult_t,
+           (const void*, void*, size_t, ncclDataType_t, int, ncclComm_t, Stream));
+  CHECK_FN(ncclAllReduce, ncclResult_t,
+           (const void*, void*, size_t, ncclDataType_t, ncclRedOp_t, ncclComm_t, Stream));
+  CHECK_FN(ncclReduceScatter, ncclResult_t,
+           (const void*, void*, size_t, ncclDataType_t, ncclRedOp_t, ncclComm_t, Stream));
+  CHECK_FN(ncclAllGather, ncclResult_t,
+           (const void*, void*, size_t, ncclDataType_t, ncclComm_t, Stream));
+  CHECK_FN(ncclAlltoAll, ncclResult_t,
+           (const void*, void*, size_t, ncclDataType_t, ncclComm_t, Stream));
+  CHECK_FN(ncclGather, ncclResult_t,
+           (const void*, void*, size_t, ncclDataType_t, int, ncclComm_t, Stream));
+  CHECK_FN(ncclScatter, ncclResult_t,
+           (const void*, void*, size_t, ncclDataType_t, int, ncclComm_t, Stream));
+  CHECK_FN(ncclSend, ncclResult_t, (const void*, size_t, ncclDataType_t, int, ncclComm_t, Stream));
+  CHECK_FN(ncclRecv, ncclResult_t, (void*, size_t, ncclDataType_t, int, ncclComm_t, Stream));
+  CHECK_FN(ncclGroupStart, ncclResult_t, (void));
+  CHECK_FN(ncclGroupEnd, ncclResult_t, (void));
+  CHECK_FN(ncclGroupSimulateEnd, ncclResult_t, (ncclSimInfo_t*));
+
+  /* A host-mode call as a program would write it: a NULL stream. */
+  if (0) (void)ncclAllReduce(NULL, NULL, 0, ncclFloat, ncclSum, NULL, WEFT_CAST(cudaStream_t, 0));
+  return WEFT_CAST(int, config.version) + WEFT_CAST(int, sim.version);
+}

@@ -1,0 +1,2 @@
+// The C header check of weft/weft.h, compiled as C++.
+#include "header_check_weft.c"

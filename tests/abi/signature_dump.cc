@@ -1,0 +1,160 @@
+// Prints the C++ view of every declaration in <nccl.h>: each function's full type (as the compiler
+// spells it and as the C++ ABI mangles it), each public type's name and mangled name, each
+// struct field's type and each enum's underlying type. Built
+// twice, against Weft's include/ and NVIDIA's nccl.h; the abi_signatures test requires identical
+// output. This catches what layout_dump.c cannot see: a parameter of the wrong type or
+// constness, a missing pncclX twin, or a struct tag that differs (which would change the mangled
+// names of C++ functions that take NCCL types, breaking C++ libraries built against NCCL).
+#include <nccl.h>
+
+// The build says which header this copy must see; WEFT_STREAM_T exists only in Weft's.
+#if defined(WEFT_ABI_EXPECT_NVIDIA_HEADER) && defined(WEFT_STREAM_T)
+#error "compiled against Weft's nccl.h, but NVIDIA's was expected: check the include path"
+#endif
+#if defined(WEFT_ABI_EXPECT_WEFT_HEADER) && !defined(WEFT_STREAM_T)
+#error "compiled against another nccl.h, but Weft's was expected: check the include path"
+#endif
+
+#include <cstdio>
+#include <cstring>
+#include <string>
+#include <type_traits>
+#include <typeinfo>
+
+namespace {
+
+template <typename T>
+const char* prettyName() {
+  return __PRETTY_FUNCTION__;
+}
+
+// The "T = ..." part of __PRETTY_FUNCTION__ (GCC: "[with T = X]", Clang: "[T = X]"); X may
+// itself contain brackets (arrays), so it ends at the last ']'.
+std::string typeOf(const char* pretty) {
+  std::string s = pretty;
+  size_t b = s.find("T = ");
+  size_t e = s.rfind(']');
+  if (b == std::string::npos || e == std::string::npos || e < b + 4) return s;
+  return s.substr(b + 4, e - (b + 4));
+}
+
+template <typename T>
+void dumpType(const char* name) {
+  std::printf("type %s = %s [%s]\n", name, typeOf(prettyName<T>()).c_str(), typeid(T).name());
+}
+
+template <typename F>
+void dumpFn(const char* name) {
+  std::printf("function %s : %s [%s]\n", name, typeOf(prettyName<F>()).c_str(), typeid(F).name());
+}
+
+}  // namespace
+
+#define TYPE(T) dumpType<T>(#T)
+#define UNDERLYING(E)                                                       \
+  std::printf("enum %s underlying %s\n", #E,                                \
+              typeOf(prettyName<std::underlying_type<E>::type>()).c_str())
+#define FIELD(S, f)                                  \
+  std::printf("field %s.%s : %s\n", #S, #f,          \
+              typeOf(prettyName<decltype(S::f)>()).c_str())
+#define FN(name)                     \
+  dumpFn<decltype(&name)>(#name);    \
+  dumpFn<decltype(&p##name)>("p" #name)
+
+int main() {
+  std::printf("# nccl.h C++ signatures (%s)\n", "NCCL 2.28.9 API");
+  TYPE(ncclComm_t);
+  TYPE(ncclWindow_t);
+  TYPE(ncclUniqueId);
+  TYPE(ncclResult_t);
+  TYPE(ncclRedOp_dummy_t);
+  TYPE(ncclRedOp_t);
+  TYPE(ncclDataType_t);
+  TYPE(ncclScalarResidence_t);
+  TYPE(ncclConfig_t);
+  TYPE(ncclSimInfo_t);
+  TYPE(cudaStream_t);
+  UNDERLYING(ncclResult_t);
+  UNDERLYING(ncclRedOp_dummy_t);
+  UNDERLYING(ncclRedOp_t);
+  UNDERLYING(ncclDataType_t);
+  UNDERLYING(ncclScalarResidence_t);
+  FIELD(ncclUniqueId, internal);
+  FIELD(ncclConfig_t, size);
+  FIELD(ncclConfig_t, magic);
+  FIELD(ncclConfig_t, version);
+  FIELD(ncclConfig_t, blocking);
+  FIELD(ncclConfig_t, cgaClusterSize);
+  FIELD(ncclConfig_t, minCTAs);
+  FIELD(ncclConfig_t, maxCTAs);
+  FIELD(ncclConfig_t, netName);
+  FIELD(ncclConfig_t, splitShare);
+  FIELD(ncclConfig_t, trafficClass);
+  FIELD(ncclConfig_t, commName);
+  FIELD(ncclConfig_t, collnetEnable);
+  FIELD(ncclConfig_t, CTAPolicy);
+  FIELD(ncclConfig_t, shrinkShare);
+  FIELD(ncclConfig_t, nvlsCTAs);
+  FIELD(ncclConfig_t, nChannelsPerNetPeer);
+  FIELD(ncclConfig_t, nvlinkCentricSched);
+  FIELD(ncclSimInfo_t, size);
+  FIELD(ncclSimInfo_t, magic);
+  FIELD(ncclSimInfo_t, version);
+  FIELD(ncclSimInfo_t, estimatedTime);
+  std::printf("type decltype(NCCL_CONFIG_UNDEF_INT) = %s\n",
+              typeOf(prettyName<decltype(NCCL_CONFIG_UNDEF_INT)>()).c_str());
+  std::printf("type decltype(NCCL_UNDEF_FLOAT) = %s\n",
+              typeOf(prettyName<decltype(NCCL_UNDEF_FLOAT)>()).c_str());
+  std::printf("type decltype(NCCL_VERSION_CODE) = %s\n",
+              typeOf(prettyName<decltype(NCCL_VERSION_CODE)>()).c_str());
+
+  FN(ncclMemAlloc);
+  FN(ncclMemFree);
+  FN(ncclGetVersion);
+  FN(ncclGetUniqueId);
+  FN(ncclCommInitRankConfig);
+  FN(ncclCommInitRank);
+  FN(ncclCommInitAll);
+  FN(ncclCommFinalize);
+  FN(ncclCommDestroy);
+  FN(ncclCommAbort);
+  FN(ncclCommRevoke);
+  FN(ncclCommSplit);
+  FN(ncclCommShrink);
+  FN(ncclCommInitRankScalable);
+  FN(ncclGetErrorString);
+  FN(ncclGetLastError);
+#if defined(__GNUC__) || defined(__clang__)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+#endif
+  FN(ncclResetDebugInit);
+#if defined(__GNUC__) || defined(__clang__)
+#pragma GCC diagnostic pop
+#endif
+  FN(ncclCommGetAsyncError);
+  FN(ncclCommCount);
+  FN(ncclCommCuDevice);
+  FN(ncclCommUserRank);
+  FN(ncclCommRegister);
+  FN(ncclCommDeregister);
+  FN(ncclCommWindowRegister);
+  FN(ncclCommWindowDeregister);
+  FN(ncclRedOpCreatePreMulSum);
+  FN(ncclRedOpDestroy);
+  FN(ncclReduce);
+  FN(ncclBcast);
+  FN(ncclBroadcast);
+  FN(ncclAllReduce);
+  FN(ncclReduceScatter);
+  FN(ncclAllGather);
+  FN(ncclAlltoAll);
+  FN(ncclGather);
+  FN(ncclScatter);
+  FN(ncclSend);
+  FN(ncclRecv);
+  FN(ncclGroupStart);
+  FN(ncclGroupEnd);
+  FN(ncclGroupSimulateEnd);
+  return 0;
+}

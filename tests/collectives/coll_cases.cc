@@ -1,0 +1,438 @@
+#include "coll_cases.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <cstring>
+
+#include "dtypes.h"
+#include "reference.h"
+
+namespace weft_test {
+
+const char* collName(Coll coll) {
+  switch (coll) {
+    case Coll::kAllReduce: return "AllReduce";
+    case Coll::kBroadcast: return "Broadcast";
+    case Coll::kBcast: return "Bcast";
+    case Coll::kReduce: return "Reduce";
+    case Coll::kAllGather: return "AllGather";
+    case Coll::kReduceScatter: return "ReduceScatter";
+    case Coll::kAlltoAll: return "AlltoAll";
+    case Coll::kGather: return "Gather";
+    case Coll::kScatter: return "Scatter";
+    case Coll::kAlltoAllv: return "AlltoAllv";
+  }
+  return "?";
+}
+
+const std::vector<Coll>& allColls() {
+  static const std::vector<Coll> all = {Coll::kAllReduce, Coll::kBroadcast,     Coll::kBcast,    Coll::kReduce,
+                                        Coll::kAllGather, Coll::kReduceScatter, Coll::kAlltoAll, Coll::kGather,
+                                        Coll::kScatter,   Coll::kAlltoAllv};
+  return all;
+}
+
+bool collReduces(Coll coll) {
+  return coll == Coll::kAllReduce || coll == Coll::kReduce || coll == Coll::kReduceScatter;
+}
+
+bool collHasRoot(Coll coll) {
+  return coll == Coll::kBroadcast || coll == Coll::kBcast || coll == Coll::kReduce || coll == Coll::kGather ||
+         coll == Coll::kScatter;
+}
+
+bool collAllowsInPlace(Coll coll) { return coll != Coll::kAlltoAll && coll != Coll::kAlltoAllv; }
+bool collAllowsOutOfPlace(Coll coll) { return coll != Coll::kBcast; }
+
+const char* redName(Red red) {
+  switch (red) {
+    case Red::kSum: return "sum";
+    case Red::kProd: return "prod";
+    case Red::kMax: return "max";
+    case Red::kMin: return "min";
+    case Red::kAvg: return "avg";
+    case Red::kPreMulImm: return "premulsum_host";
+    case Red::kPreMulDev: return "premulsum_dev";
+  }
+  return "?";
+}
+
+const std::vector<Red>& allReds() {
+  static const std::vector<Red> all = {Red::kSum, Red::kProd,      Red::kMax,      Red::kMin,
+                                       Red::kAvg, Red::kPreMulImm, Red::kPreMulDev};
+  return all;
+}
+
+std::string CollCase::name() const {
+  std::string s = std::string(collName(coll)) + "/" + dtypeInfo(dtype).name;
+  if (collReduces(coll)) s += std::string("/") + redName(red);
+  s += "/c" + std::to_string(count) + (inPlace ? "/inplace" : "/outofplace");
+  if (collHasRoot(coll)) s += "/root" + std::to_string(root);
+  return s;
+}
+
+std::vector<int> rootsFor(int nranks) {
+  std::vector<int> roots = {0, nranks / 2, nranks - 1};
+  std::sort(roots.begin(), roots.end());
+  roots.erase(std::unique(roots.begin(), roots.end()), roots.end());
+  return roots;
+}
+
+// ---------------------------------------------------------------------------------------------
+
+namespace {
+
+constexpr size_t kGuardBytes = 64;
+constexpr unsigned char kGuardByte = 0xCD;
+
+// Bytes with a guard zone on either side; data() is 64-byte aligned past the front guard.
+class GuardedBuffer {
+ public:
+  void allocate(size_t bytes) {
+    bytes_ = bytes;
+    storage_.assign(bytes + 2 * kGuardBytes, kGuardByte);
+  }
+  bool allocated() const { return !storage_.empty(); }
+  unsigned char* data() { return storage_.data() + kGuardBytes; }
+  const unsigned char* data() const { return storage_.data() + kGuardBytes; }
+  size_t bytes() const { return bytes_; }
+  bool guardsIntact() const {
+    for (size_t i = 0; i < kGuardBytes; ++i)
+      if (storage_[i] != kGuardByte || storage_[kGuardBytes + bytes_ + i] != kGuardByte) return false;
+    return true;
+  }
+
+ private:
+  std::vector<unsigned char> storage_;
+  size_t bytes_ = 0;
+};
+
+uint64_t fnv1a(const unsigned char* p, size_t n) {
+  uint64_t h = 1469598103934665603ull;
+  for (size_t i = 0; i < n; ++i) h = (h ^ p[i]) * 1099511628211ull;
+  return h;
+}
+
+// Compares `count` elements at out[offset..] with expect(i); reports the first few differences.
+template <typename ExpectFn>
+void checkRange(Reporter* rep, const std::string& label, const char* what, ncclDataType_t dtype,
+                const unsigned char* out, size_t offset, size_t count, ExpectFn expect) {
+  const size_t size = dtypeInfo(dtype).size;
+  size_t bad = 0;
+  std::string first;
+  for (size_t i = 0; i < count; ++i) {
+    const Expect e = expect(i);
+    const uint64_t got = loadBits(out, offset + i, size);
+    if (matches(dtype, e, got)) continue;
+    if (++bad <= 3) {
+      first += " [" + std::to_string(offset + i) + "] got " + formatBits(dtype, got) + " expected " + describe(dtype, e) + ";";
+    }
+  }
+  if (bad) rep->failf("%s: %s: %zu of %zu elements wrong:%s", label.c_str(), what, bad, count, first.c_str());
+}
+
+}  // namespace
+
+struct CaseRun::Impl {
+  CollCase c;
+  int rank = 0;
+  int nranks = 0;
+  size_t esize = 0;
+  GuardedBuffer a;  // the send buffer, or the only buffer when in place
+  GuardedBuffer b;  // the receive buffer when out of place
+  const void* send = nullptr;
+  void* recv = nullptr;
+  std::vector<unsigned char> sendCopy;  // the send buffer as filled, to prove it was only read
+  const unsigned char* sendCheck = nullptr;
+  // AlltoAllv layout (elements), with a one-element gap after every block.
+  std::vector<size_t> scounts, sdispls, rcounts, rdispls;
+  // PreMulSum.
+  ncclRedOp_t op = ncclSum;
+  bool opCreated = false;
+  alignas(8) unsigned char scalar[8] = {};
+  ncclComm_t opComm = nullptr;
+
+  bool isRoot() const { return rank == c.root; }
+  std::string label() const {
+    return c.name() + " nranks=" + std::to_string(nranks) + " rank=" + std::to_string(rank);
+  }
+  void fillInput(unsigned char* p, size_t n, size_t firstIdx) const {
+    for (size_t i = 0; i < n; ++i) storeBits(p, i, esize, inputBits(c, rank, firstIdx + i));
+  }
+  void fillJunk(unsigned char* p, size_t n) const {
+    for (size_t i = 0; i < n; ++i) storeBits(p, i, esize, junkBits(c, rank, i));
+  }
+  void setup();
+};
+
+void CaseRun::Impl::setup() {
+  const size_t cnt = c.count;
+  const size_t n = static_cast<size_t>(nranks);
+  auto outOfPlace = [&](size_t sendElems, size_t recvElems) {
+    a.allocate(sendElems * esize);
+    b.allocate(recvElems * esize);
+    fillInput(a.data(), sendElems, 0);
+    fillJunk(b.data(), recvElems);
+    send = a.data();
+    recv = b.data();
+  };
+  switch (c.coll) {
+    case Coll::kAllReduce:
+    case Coll::kReduce:
+      if (c.inPlace) {
+        a.allocate(cnt * esize);
+        fillInput(a.data(), cnt, 0);
+        send = recv = a.data();
+      } else {
+        outOfPlace(cnt, cnt);
+      }
+      break;
+    case Coll::kBroadcast:
+    case Coll::kBcast:
+      if (c.inPlace || c.coll == Coll::kBcast) {
+        a.allocate(cnt * esize);
+        if (isRoot()) fillInput(a.data(), cnt, 0); else fillJunk(a.data(), cnt);
+        send = recv = a.data();
+      } else {
+        outOfPlace(cnt, cnt);  // non-roots' send buffers hold their own data: it must be ignored
+      }
+      break;
+    case Coll::kAllGather:
+      if (c.inPlace) {
+        a.allocate(n * cnt * esize);
+        fillJunk(a.data(), n * cnt);
+        fillInput(a.data() + rank * cnt * esize, cnt, 0);
+        recv = a.data();
+        send = a.data() + rank * cnt * esize;
+      } else {
+        outOfPlace(cnt, n * cnt);
+      }
+      break;
+    case Coll::kReduceScatter:
+      if (c.inPlace) {
+        a.allocate(n * cnt * esize);
+        fillInput(a.data(), n * cnt, 0);
+        send = a.data();
+        recv = a.data() + rank * cnt * esize;
+      } else {
+        outOfPlace(n * cnt, cnt);
+      }
+      break;
+    case Coll::kAlltoAll: outOfPlace(n * cnt, n * cnt); break;
+    case Coll::kGather:
+      if (c.inPlace && isRoot()) {
+        a.allocate(n * cnt * esize);
+        fillJunk(a.data(), n * cnt);
+        fillInput(a.data() + rank * cnt * esize, cnt, 0);
+        recv = a.data();
+        send = a.data() + rank * cnt * esize;
+      } else {
+        outOfPlace(cnt, n * cnt);
+      }
+      break;
+    case Coll::kScatter:
+      if (c.inPlace && isRoot()) {
+        a.allocate(n * cnt * esize);
+        fillInput(a.data(), n * cnt, 0);
+        send = a.data();
+        recv = a.data() + rank * cnt * esize;
+      } else {
+        outOfPlace(n * cnt, cnt);
+      }
+      break;
+    case Coll::kAlltoAllv: {
+      size_t sTotal = 0, rTotal = 0;
+      for (int p = 0; p < nranks; ++p) {
+        scounts.push_back(alltoallvCount(cnt, rank, p));
+        sdispls.push_back(sTotal);
+        sTotal += scounts.back() + 1;
+        rcounts.push_back(alltoallvCount(cnt, p, rank));
+        rdispls.push_back(rTotal);
+        rTotal += rcounts.back() + 1;
+      }
+      a.allocate(sTotal * esize);
+      b.allocate(rTotal * esize);
+      fillJunk(a.data(), sTotal);
+      fillJunk(b.data(), rTotal);
+      // Block for peer p holds input elements p*(cnt+2) + e (a different range for every peer).
+      for (int p = 0; p < nranks; ++p)
+        fillInput(a.data() + sdispls[p] * esize, scounts[p], static_cast<size_t>(p) * (cnt + 2));
+      send = a.data();
+      recv = b.data();
+      break;
+    }
+  }
+  if (b.allocated()) {  // out of place: the send buffer is only read
+    sendCopy.assign(a.data(), a.data() + a.bytes());
+    sendCheck = a.data();
+  }
+}
+
+CaseRun::CaseRun(const CollCase& c, int rank, int nranks) : impl_(std::make_unique<Impl>()) {
+  impl_->c = c;
+  impl_->rank = rank;
+  impl_->nranks = nranks;
+  impl_->esize = dtypeInfo(c.dtype).size;
+  impl_->setup();
+}
+
+CaseRun::~CaseRun() = default;
+
+std::string CaseRun::label() const { return impl_->label(); }
+
+bool CaseRun::createOp(ncclComm_t comm, Reporter* rep) {
+  Impl& m = *impl_;
+  if (!collReduces(m.c.coll)) return true;
+  switch (m.c.red) {
+    case Red::kSum: m.op = ncclSum; return true;
+    case Red::kProd: m.op = ncclProd; return true;
+    case Red::kMax: m.op = ncclMax; return true;
+    case Red::kMin: m.op = ncclMin; return true;
+    case Red::kAvg: m.op = ncclAvg; return true;
+    case Red::kPreMulImm:
+    case Red::kPreMulDev: break;
+  }
+  const bool device = m.c.red == Red::kPreMulDev;
+  storeBits(m.scalar, 0, m.esize, device ? wrongScalarBits(m.c.dtype) : scalarBits(m.c.dtype, m.rank));
+  const ncclResult_t r = ncclRedOpCreatePreMulSum(&m.op, m.scalar, m.c.dtype,
+                                                  device ? ncclScalarDevice : ncclScalarHostImmediate, comm);
+  if (!rep->ok(r, (m.label() + ": ncclRedOpCreatePreMulSum").c_str(), comm)) return false;
+  m.opCreated = true;
+  m.opComm = comm;
+  if (!device) storeBits(m.scalar, 0, m.esize, wrongScalarBits(m.c.dtype));  // must have been copied
+  return true;
+}
+
+void CaseRun::armScalar() {
+  Impl& m = *impl_;
+  if (m.opCreated && m.c.red == Red::kPreMulDev) storeBits(m.scalar, 0, m.esize, scalarBits(m.c.dtype, m.rank));
+}
+
+bool CaseRun::destroyOp(ncclComm_t comm, Reporter* rep) {
+  Impl& m = *impl_;
+  if (!m.opCreated) return true;
+  m.opCreated = false;
+  return rep->ok(ncclRedOpDestroy(m.op, comm), (m.label() + ": ncclRedOpDestroy").c_str(), comm);
+}
+
+ncclResult_t CaseRun::issue(ncclComm_t comm) const {
+  const Impl& m = *impl_;
+  const CollCase& c = m.c;
+  switch (c.coll) {
+    case Coll::kAllReduce: return ncclAllReduce(m.send, m.recv, c.count, c.dtype, m.op, comm, nullptr);
+    case Coll::kBroadcast: return ncclBroadcast(m.send, m.recv, c.count, c.dtype, c.root, comm, nullptr);
+    case Coll::kBcast: return ncclBcast(m.recv, c.count, c.dtype, c.root, comm, nullptr);
+    case Coll::kReduce: return ncclReduce(m.send, m.recv, c.count, c.dtype, m.op, c.root, comm, nullptr);
+    case Coll::kAllGather: return ncclAllGather(m.send, m.recv, c.count, c.dtype, comm, nullptr);
+    case Coll::kReduceScatter: return ncclReduceScatter(m.send, m.recv, c.count, c.dtype, m.op, comm, nullptr);
+    case Coll::kAlltoAll: return ncclAlltoAll(m.send, m.recv, c.count, c.dtype, comm, nullptr);
+    case Coll::kGather: return ncclGather(m.send, m.recv, c.count, c.dtype, c.root, comm, nullptr);
+    case Coll::kScatter: return ncclScatter(m.send, m.recv, c.count, c.dtype, c.root, comm, nullptr);
+    case Coll::kAlltoAllv:
+      return ncclAlltoAllv(m.send, m.scounts.data(), m.sdispls.data(), m.recv, m.rcounts.data(), m.rdispls.data(),
+                           c.dtype, comm, nullptr);
+  }
+  return ncclInternalError;
+}
+
+void CaseRun::verify(Reporter* rep) const {
+  const Impl& m = *impl_;
+  const CollCase& c = m.c;
+  const size_t cnt = c.count;
+  const int n = m.nranks;
+  const int r = m.rank;
+  const std::string label = m.label();
+  const auto* out = static_cast<const unsigned char*>(m.recv);
+  auto input = [&](int src, size_t idx) { return exactly(inputBits(c, src, idx)); };
+  auto reduced = [&](size_t idx) { return reduceExpect(c, n, idx); };
+
+  switch (c.coll) {
+    case Coll::kAllReduce:
+      checkRange(rep, label, "result", c.dtype, out, 0, cnt, reduced);
+      rep->digest(c.name() + " nranks=" + std::to_string(n), fnv1a(out, cnt * m.esize));
+      break;
+    case Coll::kReduce:
+      if (m.isRoot()) checkRange(rep, label, "result on the root", c.dtype, out, 0, cnt, reduced);
+      break;
+    case Coll::kBroadcast:
+    case Coll::kBcast:
+      checkRange(rep, label, "broadcast data", c.dtype, out, 0, cnt, [&](size_t i) { return input(c.root, i); });
+      break;
+    case Coll::kAllGather:
+      for (int p = 0; p < n; ++p)
+        checkRange(rep, label, ("block from rank " + std::to_string(p)).c_str(), c.dtype, out, p * cnt, cnt,
+                   [&](size_t i) { return input(p, i); });
+      break;
+    case Coll::kReduceScatter:
+      checkRange(rep, label, "result block", c.dtype, out, 0, cnt, [&](size_t i) { return reduced(r * cnt + i); });
+      break;
+    case Coll::kAlltoAll:
+      for (int p = 0; p < n; ++p)
+        checkRange(rep, label, ("block from rank " + std::to_string(p)).c_str(), c.dtype, out, p * cnt, cnt,
+                   [&](size_t i) { return input(p, r * cnt + i); });
+      break;
+    case Coll::kGather:
+      if (m.isRoot()) {
+        for (int p = 0; p < n; ++p)
+          checkRange(rep, label, ("block from rank " + std::to_string(p)).c_str(), c.dtype, out, p * cnt, cnt,
+                     [&](size_t i) { return input(p, i); });
+      }
+      break;
+    case Coll::kScatter:
+      checkRange(rep, label, "block from the root", c.dtype, out, 0, cnt,
+                 [&](size_t i) { return input(c.root, r * cnt + i); });
+      if (c.inPlace && m.isRoot()) {
+        // The root's whole send buffer (its own block included) is input: unchanged.
+        checkRange(rep, label, "root's send buffer (in place)", c.dtype, m.a.data(), 0, n * cnt,
+                   [&](size_t i) { return input(r, i); });
+      }
+      break;
+    case Coll::kAlltoAllv:
+      for (int p = 0; p < n; ++p) {
+        const size_t base = static_cast<size_t>(r) * (cnt + 2);
+        checkRange(rep, label, ("block from rank " + std::to_string(p)).c_str(), c.dtype, out, m.rdispls[p],
+                   m.rcounts[p], [&](size_t i) { return input(p, base + i); });
+        // The gap after each block is not part of any block: it keeps its junk.
+        checkRange(rep, label, "gap between receive blocks", c.dtype, out, m.rdispls[p] + m.rcounts[p], 1,
+                   [&](size_t i) { return exactly(junkBits(c, r, m.rdispls[p] + m.rcounts[p] + i)); });
+      }
+      break;
+  }
+  if (m.sendCheck && memcmp(m.sendCheck, m.sendCopy.data(), m.sendCopy.size()) != 0)
+    rep->failf("%s: the send buffer changed (an out-of-place collective must only read it)", label.c_str());
+  if (m.a.allocated() && !m.a.guardsIntact())
+    rep->failf("%s: bytes just outside the %s buffer were overwritten", label.c_str(), m.b.allocated() ? "send" : "only");
+  if (m.b.allocated() && !m.b.guardsIntact())
+    rep->failf("%s: bytes just outside the receive buffer were overwritten", label.c_str());
+}
+
+bool runCaseOnRank(const CollCase& c, RankCtx& ctx) {
+  CaseRun run(c, ctx.rank, ctx.nranks);
+  if (!run.createOp(ctx.comm, &ctx)) return false;
+  run.armScalar();
+  const ncclResult_t r = run.issue(ctx.comm);
+  if (!ctx.ok(r, run.label().c_str(), ctx.comm)) return false;
+  run.verify(&ctx);
+  return run.destroyOp(ctx.comm, &ctx);
+}
+
+bool runCaseOnClique(const CollCase& c, CliqueCtx& ctx) {
+  std::vector<std::unique_ptr<CaseRun>> runs;
+  for (int r = 0; r < ctx.nranks; ++r) {
+    runs.push_back(std::make_unique<CaseRun>(c, r, ctx.nranks));
+    if (!runs.back()->createOp(ctx.comms[r], &ctx)) return false;
+  }
+  bool ok = ctx.ok(ncclGroupStart(), "ncclGroupStart");
+  for (int r = 0; ok && r < ctx.nranks; ++r) ok = ctx.ok(runs[r]->issue(ctx.comms[r]), runs[r]->label().c_str(), ctx.comms[r]);
+  // A device scalar is read when the group executes: arming it after the calls were enqueued
+  // (and before ncclGroupEnd) must still count.
+  for (auto& run : runs) run->armScalar();
+  const ncclResult_t end = ncclGroupEnd();
+  if (!ok) return false;
+  if (!ctx.ok(end, ("ncclGroupEnd after " + c.name()).c_str())) return false;
+  for (auto& run : runs) run->verify(&ctx);
+  for (int r = 0; r < ctx.nranks; ++r) ok = runs[r]->destroyOp(ctx.comms[r], &ctx) && ok;
+  return ok;
+}
+
+}  // namespace weft_test

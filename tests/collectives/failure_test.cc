@@ -1,0 +1,128 @@
+// Failures between processes: a peer that never arrives at init, a peer killed (SIGKILL) in the
+// middle of a large AllReduce. Survivors must get an error naming the rank within a bounded time
+// and be able to abort; and nothing named "weft" may be left behind in /dev/shm.
+//
+// Weft reads WEFT_TIMEOUT_MS once per process; ctest runs every test in a process of its own, so
+// each test sets it first thing.
+#include <gtest/gtest.h>
+
+#include <signal.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "harness.h"
+
+namespace weft_test {
+namespace {
+
+// 3 ranks expected, rank 2 never starts: the others' init fails within a few seconds, naming rank 2.
+void peerNeverArrives(double timeoutSec) {
+  RunOptions opts;
+  opts.initComm = false;
+  opts.absent = {2};
+  opts.deadlineMs = 60000;
+  EXPECT_RUN_OK(runRanks(Mode::kProcs, 3, [timeoutSec](RankCtx& ctx) {
+    const double t0 = nowSeconds();
+    const ncclResult_t r = ncclCommInitRank(&ctx.comm, ctx.nranks, ctx.id, ctx.rank);
+    const double took = nowSeconds() - t0;
+    if (r == ncclSuccess || r == ncclInProgress) {
+      ctx.failf("ncclCommInitRank returned %s although rank 2 never arrived", ncclGetErrorString(r));
+      if (r == ncclSuccess) return;  // the harness destroys it
+    }
+    ctx.comm = nullptr;
+    if (took > timeoutSec + 6)
+      ctx.failf("init took %.1f s to give up; WEFT_TIMEOUT_MS allows %.1f s", took, timeoutSec);
+    const std::string msg = lastError(nullptr);
+    if (!namesRank(msg, 2)) ctx.failf("ncclGetLastError does not name the missing rank 2: \"%s\"", msg.c_str());
+  }, opts));
+}
+
+// Rank 2 SIGKILLs itself 300 ms into a loop of 32 MiB AllReduces. Survivors must fail with
+// ncclRemoteError or ncclSystemError naming rank 2, well within boundSec, then abort promptly.
+void peerKilledInAllReduce(double boundSec) {
+  const int victim = 2;
+  RunOptions opts;
+  opts.expectKilled = {victim};
+  opts.deadlineMs = 90000;
+  EXPECT_RUN_OK(runRanks(Mode::kProcs, 3, [boundSec, victim](RankCtx& ctx) {
+    const size_t count = size_t{8} << 20;
+    std::vector<float> in(count, 1.0f), out(count, 0.0f);
+    if (!ctx.ok(ncclAllReduce(in.data(), out.data(), count, ncclFloat32, ncclSum, ctx.comm, nullptr),
+                "warm-up AllReduce", ctx.comm))
+      return;
+    if (ctx.rank == victim) {
+      std::thread([] {
+        std::this_thread::sleep_for(std::chrono::milliseconds(300));
+        kill(getpid(), SIGKILL);
+      }).detach();
+      for (;;) ncclAllReduce(in.data(), out.data(), count, ncclFloat32, ncclSum, ctx.comm, nullptr);
+    }
+    const double t0 = nowSeconds();
+    ncclResult_t r = ncclSuccess;
+    int rounds = 0;
+    while (r == ncclSuccess && nowSeconds() - t0 < 60) {
+      r = ncclAllReduce(in.data(), out.data(), count, ncclFloat32, ncclSum, ctx.comm, nullptr);
+      ++rounds;
+    }
+    const double took = nowSeconds() - t0;
+    if (r != ncclRemoteError && r != ncclSystemError)
+      ctx.failf("after %d AllReduces (%.1f s) the call returned %s; expected ncclRemoteError or ncclSystemError",
+                rounds, took, ncclGetErrorString(r));
+    if (took > boundSec) ctx.failf("the error came %.1f s after the loop began; the bound is %.0f s", took, boundSec);
+    const std::string msg = lastError(ctx.comm);
+    if (!namesRank(msg, victim)) ctx.failf("ncclGetLastError does not name the dead rank %d: \"%s\"", victim, msg.c_str());
+    ncclResult_t async = ncclSuccess;
+    if (ncclCommGetAsyncError(ctx.comm, &async) == ncclSuccess && async == ncclSuccess)
+      ctx.fail("ncclCommGetAsyncError reports ncclSuccess on a communicator whose peer died");
+    const double a0 = nowSeconds();
+    ctx.ok(ncclCommAbort(ctx.comm), "ncclCommAbort after the failure");
+    ctx.comm = nullptr;
+    if (nowSeconds() - a0 > 5) ctx.failf("ncclCommAbort took %.1f s after the failure", nowSeconds() - a0);
+  }, opts));
+}
+
+// A healthy run through the usual paths, for the /dev/shm check.
+void healthyRun() {
+  EXPECT_RUN_OK(runRanks(Mode::kProcs, 3, [](RankCtx& ctx) {
+    std::vector<float> v(1 << 20, 1.0f), w(3 << 20, 0.0f);
+    ctx.ok(ncclAllReduce(v.data(), v.data(), v.size(), ncclFloat32, ncclSum, ctx.comm, nullptr), "ncclAllReduce", ctx.comm);
+    ctx.ok(ncclAlltoAll(w.data(), w.data() + (1 << 20), 1 << 18, ncclFloat32, ctx.comm, nullptr), "ncclAlltoAll", ctx.comm);
+    ctx.ok(ncclGroupStart(), "ncclGroupStart");
+    ctx.ok(ncclSend(v.data(), 1000, ncclFloat32, (ctx.rank + 1) % 3, ctx.comm, nullptr), "ncclSend", ctx.comm);
+    ctx.ok(ncclRecv(w.data(), 1000, ncclFloat32, (ctx.rank + 2) % 3, ctx.comm, nullptr), "ncclRecv", ctx.comm);
+    ctx.ok(ncclGroupEnd(), "ncclGroupEnd");
+  }));
+}
+
+TEST(Failure, PeerNeverArrivesAtInit) {
+  ScopedEnv timeout("WEFT_TIMEOUT_MS", "2000");
+  peerNeverArrives(2.0);
+}
+
+TEST(Failure, PeerKilledDuringAllReduce) {
+  ScopedEnv timeout("WEFT_TIMEOUT_MS", "5000");
+  peerKilledInAllReduce(15.0);
+}
+
+// Runs alone (RUN_SERIAL): a run, a killed peer and a missing peer, then compares /dev/shm.
+TEST(ShmHygiene, NothingLeftInDevShm) {
+  ScopedEnv timeout("WEFT_TIMEOUT_MS", "3000");
+  const std::set<std::string> before = listShm("weft");
+  for (const std::string& name : before) printf("note: /dev/shm/%s was already there before this test\n", name.c_str());
+  healthyRun();
+  peerKilledInAllReduce(15.0);
+  peerNeverArrives(3.0);
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  std::string leftovers;
+  for (const std::string& name : listShm("weft"))
+    if (!before.count(name)) leftovers += " /dev/shm/" + name;
+  EXPECT_TRUE(leftovers.empty()) << "left behind after the procs runs (one with a SIGKILLed rank):" << leftovers;
+}
+
+}  // namespace
+}  // namespace weft_test

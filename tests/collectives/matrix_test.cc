@@ -1,0 +1,151 @@
+// The correctness matrix: every collective x datatype x reduction x in-place/out-of-place x rank
+// count x element count, trimmed to what 2 cores can run in a few minutes. One test case is one
+// (mode, collective, nranks, datatype) with its own communicator; inside it every rank walks the
+// same list of calls (ops x counts x placements x roots), so a case costs one init, not hundreds.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "coll_cases.h"
+#include "dtypes.h"
+#include "harness.h"
+
+namespace weft_test {
+namespace {
+
+struct MatrixParam {
+  Mode mode = Mode::kThreads;
+  Coll coll = Coll::kAllReduce;
+  int nranks = 2;
+  ncclDataType_t dtype = ncclFloat32;
+  std::vector<Red> reds;
+  std::vector<size_t> counts;
+  const char* tag = "";  // "small" or "big": part of the test name
+};
+
+std::string paramName(const ::testing::TestParamInfo<MatrixParam>& info) {
+  const MatrixParam& p = info.param;
+  return std::string(modeName(p.mode)) + "_" + collName(p.coll) + "_n" + std::to_string(p.nranks) + "_" +
+         dtypeInfo(p.dtype).name + "_" + p.tag;
+}
+
+std::vector<CollCase> expand(const MatrixParam& p) {
+  std::vector<CollCase> cases;
+  const std::vector<Red> onlySum = {Red::kSum};
+  const std::vector<Red>& reds = collReduces(p.coll) ? p.reds : onlySum;
+  for (Red red : reds) {
+    for (size_t count : p.counts) {
+      for (int inPlace = 0; inPlace < 2; ++inPlace) {
+        if (inPlace ? !collAllowsInPlace(p.coll) : !collAllowsOutOfPlace(p.coll)) continue;
+        const std::vector<int> roots = collHasRoot(p.coll) ? rootsFor(p.nranks) : std::vector<int>{0};
+        for (int root : roots) {
+          CollCase c;
+          c.coll = p.coll;
+          c.dtype = p.dtype;
+          c.red = red;
+          c.count = count;
+          c.inPlace = inPlace != 0;
+          c.root = root;
+          c.seed = static_cast<uint32_t>(cases.size() + 1);
+          cases.push_back(c);
+        }
+      }
+    }
+  }
+  return cases;
+}
+
+const std::vector<size_t> kSmallCounts = {0, 1, 7, 1023};
+constexpr size_t kBigCount = 1000003;
+
+// One datatype of each element size: enough for collectives that only move bytes.
+const std::vector<ncclDataType_t> kOneTypePerSize = {ncclInt8, ncclFloat16, ncclFloat32, ncclFloat64};
+// The reducing types worth repeating at larger rank counts (every format and signedness family).
+const std::vector<ncclDataType_t> kReduceTypes = {ncclUint8,   ncclInt32,    ncclInt64,      ncclFloat16,   ncclFloat32,
+                                                  ncclFloat64, ncclBfloat16, ncclFloat8e4m3, ncclFloat8e5m2};
+
+void addFull(std::vector<MatrixParam>* out, Mode mode, int nranks, const std::vector<ncclDataType_t>& dataTypes,
+             const std::vector<ncclDataType_t>& reduceTypes, const std::vector<Red>& reds,
+             const std::vector<size_t>& counts) {
+  for (Coll coll : allColls()) {
+    for (ncclDataType_t dt : collReduces(coll) ? reduceTypes : dataTypes) {
+      out->push_back({mode, coll, nranks, dt, reds, counts, "small"});
+    }
+  }
+}
+
+void addBig(std::vector<MatrixParam>* out, Mode mode, Coll coll, int nranks, ncclDataType_t dt, Red red) {
+  out->push_back({mode, coll, nranks, dt, {red}, {kBigCount}, "big"});
+}
+
+std::vector<MatrixParam> threadsMatrix() {
+  std::vector<MatrixParam> v;
+  // Every datatype x every op at small counts for 1, 2 and 3 ranks.
+  for (int n : {1, 2, 3}) addFull(&v, Mode::kThreads, n, allDtypes(), allDtypes(), allReds(), kSmallCounts);
+  // Larger and odd rank counts: every format family, every op.
+  for (int n : {4, 5}) addFull(&v, Mode::kThreads, n, kOneTypePerSize, kReduceTypes, allReds(), kSmallCounts);
+  addFull(&v, Mode::kThreads, 8, kOneTypePerSize, kReduceTypes, {Red::kSum, Red::kMax, Red::kAvg, Red::kPreMulDev},
+          {1, 1023});
+  // Large counts (a million and three elements) on a few combinations.
+  for (int n : {2, 3, 4, 8}) addBig(&v, Mode::kThreads, Coll::kAllReduce, n, ncclFloat32, Red::kSum);
+  for (int n : {2, 3, 5}) addBig(&v, Mode::kThreads, Coll::kAllReduce, n, ncclInt32, Red::kMax);
+  addBig(&v, Mode::kThreads, Coll::kReduceScatter, 3, ncclFloat32, Red::kSum);
+  addBig(&v, Mode::kThreads, Coll::kReduce, 3, ncclFloat64, Red::kSum);
+  addBig(&v, Mode::kThreads, Coll::kAllGather, 4, ncclBfloat16, Red::kSum);
+  addBig(&v, Mode::kThreads, Coll::kBroadcast, 5, ncclInt8, Red::kSum);
+  addBig(&v, Mode::kThreads, Coll::kBcast, 2, ncclUint8, Red::kSum);
+  addBig(&v, Mode::kThreads, Coll::kAlltoAll, 3, ncclFloat32, Red::kSum);
+  addBig(&v, Mode::kThreads, Coll::kGather, 3, ncclFloat16, Red::kSum);
+  addBig(&v, Mode::kThreads, Coll::kScatter, 3, ncclFloat16, Red::kSum);
+  addBig(&v, Mode::kThreads, Coll::kAlltoAllv, 2, ncclInt32, Red::kSum);
+  // One thread driving every rank (ncclCommInitAll + groups), as single-process multi-GPU code does.
+  for (int n : {2, 4})
+    addFull(&v, Mode::kClique, n, {ncclInt8, ncclFloat32}, {ncclFloat32, ncclBfloat16, ncclInt8},
+            {Red::kSum, Red::kAvg, Red::kPreMulImm, Red::kPreMulDev}, {1, 1023});
+  addBig(&v, Mode::kClique, Coll::kAllReduce, 3, ncclFloat32, Red::kSum);
+  return v;
+}
+
+std::vector<MatrixParam> procsMatrix() {
+  std::vector<MatrixParam> v;
+  const std::vector<Red> reds = {Red::kSum, Red::kProd, Red::kMax, Red::kAvg, Red::kPreMulDev};
+  for (int n : {2, 3, 5})
+    addFull(&v, Mode::kProcs, n, {ncclInt8, ncclFloat64}, {ncclInt32, ncclFloat32, ncclBfloat16, ncclFloat8e4m3},
+            reds, {0, 7, 1023});
+  for (Coll coll : {Coll::kAllReduce, Coll::kAllGather, Coll::kAlltoAll, Coll::kReduceScatter})
+    v.push_back({Mode::kProcs, coll, 8, ncclFloat32, {Red::kSum, Red::kMax}, {7, 1023}, "small"});
+  addBig(&v, Mode::kProcs, Coll::kAllReduce, 4, ncclFloat32, Red::kSum);
+  addBig(&v, Mode::kProcs, Coll::kAllReduce, 3, ncclInt32, Red::kMax);
+  addBig(&v, Mode::kProcs, Coll::kReduceScatter, 2, ncclFloat32, Red::kSum);
+  addBig(&v, Mode::kProcs, Coll::kBroadcast, 3, ncclInt8, Red::kSum);
+  addBig(&v, Mode::kProcs, Coll::kAlltoAll, 3, ncclFloat16, Red::kSum);
+  return v;
+}
+
+std::vector<MatrixParam> matrixFor(Mode tier) { return tier == Mode::kProcs ? procsMatrix() : threadsMatrix(); }
+
+class CollMatrix : public ::testing::TestWithParam<MatrixParam> {};
+
+TEST_P(CollMatrix, MatchesReference) {
+  const MatrixParam& p = GetParam();
+  const std::vector<CollCase> cases = expand(p);
+  RunOptions opts;
+  opts.deadlineMs = 120000;
+  if (p.mode == Mode::kClique) {
+    EXPECT_RUN_OK(runClique(p.nranks, [&](CliqueCtx& ctx) {
+      for (const CollCase& c : cases)
+        if (!runCaseOnClique(c, ctx)) return;
+    }, opts));
+  } else {
+    EXPECT_RUN_OK(runRanks(p.mode, p.nranks, [&](RankCtx& ctx) {
+      for (const CollCase& c : cases)
+        if (!runCaseOnRank(c, ctx)) return;  // the ranks may now be out of step: stop here
+    }, opts));
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Matrix, CollMatrix, ::testing::ValuesIn(matrixFor(kTier)), paramName);
+
+}  // namespace
+}  // namespace weft_test

@@ -1,0 +1,182 @@
+// weft-info: tells a user what this Weft build is and which settings it would run with in the
+// current environment. `--markdown` prints docs/env.md (the committed file is its output), `--json`
+// the same facts for scripts.
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "core/params.h"
+#include "weft/build_config.h"
+
+namespace {
+
+void usage(FILE* to) {
+  std::fprintf(to,
+               "usage: weft-info [--markdown | --json] [-o FILE]\n"
+               "  (no option)  this build and every environment variable Weft reads, with the value\n"
+               "               in effect now\n"
+               "  --markdown   docs/env.md, the reference of those variables\n"
+               "  --json       the same facts as the plain listing, for scripts\n"
+               "  -o FILE      write to FILE instead of stdout\n");
+}
+
+// Backends compiled into this build: host mode always, plus the GPU one if any.
+std::vector<std::string> backends() {
+  std::vector<std::string> out{"host"};
+  if (std::strcmp(WEFT_GPU_BACKEND, "none") != 0) out.emplace_back(WEFT_GPU_BACKEND);
+  return out;
+}
+
+std::string jsonString(const std::string& s) {
+  std::string out = "\"";
+  for (unsigned char c : s) {
+    switch (c) {
+      case '"': out += "\\\""; break;
+      case '\\': out += "\\\\"; break;
+      case '\n': out += "\\n"; break;
+      case '\t': out += "\\t"; break;
+      case '\r': out += "\\r"; break;
+      default:
+        if (c < 0x20) {
+          char buf[8];
+          std::snprintf(buf, sizeof(buf), "\\u%04x", c);
+          out += buf;
+        } else {
+          out += static_cast<char>(c);
+        }
+    }
+  }
+  return out + "\"";
+}
+
+std::vector<std::string> splitComma(const std::string& s) {
+  std::vector<std::string> out;
+  size_t start = 0;
+  while (start < s.size()) {
+    size_t comma = s.find(',', start);
+    if (comma == std::string::npos) comma = s.size();
+    if (comma > start) out.push_back(s.substr(start, comma - start));
+    start = comma + 1;
+  }
+  return out;
+}
+
+// A parameter's value as JSON: numbers and booleans typed, strings quoted.
+std::string jsonValue(const std::string& type, const std::string& v) {
+  if (type == "bool") return v == "0" ? "false" : "true";
+  if (type == "int" || type == "size") return v;
+  return jsonString(v);
+}
+
+std::string renderJson() {
+  std::string j = "{\n";
+  j += "  \"weft_version\": " + jsonString(WEFT_VERSION_STRING) + ",\n";
+  j += "  \"nccl_api_version\": " + jsonString(weft::param::kNcclApiVersion) + ",\n";
+  j += "  \"backends\": [";
+  std::vector<std::string> b = backends();
+  for (size_t i = 0; i < b.size(); ++i) j += (i ? ", " : "") + jsonString(b[i]);
+  j += "],\n  \"parameters\": [\n";
+  std::vector<weft::param::ParamView> params = weft::param::list();
+  for (size_t i = 0; i < params.size(); ++i) {
+    const weft::param::ParamView& p = params[i];
+    j += "    {\"name\": " + jsonString(p.name) + ", \"aliases\": [";
+    std::vector<std::string> aliases = splitComma(p.aliases);
+    for (size_t k = 0; k < aliases.size(); ++k) j += (k ? ", " : "") + jsonString(aliases[k]);
+    j += "], \"type\": " + jsonString(p.type);
+    j += ", \"value\": " + jsonValue(p.type, p.value);
+    j += ", \"default\": " + jsonValue(p.type, p.defaultValue);
+    j += ", \"allowed\": " + jsonString(p.allowed);
+    j += std::string(", \"set\": ") + (p.set ? "true" : "false");
+    j += ", \"source\": " + (p.set ? jsonString(p.source) : std::string("null"));
+    j += ", \"env_text\": " + (p.set ? jsonString(p.envText) : std::string("null"));
+    j += ", \"problem\": " + (p.problem.empty() ? std::string("null") : jsonString(p.problem));
+    j += ", \"group\": " + jsonString(p.group);
+    j += ", \"doc\": " + jsonString(p.doc) + "}";
+    j += i + 1 < params.size() ? ",\n" : "\n";
+  }
+  j += "  ]\n}\n";
+  return j;
+}
+
+std::string quoteIfString(const std::string& type, const std::string& v) {
+  return type == "string" ? "\"" + v + "\"" : v;
+}
+
+std::string renderText() {
+  std::string t;
+  t += std::string("Weft ") + WEFT_VERSION_STRING + " (NCCL API " + weft::param::kNcclApiVersion +
+       ", reports NCCL version " + weft::param::kNcclApiVersion + "+weft-" + WEFT_VERSION_STRING + ")\n";
+  t += "backends:";
+  for (const std::string& b : backends()) t += " " + b;
+  t += "\n\nParameters (\"*\" = set by the environment, \"!\" = set but rejected; see docs/env.md):\n";
+  std::string group;
+  for (const weft::param::ParamView& p : weft::param::list()) {
+    if (p.group != group) {
+      group = p.group;
+      t += "\n[" + group + "]\n";
+    }
+    const char* mark = !p.set ? " " : (p.problem.empty() ? "*" : "!");
+    t += std::string(mark) + " " + p.name + " = " + quoteIfString(p.type, p.value) + "\n";
+    t += "      type " + p.type;
+    if (!p.allowed.empty()) t += " (" + p.allowed + ")";
+    t += ", default " + quoteIfString(p.type, p.defaultValue);
+    if (!p.aliases.empty()) t += ", aliases " + p.aliases;
+    t += "\n";
+    if (p.set) {
+      t += "      from " + p.source + "=\"" + p.envText + "\"";
+      if (!p.problem.empty()) t += ": " + p.problem + ", so the default is used";
+      t += "\n";
+    }
+    t += "      " + p.doc + "\n";
+  }
+  std::vector<std::string> warnings = weft::param::loadWarnings();
+  if (!warnings.empty()) {
+    t += "\nWarnings:\n";
+    for (const std::string& w : warnings) t += "  " + w + "\n";
+  }
+  return t;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  enum class Mode { Text, Markdown, Json } mode = Mode::Text;
+  const char* outPath = nullptr;
+  for (int i = 1; i < argc; ++i) {
+    std::string arg = argv[i];
+    if (arg == "--markdown") {
+      mode = Mode::Markdown;
+    } else if (arg == "--json") {
+      mode = Mode::Json;
+    } else if (arg == "-o" && i + 1 < argc) {
+      outPath = argv[++i];
+    } else if (arg == "-h" || arg == "--help") {
+      usage(stdout);
+      return 0;
+    } else {
+      std::fprintf(stderr, "weft-info: unknown argument \"%s\"\n", arg.c_str());
+      usage(stderr);
+      return 2;
+    }
+  }
+  std::string text = mode == Mode::Markdown ? weft::param::renderMarkdown()
+                     : mode == Mode::Json   ? renderJson()
+                                            : renderText();
+  FILE* out = stdout;
+  if (outPath != nullptr) {
+    out = std::fopen(outPath, "w");
+    if (out == nullptr) {
+      std::fprintf(stderr, "weft-info: cannot write \"%s\": %s\n", outPath, std::strerror(errno));
+      return 1;
+    }
+  }
+  bool ok = std::fwrite(text.data(), 1, text.size(), out) == text.size();
+  ok = (out == stdout ? std::fflush(out) : std::fclose(out)) == 0 && ok;
+  if (!ok) {
+    std::fprintf(stderr, "weft-info: write failed\n");
+    return 1;
+  }
+  return 0;
+}

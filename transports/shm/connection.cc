@@ -1,0 +1,82 @@
+#include "transports/shm/connection.h"
+
+#include <cinttypes>
+#include <cstdio>
+
+#include "core/log.h"
+
+namespace weft {
+
+std::string ConnectionId::shmName() const {
+  char buf[96];
+  snprintf(buf, sizeof buf, "/weft-%016" PRIx64 "-%c%d-%d-%d", commHash, lane == Lane::kRing ? 'r' : 'p', channel,
+           senderRank, receiverRank);
+  return buf;
+}
+
+Connection::~Connection() {
+  // A receiver whose sender never attached still owns the name; ShmSegment removes it.
+}
+
+ncclResult_t Connection::tryConnect(bool* ready, std::string* why) {
+  *ready = false;
+  if (slots_ != nullptr) {
+    *ready = true;
+    return ncclSuccess;
+  }
+  const std::string name = id_.shmName();
+  if (!isSender_) {
+    // The receiver owns the memory: create it, describe it, then mark it ready for the sender.
+    FifoLayout layout = FifoLayout::forGeometry(nslots_, slotBytes_);
+    ncclResult_t r = seg_.create(name, layout.totalBytes, why);
+    if (r != ncclSuccess) return r;
+    auto* base = static_cast<unsigned char*>(seg_.data());
+    header_ = reinterpret_cast<FifoHeader*>(base);
+    head_ = reinterpret_cast<FifoHead*>(base + layout.headOffset);
+    slots_ = reinterpret_cast<SlotHeader*>(base + layout.slotsOffset);
+    data_ = base + layout.dataOffset;
+    header_->magic = kFifoMagic;
+    header_->nslots = nslots_;
+    header_->slotBytes = slotBytes_;
+    header_->receiverRank = id_.receiverRank;
+    header_->senderRank = id_.senderRank;
+    header_->ready.store(1, std::memory_order_release);
+    ringIfSleeping(peerBell_);
+    WEFT_INFO(kLogShm, "connection %s created (%u slots x %u bytes)", name.c_str(), nslots_, slotBytes_);
+    *ready = true;
+    return ncclSuccess;
+  }
+  bool notYet = false;
+  FifoLayout minimal = FifoLayout::forGeometry(1, 64);
+  if (seg_.data() == nullptr) {
+    ncclResult_t r = seg_.tryOpen(name, minimal.totalBytes, &notYet, why);
+    if (r != ncclSuccess || notYet) return r;
+  }
+  auto* base = static_cast<unsigned char*>(seg_.data());
+  auto* header = reinterpret_cast<FifoHeader*>(base);
+  if (header->ready.load(std::memory_order_acquire) == 0) return ncclSuccess;
+  if (header->magic != kFifoMagic) {
+    *why = "shared memory segment " + name + " has a bad header";
+    return ncclInternalError;
+  }
+  // The receiver chose the geometry; the sender follows it.
+  nslots_ = header->nslots;
+  slotBytes_ = header->slotBytes;
+  FifoLayout layout = FifoLayout::forGeometry(nslots_, slotBytes_);
+  if (seg_.size() < layout.totalBytes) {
+    *why = "shared memory segment " + name + " is smaller than its header says";
+    return ncclInternalError;
+  }
+  header_ = header;
+  head_ = reinterpret_cast<FifoHead*>(base + layout.headOffset);
+  slots_ = reinterpret_cast<SlotHeader*>(base + layout.slotsOffset);
+  data_ = base + layout.dataOffset;
+  header_->attached.store(1, std::memory_order_release);
+  // Both sides have it mapped now: remove the name so nothing outlives the processes.
+  seg_.unlink();
+  WEFT_INFO(kLogShm, "connection %s attached", name.c_str());
+  *ready = true;
+  return ncclSuccess;
+}
+
+}  // namespace weft

@@ -1,0 +1,37 @@
+// The small shared block every rank publishes to the other ranks of its host: a doorbell futex its
+// peers ring when they hand it data, whether it is asleep, its pid (so peers notice when it dies),
+// its abort flag, and a mailbox used by ncclCommShrink to hand out the new communicator's id.
+#pragma once
+#include <atomic>
+#include <cstdint>
+
+#include "nccl.h"
+#include "transports/shm/futex.h"
+
+namespace weft {
+
+struct alignas(64) RankBlock {
+  uint64_t magic;
+  int32_t pid;
+  int32_t rank;
+  alignas(64) std::atomic<uint32_t> doorbell;  // bumped by a peer that wakes this rank
+  std::atomic<uint32_t> sleeping;              // 1 while this rank waits on doorbell
+  alignas(64) std::atomic<uint32_t> aborted;   // 1 once this rank aborted or failed
+  alignas(64) std::atomic<uint64_t> mailboxSeq;  // ncclCommShrink: which shrink the id belongs to
+  ncclUniqueId mailboxId;
+};
+
+constexpr uint64_t kRankBlockMagic = 0x5745465452424c4bull;  // "WEFTRBLK"
+
+// Called by a rank after it made data visible to the owner of `bell`: wakes it if it sleeps.
+// The fence pairs with the one in the sleeper (RankWaiter): either the sleeper sees our data in
+// its last check, or we see its `sleeping` flag and ring.
+inline void ringIfSleeping(RankBlock* bell) {
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+  if (bell->sleeping.load(std::memory_order_relaxed) != 0) {
+    bell->doorbell.fetch_add(1, std::memory_order_relaxed);
+    futexWakeAll(&bell->doorbell);
+  }
+}
+
+}  // namespace weft
