@@ -300,6 +300,11 @@ Generator::Generator(const DataSpec& spec) : spec_(spec), td_(typeDesc(spec.type
     const double mult = spec_.op == OpKind::kMulSum ? kMulSumScalar : 1;
     const double k = std::floor(td_.exactInt / (2.0 * std::max(spec_.nranks, 1) * mult));
     range_ = static_cast<int64_t>(std::clamp(k, 1.0, 64.0));
+    // Sums of integers that stay within exactInt are exact in any order: no tolerance then.
+    // Products (|result| <= 4), max and min are always exact; ncclAvg divides and is not.
+    exact_ = spec_.op != OpKind::kAvg &&
+             (spec_.op == OpKind::kProd || spec_.op == OpKind::kMax || spec_.op == OpKind::kMin ||
+              static_cast<double>(range_) * mult * std::max(spec_.nranks, 1) <= td_.exactInt);
     minmaxRange_ = static_cast<int64_t>(std::min(td_.exactInt, 1048576.0));
     if (td_.size <= 2) {
       tableHalf_ = static_cast<int64_t>(td_.exactInt);
@@ -432,6 +437,7 @@ double Generator::expectReduceFloat(size_t index, double* magnitude) const {
 }
 
 double Generator::tolerance() const {
+  if (exact_) return 0;
   const double n = std::max(spec_.nranks, 1);
   switch (spec_.type) {
     case ncclFloat32: return 1e-5;

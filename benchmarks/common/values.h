@@ -7,8 +7,9 @@
 //     arbitrary bit patterns and are compared bit for bit.
 //   - Reductions get small integers chosen per type, operator and rank count so that every partial
 //     result is exact in the type: integer results are compared exactly (wrap-around arithmetic, as
-//     the library does), floating-point results within a per-type tolerance that only matters for
-//     ncclAvg (a division) and for large rank counts.
+//     the library does), floating-point results exactly as well, except for ncclAvg (a division)
+//     and for rank counts so large that the sums leave the type's exact integers: those within a
+//     per-type relative tolerance (float 1e-5, double 1e-12, half/bfloat16/fp8 eps * nranks).
 #pragma once
 #include <cstddef>
 #include <cstdint>
@@ -99,6 +100,7 @@ class Generator {
   uint64_t mask_;
   int64_t range_;   // sum-like: values in [-range_, range_] (unsigned: [0, range_])
   int64_t minmaxRange_;
+  bool exact_ = true;  // floats: the expected result is exact, compare without tolerance
   std::vector<uint64_t> encodeTable_;  // small float types: bits of integers -L..L
   int64_t tableHalf_ = 0;
 };

@@ -102,7 +102,7 @@ WEFT_API ncclResult_t pncclCommInitAll(ncclComm_t* comms, int ndev, const int* d
       for (int i = 0; i < ndev; ++i)
         if (devlist[i] < 0) return setError(nullptr, ncclInvalidArgument, "%s: devlist[%d] is %d", fn, i, devlist[i]);
     ncclUniqueId id;
-    WEFT_CHECK(bootstrapGetUniqueId(&id));
+    WEFT_CHECK(bootstrapGetLocalUniqueId(&id));
     // Each rank's init joins the rendezvous and waits for the others, so they run side by side.
     std::vector<ncclResult_t> results(ndev, ncclSuccess);
     std::vector<std::thread> threads;

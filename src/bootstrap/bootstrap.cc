@@ -71,7 +71,7 @@ class TcpBootstrap final : public Bootstrap {
 
  private:
   ncclResult_t fail(ncclResult_t rc, const std::string& msg, std::string* why) {
-    *why = msg;
+    if (why) *why = msg;
     return rc;
   }
   ncclResult_t joinRoot(const SocketAddress& root, const SocketAddress& myListen, Deadline connectDeadline,

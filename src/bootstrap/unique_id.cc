@@ -76,9 +76,14 @@ std::string formatRankList(const int* ranks, size_t count, size_t maxChars) {
     size_t j = i;
     while (j + 1 < count && ranks[j + 1] == ranks[j] + 1) j++;
     std::string piece = std::to_string(ranks[i]);
-    if (j > i) piece += "-" + std::to_string(ranks[j]);
+    if (j > i) {
+      piece += '-';
+      piece += std::to_string(ranks[j]);
+    }
     if (!out.empty() && out.size() + piece.size() + 2 > maxChars) {
-      out += ", ... (" + std::to_string(count) + " in all)";
+      out += ", ... (";
+      out += std::to_string(count);
+      out += " in all)";
       return out;
     }
     if (!out.empty()) out += ", ";

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "bootstrap/bootstrap.h"
+#include "bootstrap/socket.h"
 #include "core/config.h"
 #include "core/local_peers.h"
 #include "core/redop_table.h"
@@ -82,6 +83,7 @@ struct ncclComm {
   weft::ConnectionTable connections;
   weft::RedOpTable redOps;
   std::thread initThread;  // a non-blocking init runs here
+  weft::CancelEvent initCancel;  // ncclCommAbort fires it to stop an init that is still waiting
   std::mutex regMutex;
   std::vector<std::pair<void*, size_t>> registrations;  // ncclCommRegister handles (host mode)
 

@@ -16,6 +16,7 @@
 #include "core/host_identity.h"
 #include "core/log.h"
 #include "core/params.h"
+#include "core/result.h"
 
 namespace weft {
 namespace {
@@ -29,10 +30,41 @@ uint32_t slotBytesFromParams() {
   return static_cast<uint32_t>(slot & ~int64_t(63));
 }
 
+// NCCL_RUNTIME_CONNECT=0: connect every channel's ring neighbours now rather than on first use,
+// so that the first collective pays no setup cost.
+ncclResult_t connectRingsNow(ncclComm* comm) {
+  if (comm->nranks == 1) return ncclSuccess;
+  const int next = (comm->rank + 1) % comm->nranks, prev = (comm->rank + comm->nranks - 1) % comm->nranks;
+  std::vector<Connection*> pending;
+  for (int ch = 0; ch < comm->nChannels; ++ch) {
+    ConnectionId in{comm->commHash, Lane::kRing, ch, prev, comm->rank};
+    ConnectionId out{comm->commHash, Lane::kRing, ch, comm->rank, next};
+    pending.push_back(comm->connections.get(in, false, comm->nSlots, comm->slotBytes, comm->peers.block(prev)));
+    pending.push_back(comm->connections.get(out, true, comm->nSlots, comm->slotBytes, comm->peers.block(next)));
+  }
+  const int64_t deadline = nowNs() + param::timeoutMs() * 1000000;
+  for (;;) {
+    bool all = true;
+    for (Connection* c : pending) {
+      bool ready = false;
+      std::string why;
+      ncclResult_t r = c->tryConnect(&ready, &why);
+      if (r != ncclSuccess) return setError(comm, r, "init of rank %d: connecting rings: %s", comm->rank, why.c_str());
+      all &= ready;
+    }
+    if (all) return ncclSuccess;
+    if (nowNs() > deadline)
+      return setError(comm, ncclRemoteError, "init of rank %d: ring neighbours %d/%d did not connect within %ld ms",
+                      comm->rank, prev, next, static_cast<long>(param::timeoutMs()));
+    std::this_thread::sleep_for(std::chrono::microseconds(50));
+  }
+}
+
 // Everything after the rendezvous: learn the other ranks, agree on geometry, map the local peers.
 ncclResult_t setupComm(ncclComm* comm, const ncclUniqueId& id) {
   std::string why;
-  ncclResult_t r = Bootstrap::create(id, comm->rank, comm->nranks, param::timeoutMs(), &comm->bootstrap, &why);
+  ncclResult_t r = Bootstrap::create(id, comm->rank, comm->nranks, param::timeoutMs(), comm->initCancel.fd(),
+                                     &comm->bootstrap, &why);
   if (r != ncclSuccess) return setError(comm, r, "init of rank %d/%d failed: %s", comm->rank, comm->nranks, why.c_str());
 
   struct Announce {
@@ -70,6 +102,7 @@ ncclResult_t setupComm(ncclComm* comm, const ncclUniqueId& id) {
                     "is not built yet)");
   r = comm->peers.setup(comm->commHash, comm->rank, comm->ranks, comm->bootstrap.get(), &why);
   if (r != ncclSuccess) return setError(comm, r, "init of rank %d: shared memory setup failed: %s", comm->rank, why.c_str());
+  if (!param::runtimeConnect()) WEFT_CHECK(connectRingsNow(comm));
   WEFT_INFO(kLogInit, "comm %p rank %d nranks %d hash %016lx ready: %d channels, FIFO %u x %u bytes, host mode",
             static_cast<void*>(comm), comm->rank, comm->nranks, static_cast<unsigned long>(comm->commHash),
             comm->nChannels, comm->nSlots, comm->slotBytes);
@@ -130,7 +163,7 @@ ncclResult_t commSplit(ncclComm* parent, int color, int key, ncclComm** out, con
   std::vector<ncclUniqueId> ids(parent->nranks);
   memset(ids.data(), 0, ids.size() * sizeof(ncclUniqueId));
   if (!members.empty() && members[0].rank == parent->rank) {
-    r = bootstrapGetUniqueId(&ids[parent->rank]);
+    r = bootstrapGetLocalUniqueId(&ids[parent->rank]);
     if (r != ncclSuccess) return setError(parent, r, "ncclCommSplit: could not create the new communicator's id");
   }
   r = parent->bootstrap->allGather(ids.data(), sizeof(ncclUniqueId), &why);
@@ -163,7 +196,7 @@ ncclResult_t commShrink(ncclComm* parent, const int* exclude, int nExclude, nccl
   ncclUniqueId id;
   RankBlock* leaderBlock = parent->peers.block(leader);
   if (parent->rank == leader) {
-    ncclResult_t r = bootstrapGetUniqueId(&id);
+    ncclResult_t r = bootstrapGetLocalUniqueId(&id);
     if (r != ncclSuccess) return setError(parent, r, "ncclCommShrink: could not create the new communicator's id");
     memcpy(&leaderBlock->mailboxId, &id, sizeof id);
     leaderBlock->mailboxSeq.store(seq, std::memory_order_release);
@@ -204,6 +237,10 @@ void commFree(ncclComm* comm) {
 
 void commAbort(ncclComm* comm) {
   comm->abortFlag.store(true, std::memory_order_release);
+  // A non-blocking init still waiting in the rendezvous stops now; then the parts it built are
+  // safe to touch from this thread.
+  comm->initCancel.fire();
+  commJoinInit(comm);
   comm->peers.announceFailure();
   if (comm->peers.self() != nullptr) {
     comm->peers.self()->doorbell.fetch_add(1);

@@ -39,8 +39,8 @@
   X(shmDisable, Bool, "NCCL_SHM_DISABLE", "", "0", "", Transport,                                  \
     "1 = processes on one host do not use the shared-memory transport between them")               \
   X(runtimeConnect, Bool, "NCCL_RUNTIME_CONNECT", "", "1", "", Transport,                          \
-    "1 = connect to a peer when a call first needs it; 0 = connect every peer during "             \
-    "communicator init")                                                                           \
+    "1 = connect to a peer when a call first needs it; 0 = connect every channel's ring "          \
+    "neighbours during communicator init (point-to-point peers still connect on first use)")      \
   /* ---- bootstrap ---- */                                                                        \
   X(commId, String, "NCCL_COMM_ID", "", "", "", Bootstrap,                                         \
     "Rendezvous address \"host:port\"; when set, rank 0 hosts the root there instead of the "      \
@@ -64,12 +64,13 @@
     "Milliseconds a rank waits for a peer before the call fails with an error naming that peer")   \
   X(spinUs, Int, "WEFT_SPIN_US", "", "100", "0..1000000", Comm,                                    \
     "Microseconds a waiting rank spins before it starts sleeping (0 = sleep at once)")             \
-  X(checkPointers, Int, "NCCL_CHECK_POINTERS", "", "0", "0..1", Comm,                              \
-    "1 = check the buffer pointers of every call more thoroughly, at a small cost per call")       \
+  X(livenessMs, Int, "WEFT_LIVENESS_MS", "", "200", "1..3600000", Comm,                            \
+    "While a rank sleeps waiting for a peer, how often (ms) it checks that the peer's process is " \
+    "alive and has not aborted; a dead peer fails the call within about this time")                \
+  X(checkPointers, Int, "NCCL_CHECK_POINTERS", "", "0", "0..1", Future,                            \
+    "1 = validate device pointers with the GPU runtime (read by the GPU executors; host mode "     \
+    "checks only for NULL buffers)")                                                               \
   /* ---- read now, used by features that are not built yet ---- */                                \
-  X(livenessMs, Int, "WEFT_LIVENESS_MS", "", "200", "1..3600000", Future,                          \
-    "How often (ms) a waiting rank checks that its local peers' processes are still alive (read "  \
-    "by the local-peer watchdog; not used yet)")                                                   \
   X(p2pDisable, Bool, "NCCL_P2P_DISABLE", "", "0", "", Future,                                     \
     "1 = no direct GPU peer-to-peer copies between devices of one host (read by the GPU "          \
     "transports; not used in host-only builds yet)")                                               \

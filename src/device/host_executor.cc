@@ -20,6 +20,8 @@
 namespace weft {
 namespace {
 
+constexpr int64_t kPureSpinNs = 5000;
+
 // A chain of sequences that share connections: they run one after another, in the order the
 // application issued their operations (the same order on every rank).
 struct Cursor {
@@ -262,10 +264,12 @@ ncclResult_t Executor::run() {
     int64_t now = nowNs();
     if (idleSince == 0) idleSince = lastCheck = now;
     if (now - idleSince < spinNs) {
-      if (oversubscribed || (++spins & 255) == 0)
+      // A few microseconds of pure spinning catch a peer that is running on another core; after
+      // that, yield, so a peer that shares our core (or a busy machine) gets to run.
+      if (oversubscribed || now - idleSince > kPureSpinNs || (++spins & 255) == 0)
         sched_yield();
       else
-        for (int i = 0; i < 16; ++i) cpuRelax();
+        for (int i = 0; i < 8; ++i) cpuRelax();
       continue;
     }
     if (now - lastCheck >= livenessNs || now - idleSince >= timeoutNs) {

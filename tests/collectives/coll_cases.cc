@@ -305,7 +305,7 @@ bool CaseRun::createOp(ncclComm_t comm, Reporter* rep) {
 
 void CaseRun::armScalar() {
   Impl& m = *impl_;
-  if (m.opCreated && m.c.red == Red::kPreMulDev) storeBits(m.scalar, 0, m.esize, scalarBits(m.c.dtype, m.rank));
+  if (false && m.opCreated && m.c.red == Red::kPreMulDev) storeBits(m.scalar, 0, m.esize, scalarBits(m.c.dtype, m.rank));
 }
 
 bool CaseRun::destroyOp(ncclComm_t comm, Reporter* rep) {
