@@ -33,6 +33,9 @@ void expect(int, int n, int, const Counts& c, std::vector<Segment>* segs) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  static const CollDesc desc{"all_gather_perf", OpUse::kNone, false, true, false, counts, bandwidth, run, expect};
+  static const CollDesc desc{
+      .name = "all_gather_perf", .call = "ncclAllGather", .opUse = OpUse::kNone, .rooted = false,
+      .inPlace = InPlace::kChecked, .needsPowerOfTwo = false,
+      .counts = counts, .bandwidth = bandwidth, .run = run, .expect = expect};
   return benchMain(argc, argv, desc);
 }

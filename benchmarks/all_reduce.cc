@@ -27,6 +27,9 @@ void expect(int, int, int, const Counts& c, std::vector<Segment>* segs) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  static const CollDesc desc{"all_reduce_perf", OpUse::kReduce, false, true, false, counts, bandwidth, run, expect};
+  static const CollDesc desc{
+      .name = "all_reduce_perf", .call = "ncclAllReduce", .opUse = OpUse::kReduce, .rooted = false,
+      .inPlace = InPlace::kChecked, .needsPowerOfTwo = false,
+      .counts = counts, .bandwidth = bandwidth, .run = run, .expect = expect};
   return benchMain(argc, argv, desc);
 }

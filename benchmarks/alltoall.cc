@@ -1,6 +1,6 @@
 // alltoall_perf: ncclAlltoAll. size = count * nranks * typesize (each rank's buffer), count = the
-// per-peer count (rounded down to 16 bytes); busbw = algbw * (n-1)/n. The in-place variant
-// (sendbuff == recvbuff) is timed but, as in nccl-tests, not validated (#wrong reads N/A).
+// per-peer count (rounded down to 16 bytes); busbw = algbw * (n-1)/n. In-place AlltoAll
+// (sendbuff == recvbuff) is not defined by NCCL and Weft rejects it: the in-place columns read N/A.
 #include "common/harness.h"
 
 namespace {
@@ -30,6 +30,9 @@ void expect(int rank, int n, int, const Counts& c, std::vector<Segment>* segs) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  static const CollDesc desc{"alltoall_perf", OpUse::kNone, false, false, false, counts, bandwidth, run, expect};
+  static const CollDesc desc{
+      .name = "alltoall_perf", .call = "ncclAlltoAll", .opUse = OpUse::kNone, .rooted = false,
+      .inPlace = InPlace::kNotRun, .needsPowerOfTwo = false,
+      .counts = counts, .bandwidth = bandwidth, .run = run, .expect = expect};
   return benchMain(argc, argv, desc);
 }

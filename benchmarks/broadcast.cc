@@ -27,6 +27,9 @@ void expect(int, int, int root, const Counts& c, std::vector<Segment>* segs) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  static const CollDesc desc{"broadcast_perf", OpUse::kNone, true, true, false, counts, bandwidth, run, expect};
+  static const CollDesc desc{
+      .name = "broadcast_perf", .call = "ncclBroadcast", .opUse = OpUse::kNone, .rooted = true,
+      .inPlace = InPlace::kChecked, .needsPowerOfTwo = false,
+      .counts = counts, .bandwidth = bandwidth, .run = run, .expect = expect};
   return benchMain(argc, argv, desc);
 }

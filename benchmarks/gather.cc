@@ -34,6 +34,9 @@ void expect(int rank, int n, int root, const Counts& c, std::vector<Segment>* se
 }  // namespace
 
 int main(int argc, char** argv) {
-  static const CollDesc desc{"gather_perf", OpUse::kNone, true, true, false, counts, bandwidth, run, expect};
+  static const CollDesc desc{
+      .name = "gather_perf", .call = "ncclGather", .opUse = OpUse::kNone, .rooted = true,
+      .inPlace = InPlace::kChecked, .needsPowerOfTwo = false,
+      .counts = counts, .bandwidth = bandwidth, .run = run, .expect = expect};
   return benchMain(argc, argv, desc);
 }

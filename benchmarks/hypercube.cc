@@ -54,6 +54,9 @@ void expect(int, int n, int, const Counts& c, std::vector<Segment>* segs) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  static const CollDesc desc{"hypercube_perf", OpUse::kBlank, false, true, true, counts, bandwidth, run, expect};
+  static const CollDesc desc{
+      .name = "hypercube_perf", .call = "ncclSend/ncclRecv", .opUse = OpUse::kBlank, .rooted = false,
+      .inPlace = InPlace::kChecked, .needsPowerOfTwo = true,
+      .counts = counts, .bandwidth = bandwidth, .run = run, .expect = expect};
   return benchMain(argc, argv, desc);
 }

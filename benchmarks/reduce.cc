@@ -26,6 +26,9 @@ void expect(int rank, int, int root, const Counts& c, std::vector<Segment>* segs
 }  // namespace
 
 int main(int argc, char** argv) {
-  static const CollDesc desc{"reduce_perf", OpUse::kReduce, true, true, false, counts, bandwidth, run, expect};
+  static const CollDesc desc{
+      .name = "reduce_perf", .call = "ncclReduce", .opUse = OpUse::kReduce, .rooted = true,
+      .inPlace = InPlace::kChecked, .needsPowerOfTwo = false,
+      .counts = counts, .bandwidth = bandwidth, .run = run, .expect = expect};
   return benchMain(argc, argv, desc);
 }

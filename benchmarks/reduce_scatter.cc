@@ -33,7 +33,9 @@ void expect(int rank, int, int, const Counts& c, std::vector<Segment>* segs) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  static const CollDesc desc{"reduce_scatter_perf", OpUse::kReduce, false, true, false, counts, bandwidth, run,
-                             expect};
+  static const CollDesc desc{
+      .name = "reduce_scatter_perf", .call = "ncclReduceScatter", .opUse = OpUse::kReduce, .rooted = false,
+      .inPlace = InPlace::kChecked, .needsPowerOfTwo = false,
+      .counts = counts, .bandwidth = bandwidth, .run = run, .expect = expect};
   return benchMain(argc, argv, desc);
 }

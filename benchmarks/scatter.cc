@@ -33,6 +33,9 @@ void expect(int rank, int, int root, const Counts& c, std::vector<Segment>* segs
 }  // namespace
 
 int main(int argc, char** argv) {
-  static const CollDesc desc{"scatter_perf", OpUse::kNone, true, true, false, counts, bandwidth, run, expect};
+  static const CollDesc desc{
+      .name = "scatter_perf", .call = "ncclScatter", .opUse = OpUse::kNone, .rooted = true,
+      .inPlace = InPlace::kChecked, .needsPowerOfTwo = false,
+      .counts = counts, .bandwidth = bandwidth, .run = run, .expect = expect};
   return benchMain(argc, argv, desc);
 }

@@ -36,6 +36,9 @@ void expect(int rank, int n, int, const Counts& c, std::vector<Segment>* segs) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  static const CollDesc desc{"sendrecv_perf", OpUse::kIgnored, false, false, false, counts, bandwidth, run, expect};
+  static const CollDesc desc{
+      .name = "sendrecv_perf", .call = "ncclSend/ncclRecv", .opUse = OpUse::kIgnored, .rooted = false,
+      .inPlace = InPlace::kUnchecked, .needsPowerOfTwo = false,
+      .counts = counts, .bandwidth = bandwidth, .run = run, .expect = expect};
   return benchMain(argc, argv, desc);
 }

@@ -32,6 +32,13 @@ struct RunArgs {
   int nranks;
 };
 
+// What the tool does with the in-place variant.
+enum class InPlace {
+  kChecked,    // timed and validated
+  kUnchecked,  // timed, #wrong reads N/A (sendrecv, as in nccl-tests)
+  kNotRun,     // the library does not define it (Weft rejects in-place AlltoAll): all columns N/A
+};
+
 // What the redop column shows and whether the tool loops over -o.
 enum class OpUse {
   kReduce,   // a reduction: -o selects the operator(s), data are numeric
@@ -42,9 +49,10 @@ enum class OpUse {
 
 struct CollDesc {
   const char* name;          // the tool's name, e.g. "all_reduce_perf"
+  const char* call;          // what run() calls, for error messages, e.g. "ncclAllReduce"
   OpUse opUse;
   bool rooted;               // -r selects the root(s); otherwise the root column reads -1
-  bool checkInPlace;         // false: the in-place #wrong column reads N/A (alltoall, sendrecv)
+  InPlace inPlace;
   bool needsPowerOfTwo;      // hypercube
   Counts (*counts)(size_t count, size_t eltSize, int nranks);
   // Bandwidths for one call taking sec seconds, from the count passed to the call.

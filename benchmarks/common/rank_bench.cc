@@ -209,7 +209,7 @@ void RankBench::startColl(bool inPlace, size_t iter) {
   a.rank = rank_;
   a.nranks = nranks_;
   const ncclResult_t r = coll_.run(a);
-  if (r != ncclSuccess) failCall(coll_.name, rank_, coll_.name, r, comm_);
+  if (r != ncclSuccess) failCall(coll_.name, rank_, coll_.call, r, comm_);
 }
 
 void RankBench::initData(bool inPlace) {
@@ -245,6 +245,10 @@ int64_t RankBench::verify(bool inPlace) {
 }
 
 void RankBench::benchTime(bool inPlace) {
+  if (inPlace && coll_.inPlace == InPlace::kNotRun) {
+    print("  %7s  %6s  %6s  %6s", "N/A", "N/A", "N/A", "N/A");
+    return;
+  }
   // One untimed call, then every rank starts the timed batch together.
   startColl(inPlace, 0);
   barrier();
@@ -261,7 +265,7 @@ void RankBench::benchTime(bool inPlace) {
   coll_.bandwidth(counts_.param, ts_, sec, nranks_, &algBw, &busBw);
   barrier();
 
-  const bool report = o_.check > 0 && (!inPlace || coll_.checkInPlace);
+  const bool report = o_.check > 0 && (!inPlace || coll_.inPlace == InPlace::kChecked);
   int64_t wrong = 0;
   if (report) {
     for (int c = 0; c < o_.check; c++) {

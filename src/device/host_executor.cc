@@ -6,7 +6,7 @@
 #include <algorithm>
 #include <cinttypes>
 #include <string>
-#include <tuple>
+#include <utility>
 #include <vector>
 
 #include "core/clock.h"
@@ -33,15 +33,13 @@ struct Cursor {
   bool finished = false;
 };
 
-auto chainKey(const Sequence& s) {
-  return std::make_tuple(reinterpret_cast<uintptr_t>(s.task->comm), static_cast<int>(s.lane), s.channel,
-                         s.sendPeer, s.recvPeer);
+std::pair<uintptr_t, ChainKey> chainKey(const Sequence& s) {
+  return {reinterpret_cast<uintptr_t>(s.task->comm), chainKeyOf(s)};
 }
 
 class Executor {
  public:
-  explicit Executor(const Program& prog) : prog_(prog) {}
-  ncclResult_t run();
+  ncclResult_t run(const Program& prog);
 
  private:
   bool advance(Cursor& c);
@@ -51,7 +49,7 @@ class Executor {
   ncclResult_t checkHealth(bool deadlinePassed, int64_t idleNs);
   Connection* connectionFor(const Sequence& s, bool sender);
 
-  const Program& prog_;
+  const Program* progp_ = nullptr;
   std::vector<uint32_t> order_;
   std::vector<Cursor> cursors_;
   std::vector<ncclComm*> comms_;
@@ -69,7 +67,7 @@ Connection* Executor::connectionFor(const Sequence& s, bool sender) {
 bool Executor::advance(Cursor& c) {
   bool moved = false;
   while (!c.finished && error_ == ncclSuccess) {
-    const Sequence& s = prog_.sequences[order_[c.pos]];
+    const Sequence& s = progp_->sequences[order_[c.pos]];
     if (c.step >= s.nSteps) {
       c.step = 0;
       c.done = 0;
@@ -78,7 +76,7 @@ bool Executor::advance(Cursor& c) {
       moved = true;
       continue;
     }
-    const Step& st = prog_.steps[s.firstStep + c.step];
+    const Step& st = progp_->steps[s.firstStep + c.step];
     const Task& t = *s.task;
     ncclComm* comm = t.comm;
     if (c.recv == nullptr && s.recvPeer >= 0) {
@@ -188,9 +186,9 @@ ncclResult_t Executor::fail(ncclComm* comm, ncclResult_t code, const std::string
 }
 
 std::string Executor::describe(const Cursor& c, int* peer) const {
-  const Sequence& s = prog_.sequences[order_[c.pos]];
+  const Sequence& s = progp_->sequences[order_[c.pos]];
   const Task& t = *s.task;
-  const Step& st = prog_.steps[s.firstStep + std::min(c.step, s.nSteps - 1)];
+  const Step& st = progp_->steps[s.firstStep + std::min(c.step, s.nSteps - 1)];
   const bool rx = stepReceives(st.op) && (c.recv == nullptr || !c.recv->connected() || !c.recv->canRecv());
   *peer = rx ? s.recvPeer : s.sendPeer;
   char buf[512];
@@ -212,7 +210,7 @@ ncclResult_t Executor::checkHealth(bool deadlinePassed, int64_t idleNs) {
     if (c.finished) continue;
     int peer = -1;
     std::string where = describe(c, &peer);
-    ncclComm* comm = prog_.sequences[order_[c.pos]].task->comm;
+    ncclComm* comm = progp_->sequences[order_[c.pos]].task->comm;
     if (peer >= 0) {
       std::string failure = comm->peers.peerFailure(peer);
       if (!failure.empty()) return fail(comm, ncclRemoteError, failure + " while " + where);
@@ -225,18 +223,22 @@ ncclResult_t Executor::checkHealth(bool deadlinePassed, int64_t idleNs) {
   return ncclSuccess;
 }
 
-ncclResult_t Executor::run() {
-  const size_t nseq = prog_.sequences.size();
+ncclResult_t Executor::run(const Program& prog) {
+  progp_ = &prog;
+  cursors_.clear();
+  comms_.clear();
+  error_ = ncclSuccess;
+  const size_t nseq = progp_->sequences.size();
   order_.resize(nseq);
   for (uint32_t i = 0; i < nseq; ++i) order_[i] = i;
   std::stable_sort(order_.begin(), order_.end(), [&](uint32_t a, uint32_t b) {
-    return chainKey(prog_.sequences[a]) < chainKey(prog_.sequences[b]);
+    return chainKey(progp_->sequences[a]) < chainKey(progp_->sequences[b]);
   });
   for (uint32_t i = 0; i < nseq;) {
     uint32_t j = i + 1;
-    while (j < nseq && chainKey(prog_.sequences[order_[j]]) == chainKey(prog_.sequences[order_[i]])) ++j;
+    while (j < nseq && chainKey(progp_->sequences[order_[j]]) == chainKey(progp_->sequences[order_[i]])) ++j;
     cursors_.push_back(Cursor{i, j});
-    ncclComm* comm = prog_.sequences[order_[i]].task->comm;
+    ncclComm* comm = progp_->sequences[order_[i]].task->comm;
     if (std::find(comms_.begin(), comms_.end(), comm) == comms_.end()) comms_.push_back(comm);
     i = j;
   }
@@ -320,8 +322,8 @@ const char* stepName(StepOp op) {
 
 ncclResult_t executeOnHost(const Program& prog) {
   if (prog.sequences.empty()) return ncclSuccess;
-  Executor ex(prog);
-  return ex.run();
+  thread_local Executor executor;
+  return executor.run(prog);
 }
 
 }  // namespace weft

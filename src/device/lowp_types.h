@@ -134,7 +134,8 @@ WEFT_HOST_DEVICE WEFT_INLINE uint16_t bfloat16BitsFromFloat(float f) {
   // Same exponent range as float, so one rounding add covers normals, subnormals and overflow
   // (a carry out of the largest finite value lands exactly on Inf).
   const uint32_t rounded = (x + 0x7fffu + ((x >> 16) & 1u)) >> 16;
-  return static_cast<uint16_t>(lowp_detail::selectBits((x & 0x7fffffffu) > 0x7f800000u, kBFloat16CanonicalNaN, rounded));
+  const bool nan = (x & 0x7fffffffu) > 0x7f800000u;
+  return static_cast<uint16_t>(lowp_detail::selectBits(nan, kBFloat16CanonicalNaN, rounded));
 }
 
 WEFT_HOST_DEVICE WEFT_INLINE float floatFromBFloat16Bits(uint16_t b) {
@@ -202,8 +203,10 @@ WEFT_HOST_DEVICE WEFT_INLINE float floatFromFloat8e5m2Bits(uint8_t b) {
 
 WEFT_LOWP_TYPE(Float16, uint16_t, float16BitsFromFloat, floatFromFloat16Bits, kFloat16CanonicalNaN);
 WEFT_LOWP_TYPE(BFloat16, uint16_t, bfloat16BitsFromFloat, floatFromBFloat16Bits, kBFloat16CanonicalNaN);
-WEFT_LOWP_TYPE(Float8E4M3, uint8_t, float8e4m3BitsFromFloat, floatFromFloat8e4m3Bits, kFloat8E4M3CanonicalNaN);
-WEFT_LOWP_TYPE(Float8E5M2, uint8_t, float8e5m2BitsFromFloat, floatFromFloat8e5m2Bits, kFloat8E5M2CanonicalNaN);
+WEFT_LOWP_TYPE(Float8E4M3, uint8_t, float8e4m3BitsFromFloat, floatFromFloat8e4m3Bits,
+               kFloat8E4M3CanonicalNaN);
+WEFT_LOWP_TYPE(Float8E5M2, uint8_t, float8e5m2BitsFromFloat, floatFromFloat8e5m2Bits,
+               kFloat8E5M2CanonicalNaN);
 #undef WEFT_LOWP_TYPE
 
 // True for the four software formats above (their arithmetic goes through float).

@@ -4,6 +4,7 @@
 // pieces and streams them, so consecutive ranks of a ring work on the same step in a pipeline.
 #pragma once
 #include <cstddef>
+#include <compare>
 #include <cstdint>
 #include <vector>
 
@@ -56,6 +57,20 @@ struct Sequence {
   uint32_t firstStep;
   uint32_t nSteps;
 };
+
+// Sequences of one communicator with equal keys share connections, so they must run one after
+// another, in issue order. Every ring sequence of a channel uses that channel's connections to the
+// ring neighbours (Broadcast and Reduce only one of the two), so all of them chain together;
+// a point-to-point sequence uses exactly one connection, named by its peer and direction.
+struct ChainKey {
+  int lane, channel, sendPeer, recvPeer;
+  friend bool operator==(const ChainKey&, const ChainKey&) = default;
+  friend auto operator<=>(const ChainKey&, const ChainKey&) = default;
+};
+inline ChainKey chainKeyOf(const Sequence& s) {
+  if (s.lane == Lane::kRing) return ChainKey{static_cast<int>(s.lane), s.channel, -2, -2};
+  return ChainKey{static_cast<int>(s.lane), s.channel, s.sendPeer, s.recvPeer};
+}
 
 struct Program {
   std::vector<Step> steps;

@@ -59,10 +59,12 @@ enum ReduceVariant : unsigned {
 // with each part present only when kVariant asks for it.
 //
 // Destinations may alias a source exactly (in-place reductions): element i is read completely
-// before it is written. For that reason the pointers are deliberately not __restrict__: under GCC
-// the vectoriser then guards the loop with a runtime overlap test, which lets an exact alias
-// (distance 0) through to the vector loop, so in-place and out-of-place run equally fast, while
-// __restrict__ would promise the compiler something in-place callers break.
+// before it is written. For that reason the pointers are deliberately not __restrict__, which would
+// promise the compiler something in-place callers break. It costs nothing on the host: GCC guards
+// the vector loop with a runtime overlap test that lets an exact alias (distance 0) through, and
+// measured with and without __restrict__ the loops ran at the same speed. A GPU kernel that wants
+// several loads in flight per thread should load a few elements before storing any (also safe
+// under exact aliasing) rather than rely on __restrict__.
 template <typename T, typename Op, unsigned kVariant>
 WEFT_HOST_DEVICE WEFT_INLINE void reduceCopyRange(MemoryType<T>* dst0, MemoryType<T>* dst1,
                                                   const MemoryType<T>* partial, const MemoryType<T>* local,

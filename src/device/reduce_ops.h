@@ -9,14 +9,15 @@
 //              open (x86 keeps an operand's payload, NVIDIA GPUs return the canonical pattern), and
 //              canonicalising makes host and GPU ranks agree whatever NaNs the inputs carried.
 //   float16,   the operands are widened to float (exactly), the operation is done once in float and
-//   bfloat16,  rounded back once. float carries more than twice the precision of each format plus
-//   fp8        two bits, so this double rounding equals a single correctly rounded operation in the
-//              narrow format: the result is what a native instruction (__hadd, __hmul) gives.
+//   bfloat16,  rounded back once. float's 24 bits are at least 2p+2 for each of these formats'
+//   fp8        p-bit significands, so this double rounding equals a single correctly rounded
+//              operation in the narrow format: what a native instruction (__hadd, __hmul) gives.
 //   Max, Min   on floating types NaN-propagating: if either operand is NaN the result is the
 //              canonical NaN (fmax/fmin would drop the NaN, hiding a bad value on some ranks and
 //              not others). They are also exactly commutative: max(-0, +0) = +0 and
 //              min(-0, +0) = -0 whichever operand comes first, so the order in which an algorithm
-//              combines ranks cannot change the bits.
+//              combines ranks cannot change the bits. Otherwise the result is one of the operands,
+//              bit for bit.
 //
 // The result of arithmetic depends on the floating-point environment of the thread running it
 // (rounding mode, flush-to-zero); Weft's host threads run with the default (round to nearest, no
@@ -192,8 +193,8 @@ WEFT_HOST_DEVICE WEFT_INLINE T preMultiply(T x, T scalar) {
 template <typename T>
 WEFT_HOST_DEVICE WEFT_INLINE T postDivide(T x, int divisor) {
   if constexpr (ops_detail::kIsInteger<T>) {
-    // Divide in a type at least as wide as int so that an unsigned 8-bit sum is not compared
-    // against a divisor it cannot hold, and 64-bit values keep all their bits.
+    // 8-bit sums are divided as int, so a divisor larger than the type can hold (more ranks than
+    // 255) still divides correctly; wider types divide in their own type.
     using W = std::conditional_t<(sizeof(T) < sizeof(int)), int, T>;
     return static_cast<T>(static_cast<W>(x) / static_cast<W>(divisor));
   } else if constexpr (ops_detail::kIsIeee<T>) {

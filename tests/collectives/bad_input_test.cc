@@ -175,6 +175,24 @@ TEST_F(BadInput, BadReductionOp) {
   EXPECT_NCCL_ERR(ncclAllReduce(d.data(), d.data(), 4, ncclFloat64, op, comm_, nullptr), ncclInvalidArgument, comm_,
                   "op", "type");
   EXPECT_EQ(ncclRedOpDestroy(op, comm_), ncclSuccess);
+  // ... and for the communicator it was made on.
+  ncclUniqueId id;
+  ASSERT_EQ(ncclGetUniqueId(&id), ncclSuccess);
+  ncclComm_t other = nullptr;
+  ASSERT_EQ(ncclCommInitRank(&other, 1, id, 0), ncclSuccess);
+  ASSERT_EQ(ncclRedOpCreatePreMulSum(&op, &scalar, ncclFloat32, ncclScalarHostImmediate, other), ncclSuccess);
+  if (op != ncclNumOps) {  // the first user op of both communicators may share a number; skip then
+    EXPECT_NCCL_ERR(ncclAllReduce(b, b, 4, ncclFloat32, op, comm_, nullptr), ncclInvalidArgument, comm_, "op", "reduction");
+  }
+  EXPECT_EQ(ncclRedOpDestroy(op, other), ncclSuccess);
+  EXPECT_EQ(ncclCommDestroy(other), ncclSuccess);
+  // The scalar must be given.
+  EXPECT_NCCL_ERR(ncclRedOpCreatePreMulSum(&op, nullptr, ncclFloat32, ncclScalarHostImmediate, comm_),
+                  ncclInvalidArgument, comm_, "scalar", "null", "pointer");
+  EXPECT_NCCL_ERR(ncclRedOpCreatePreMulSum(nullptr, &scalar, ncclFloat32, ncclScalarHostImmediate, comm_),
+                  ncclInvalidArgument, comm_, "op", "null", "pointer");
+  EXPECT_NCCL_ERR(ncclRedOpCreatePreMulSum(&op, &scalar, ncclFloat32, static_cast<ncclScalarResidence_t>(7), comm_),
+                  ncclInvalidArgument, comm_, "residence", "scalar");
   expectStillWorks();
 }
 

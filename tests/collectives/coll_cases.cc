@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
+#include <new>
 
 #include "dtypes.h"
 #include "reference.h"
@@ -66,7 +67,7 @@ const std::vector<Red>& allReds() {
 std::string CollCase::name() const {
   std::string s = std::string(collName(coll)) + "/" + dtypeInfo(dtype).name;
   if (collReduces(coll)) s += std::string("/") + redName(red);
-  s += "/c" + std::to_string(count) + (inPlace ? "/inplace" : "/outofplace");
+  s += "/c" + std::to_string(count) + (inPlace ? "/inplace" : "/outofplace") + (shifted ? "/shifted" : "");
   if (collHasRoot(coll)) s += "/root" + std::to_string(root);
   return s;
 }
@@ -85,26 +86,35 @@ namespace {
 constexpr size_t kGuardBytes = 64;
 constexpr unsigned char kGuardByte = 0xCD;
 
-// Bytes with a guard zone on either side; data() is 64-byte aligned past the front guard.
+// Bytes with a guard zone on either side. data() is 64-byte aligned plus `shift` bytes: a shift of
+// one element leaves the buffer aligned to its element size only, as user buffers may be.
 class GuardedBuffer {
  public:
-  void allocate(size_t bytes) {
+  void allocate(size_t shift, size_t bytes) {
     bytes_ = bytes;
-    storage_.assign(bytes + 2 * kGuardBytes, kGuardByte);
+    front_ = kGuardBytes + shift;
+    storage_.reset(static_cast<unsigned char*>(::operator new(front_ + bytes + kGuardBytes, std::align_val_t{64})));
+    memset(storage_.get(), kGuardByte, front_ + bytes + kGuardBytes);
   }
-  bool allocated() const { return !storage_.empty(); }
-  unsigned char* data() { return storage_.data() + kGuardBytes; }
-  const unsigned char* data() const { return storage_.data() + kGuardBytes; }
+  bool allocated() const { return storage_ != nullptr; }
+  unsigned char* data() { return storage_.get() + front_; }
+  const unsigned char* data() const { return storage_.get() + front_; }
   size_t bytes() const { return bytes_; }
   bool guardsIntact() const {
+    for (size_t i = 0; i < front_; ++i)
+      if (storage_[i] != kGuardByte) return false;
     for (size_t i = 0; i < kGuardBytes; ++i)
-      if (storage_[i] != kGuardByte || storage_[kGuardBytes + bytes_ + i] != kGuardByte) return false;
+      if (storage_[front_ + bytes_ + i] != kGuardByte) return false;
     return true;
   }
 
  private:
-  std::vector<unsigned char> storage_;
+  struct AlignedDelete {
+    void operator()(unsigned char* p) const { ::operator delete(p, std::align_val_t{64}); }
+  };
+  std::unique_ptr<unsigned char[], AlignedDelete> storage_;
   size_t bytes_ = 0;
+  size_t front_ = 0;
 };
 
 uint64_t fnv1a(const unsigned char* p, size_t n) {
@@ -134,9 +144,11 @@ void checkRange(Reporter* rep, const std::string& label, const char* what, ncclD
 }  // namespace
 
 struct CaseRun::Impl {
+  Impl(const CollCase& cc, int r, int n) : c(cc), rank(r), nranks(n), ref(cc, n), esize(dtypeInfo(cc.dtype).size) {}
   CollCase c;
   int rank = 0;
   int nranks = 0;
+  Reference ref;
   size_t esize = 0;
   GuardedBuffer a;  // the send buffer, or the only buffer when in place
   GuardedBuffer b;  // the receive buffer when out of place
@@ -157,10 +169,10 @@ struct CaseRun::Impl {
     return c.name() + " nranks=" + std::to_string(nranks) + " rank=" + std::to_string(rank);
   }
   void fillInput(unsigned char* p, size_t n, size_t firstIdx) const {
-    for (size_t i = 0; i < n; ++i) storeBits(p, i, esize, inputBits(c, rank, firstIdx + i));
+    for (size_t i = 0; i < n; ++i) storeBits(p, i, esize, ref.input(rank, firstIdx + i));
   }
   void fillJunk(unsigned char* p, size_t n) const {
-    for (size_t i = 0; i < n; ++i) storeBits(p, i, esize, junkBits(c, rank, i));
+    for (size_t i = 0; i < n; ++i) storeBits(p, i, esize, ref.junk(rank, i));
   }
   void setup();
 };
@@ -168,9 +180,10 @@ struct CaseRun::Impl {
 void CaseRun::Impl::setup() {
   const size_t cnt = c.count;
   const size_t n = static_cast<size_t>(nranks);
+  const size_t shift = c.shifted ? esize : 0;
   auto outOfPlace = [&](size_t sendElems, size_t recvElems) {
-    a.allocate(sendElems * esize);
-    b.allocate(recvElems * esize);
+    a.allocate(shift, sendElems * esize);
+    b.allocate(shift, recvElems * esize);
     fillInput(a.data(), sendElems, 0);
     fillJunk(b.data(), recvElems);
     send = a.data();
@@ -180,7 +193,7 @@ void CaseRun::Impl::setup() {
     case Coll::kAllReduce:
     case Coll::kReduce:
       if (c.inPlace) {
-        a.allocate(cnt * esize);
+        a.allocate(shift, cnt * esize);
         fillInput(a.data(), cnt, 0);
         send = recv = a.data();
       } else {
@@ -190,7 +203,7 @@ void CaseRun::Impl::setup() {
     case Coll::kBroadcast:
     case Coll::kBcast:
       if (c.inPlace || c.coll == Coll::kBcast) {
-        a.allocate(cnt * esize);
+        a.allocate(shift, cnt * esize);
         if (isRoot()) fillInput(a.data(), cnt, 0); else fillJunk(a.data(), cnt);
         send = recv = a.data();
       } else {
@@ -199,7 +212,7 @@ void CaseRun::Impl::setup() {
       break;
     case Coll::kAllGather:
       if (c.inPlace) {
-        a.allocate(n * cnt * esize);
+        a.allocate(shift, n * cnt * esize);
         fillJunk(a.data(), n * cnt);
         fillInput(a.data() + rank * cnt * esize, cnt, 0);
         recv = a.data();
@@ -210,7 +223,7 @@ void CaseRun::Impl::setup() {
       break;
     case Coll::kReduceScatter:
       if (c.inPlace) {
-        a.allocate(n * cnt * esize);
+        a.allocate(shift, n * cnt * esize);
         fillInput(a.data(), n * cnt, 0);
         send = a.data();
         recv = a.data() + rank * cnt * esize;
@@ -221,7 +234,7 @@ void CaseRun::Impl::setup() {
     case Coll::kAlltoAll: outOfPlace(n * cnt, n * cnt); break;
     case Coll::kGather:
       if (c.inPlace && isRoot()) {
-        a.allocate(n * cnt * esize);
+        a.allocate(shift, n * cnt * esize);
         fillJunk(a.data(), n * cnt);
         fillInput(a.data() + rank * cnt * esize, cnt, 0);
         recv = a.data();
@@ -232,7 +245,7 @@ void CaseRun::Impl::setup() {
       break;
     case Coll::kScatter:
       if (c.inPlace && isRoot()) {
-        a.allocate(n * cnt * esize);
+        a.allocate(shift, n * cnt * esize);
         fillInput(a.data(), n * cnt, 0);
         send = a.data();
         recv = a.data() + rank * cnt * esize;
@@ -250,8 +263,8 @@ void CaseRun::Impl::setup() {
         rdispls.push_back(rTotal);
         rTotal += rcounts.back() + 1;
       }
-      a.allocate(sTotal * esize);
-      b.allocate(rTotal * esize);
+      a.allocate(shift, sTotal * esize);
+      b.allocate(shift, rTotal * esize);
       fillJunk(a.data(), sTotal);
       fillJunk(b.data(), rTotal);
       // Block for peer p holds input elements p*(cnt+2) + e (a different range for every peer).
@@ -268,11 +281,7 @@ void CaseRun::Impl::setup() {
   }
 }
 
-CaseRun::CaseRun(const CollCase& c, int rank, int nranks) : impl_(std::make_unique<Impl>()) {
-  impl_->c = c;
-  impl_->rank = rank;
-  impl_->nranks = nranks;
-  impl_->esize = dtypeInfo(c.dtype).size;
+CaseRun::CaseRun(const CollCase& c, int rank, int nranks) : impl_(std::make_unique<Impl>(c, rank, nranks)) {
   impl_->setup();
 }
 
@@ -305,7 +314,7 @@ bool CaseRun::createOp(ncclComm_t comm, Reporter* rep) {
 
 void CaseRun::armScalar() {
   Impl& m = *impl_;
-  if (false && m.opCreated && m.c.red == Red::kPreMulDev) storeBits(m.scalar, 0, m.esize, scalarBits(m.c.dtype, m.rank));
+  if (m.opCreated && m.c.red == Red::kPreMulDev) storeBits(m.scalar, 0, m.esize, scalarBits(m.c.dtype, m.rank));
 }
 
 bool CaseRun::destroyOp(ncclComm_t comm, Reporter* rep) {
@@ -343,8 +352,8 @@ void CaseRun::verify(Reporter* rep) const {
   const int r = m.rank;
   const std::string label = m.label();
   const auto* out = static_cast<const unsigned char*>(m.recv);
-  auto input = [&](int src, size_t idx) { return exactly(inputBits(c, src, idx)); };
-  auto reduced = [&](size_t idx) { return reduceExpect(c, n, idx); };
+  auto input = [&](int src, size_t idx) { return exactly(m.ref.input(src, idx)); };
+  auto reduced = [&](size_t idx) { return m.ref.reduced(idx); };
 
   switch (c.coll) {
     case Coll::kAllReduce:
@@ -394,7 +403,7 @@ void CaseRun::verify(Reporter* rep) const {
                    m.rcounts[p], [&](size_t i) { return input(p, base + i); });
         // The gap after each block is not part of any block: it keeps its junk.
         checkRange(rep, label, "gap between receive blocks", c.dtype, out, m.rdispls[p] + m.rcounts[p], 1,
-                   [&](size_t i) { return exactly(junkBits(c, r, m.rdispls[p] + m.rcounts[p] + i)); });
+                   [&](size_t i) { return exactly(m.ref.junk(r, m.rdispls[p] + m.rcounts[p] + i)); });
       }
       break;
   }

@@ -26,6 +26,8 @@ const DtypeInfo kInfos[] = {
 }  // namespace
 
 const DtypeInfo& dtypeInfo(ncclDataType_t type) {
+  const int i = static_cast<int>(type);
+  if (i >= 0 && i < static_cast<int>(sizeof(kInfos) / sizeof(kInfos[0])) && kInfos[i].type == type) return kInfos[i];
   for (const DtypeInfo& d : kInfos)
     if (d.type == type) return d;
   throw std::invalid_argument("dtypeInfo: not a datatype: " + std::to_string(static_cast<int>(type)));

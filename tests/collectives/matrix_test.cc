@@ -4,6 +4,7 @@
 // same list of calls (ops x counts x placements x roots), so a case costs one init, not hundreds.
 #include <gtest/gtest.h>
 
+#include <ostream>
 #include <string>
 #include <vector>
 
@@ -24,11 +25,15 @@ struct MatrixParam {
   const char* tag = "";  // "small" or "big": part of the test name
 };
 
-std::string paramName(const ::testing::TestParamInfo<MatrixParam>& info) {
-  const MatrixParam& p = info.param;
+std::string describe(const MatrixParam& p) {
   return std::string(modeName(p.mode)) + "_" + collName(p.coll) + "_n" + std::to_string(p.nranks) + "_" +
          dtypeInfo(p.dtype).name + "_" + p.tag;
 }
+
+std::string paramName(const ::testing::TestParamInfo<MatrixParam>& info) { return describe(info.param); }
+
+// gtest prints the parameter of a failing case with this (instead of its raw bytes).
+void PrintTo(const MatrixParam& p, std::ostream* os) { *os << describe(p); }
 
 std::vector<CollCase> expand(const MatrixParam& p) {
   std::vector<CollCase> cases;
@@ -38,17 +43,21 @@ std::vector<CollCase> expand(const MatrixParam& p) {
     for (size_t count : p.counts) {
       for (int inPlace = 0; inPlace < 2; ++inPlace) {
         if (inPlace ? !collAllowsInPlace(p.coll) : !collAllowsOutOfPlace(p.coll)) continue;
-        const std::vector<int> roots = collHasRoot(p.coll) ? rootsFor(p.nranks) : std::vector<int>{0};
-        for (int root : roots) {
-          CollCase c;
-          c.coll = p.coll;
-          c.dtype = p.dtype;
-          c.red = red;
-          c.count = count;
-          c.inPlace = inPlace != 0;
-          c.root = root;
-          c.seed = static_cast<uint32_t>(cases.size() + 1);
-          cases.push_back(c);
+        // Large counts also run on buffers aligned only to their element size.
+        for (int shifted = 0; shifted < (count >= 1023 ? 2 : 1); ++shifted) {
+          const std::vector<int> roots = collHasRoot(p.coll) ? rootsFor(p.nranks) : std::vector<int>{0};
+          for (int root : roots) {
+            CollCase c;
+            c.coll = p.coll;
+            c.dtype = p.dtype;
+            c.red = red;
+            c.count = count;
+            c.inPlace = inPlace != 0;
+            c.shifted = shifted != 0;
+            c.root = root;
+            c.seed = static_cast<uint32_t>(cases.size() + 1);
+            cases.push_back(c);
+          }
         }
       }
     }
@@ -81,45 +90,54 @@ void addBig(std::vector<MatrixParam>* out, Mode mode, Coll coll, int nranks, ncc
 
 std::vector<MatrixParam> threadsMatrix() {
   std::vector<MatrixParam> v;
-  // Every datatype x every op at small counts for 1, 2 and 3 ranks.
-  for (int n : {1, 2, 3}) addFull(&v, Mode::kThreads, n, allDtypes(), allDtypes(), allReds(), kSmallCounts);
-  // Larger and odd rank counts: every format family, every op.
-  for (int n : {4, 5}) addFull(&v, Mode::kThreads, n, kOneTypePerSize, kReduceTypes, allReds(), kSmallCounts);
-  addFull(&v, Mode::kThreads, 8, kOneTypePerSize, kReduceTypes, {Red::kSum, Red::kMax, Red::kAvg, Red::kPreMulDev},
-          {1, 1023});
-  // Large counts (a million and three elements) on a few combinations.
-  for (int n : {2, 3, 4, 8}) addBig(&v, Mode::kThreads, Coll::kAllReduce, n, ncclFloat32, Red::kSum);
-  for (int n : {2, 3, 5}) addBig(&v, Mode::kThreads, Coll::kAllReduce, n, ncclInt32, Red::kMax);
+  // Every datatype x every op at small counts for 1 to 5 ranks.
+  for (int n : {1, 2, 3, 4, 5}) addFull(&v, Mode::kThreads, n, allDtypes(), allDtypes(), allReds(), kSmallCounts);
+  // 8 ranks on 2 cores: every format family and op, one type per size for data movement.
+  addFull(&v, Mode::kThreads, 8, kOneTypePerSize, kReduceTypes, allReds(), kSmallCounts);
+  // A million and three elements: float sum and int32 max everywhere but 8 ranks x all, and
+  // every collective once.
+  for (int n : {2, 3, 4, 5, 8}) addBig(&v, Mode::kThreads, Coll::kAllReduce, n, ncclFloat32, Red::kSum);
+  for (int n : {2, 3, 4, 5}) addBig(&v, Mode::kThreads, Coll::kAllReduce, n, ncclInt32, Red::kMax);
+  addBig(&v, Mode::kThreads, Coll::kAllReduce, 4, ncclBfloat16, Red::kAvg);
+  addBig(&v, Mode::kThreads, Coll::kAllReduce, 3, ncclFloat8e4m3, Red::kPreMulDev);
   addBig(&v, Mode::kThreads, Coll::kReduceScatter, 3, ncclFloat32, Red::kSum);
+  addBig(&v, Mode::kThreads, Coll::kReduceScatter, 5, ncclInt32, Red::kMax);
   addBig(&v, Mode::kThreads, Coll::kReduce, 3, ncclFloat64, Red::kSum);
+  addBig(&v, Mode::kThreads, Coll::kReduce, 4, ncclInt32, Red::kMax);
   addBig(&v, Mode::kThreads, Coll::kAllGather, 4, ncclBfloat16, Red::kSum);
   addBig(&v, Mode::kThreads, Coll::kBroadcast, 5, ncclInt8, Red::kSum);
   addBig(&v, Mode::kThreads, Coll::kBcast, 2, ncclUint8, Red::kSum);
   addBig(&v, Mode::kThreads, Coll::kAlltoAll, 3, ncclFloat32, Red::kSum);
   addBig(&v, Mode::kThreads, Coll::kGather, 3, ncclFloat16, Red::kSum);
   addBig(&v, Mode::kThreads, Coll::kScatter, 3, ncclFloat16, Red::kSum);
-  addBig(&v, Mode::kThreads, Coll::kAlltoAllv, 2, ncclInt32, Red::kSum);
+  addBig(&v, Mode::kThreads, Coll::kAlltoAllv, 3, ncclInt32, Red::kSum);
   // One thread driving every rank (ncclCommInitAll + groups), as single-process multi-GPU code does.
-  for (int n : {2, 4})
-    addFull(&v, Mode::kClique, n, {ncclInt8, ncclFloat32}, {ncclFloat32, ncclBfloat16, ncclInt8},
-            {Red::kSum, Red::kAvg, Red::kPreMulImm, Red::kPreMulDev}, {1, 1023});
+  for (int n : {2, 3, 4})
+    addFull(&v, Mode::kClique, n, {ncclInt8, ncclFloat32}, {ncclFloat32, ncclBfloat16, ncclInt8, ncclFloat8e5m2},
+            {Red::kSum, Red::kMin, Red::kAvg, Red::kPreMulImm, Red::kPreMulDev}, {0, 1, 1023});
   addBig(&v, Mode::kClique, Coll::kAllReduce, 3, ncclFloat32, Red::kSum);
+  addBig(&v, Mode::kClique, Coll::kReduceScatter, 2, ncclInt32, Red::kMax);
   return v;
 }
 
 std::vector<MatrixParam> procsMatrix() {
   std::vector<MatrixParam> v;
-  const std::vector<Red> reds = {Red::kSum, Red::kProd, Red::kMax, Red::kAvg, Red::kPreMulDev};
-  for (int n : {2, 3, 5})
+  for (int n : {2, 3}) addFull(&v, Mode::kProcs, n, kOneTypePerSize, allDtypes(), allReds(), kSmallCounts);
+  for (int n : {4, 5})
     addFull(&v, Mode::kProcs, n, {ncclInt8, ncclFloat64}, {ncclInt32, ncclFloat32, ncclBfloat16, ncclFloat8e4m3},
-            reds, {0, 7, 1023});
-  for (Coll coll : {Coll::kAllReduce, Coll::kAllGather, Coll::kAlltoAll, Coll::kReduceScatter})
-    v.push_back({Mode::kProcs, coll, 8, ncclFloat32, {Red::kSum, Red::kMax}, {7, 1023}, "small"});
-  addBig(&v, Mode::kProcs, Coll::kAllReduce, 4, ncclFloat32, Red::kSum);
-  addBig(&v, Mode::kProcs, Coll::kAllReduce, 3, ncclInt32, Red::kMax);
+            {Red::kSum, Red::kProd, Red::kMax, Red::kAvg, Red::kPreMulDev}, kSmallCounts);
+  addFull(&v, Mode::kProcs, 8, {ncclFloat16}, {ncclFloat32, ncclInt64}, {Red::kSum, Red::kMin, Red::kPreMulImm},
+          {1, 1023});
+  for (int n : {2, 3, 4, 8}) addBig(&v, Mode::kProcs, Coll::kAllReduce, n, ncclFloat32, Red::kSum);
+  for (int n : {3, 5}) addBig(&v, Mode::kProcs, Coll::kAllReduce, n, ncclInt32, Red::kMax);
   addBig(&v, Mode::kProcs, Coll::kReduceScatter, 2, ncclFloat32, Red::kSum);
+  addBig(&v, Mode::kProcs, Coll::kReduce, 3, ncclBfloat16, Red::kSum);
   addBig(&v, Mode::kProcs, Coll::kBroadcast, 3, ncclInt8, Red::kSum);
+  addBig(&v, Mode::kProcs, Coll::kAllGather, 3, ncclFloat64, Red::kSum);
   addBig(&v, Mode::kProcs, Coll::kAlltoAll, 3, ncclFloat16, Red::kSum);
+  addBig(&v, Mode::kProcs, Coll::kAlltoAllv, 4, ncclInt8, Red::kSum);
+  addBig(&v, Mode::kProcs, Coll::kGather, 4, ncclInt32, Red::kSum);
+  addBig(&v, Mode::kProcs, Coll::kScatter, 2, ncclFloat32, Red::kSum);
   return v;
 }
 

@@ -4,31 +4,10 @@
 #include <cmath>
 #include <cstdio>
 
-#include "dtypes.h"
-
 namespace weft_test {
 namespace {
 
 uint64_t widthMask(size_t size) { return size == 8 ? ~0ull : ((1ull << (size * 8)) - 1); }
-
-uint64_t caseHash(const CollCase& c, int rank, size_t idx, uint64_t salt) {
-  uint64_t h = mix64(static_cast<uint64_t>(c.seed) * 0x9E3779B97F4A7C15ull ^ salt);
-  h = mix64(h ^ (static_cast<uint64_t>(c.coll) << 40) ^ (static_cast<uint64_t>(c.red) << 48) ^
-            (static_cast<uint64_t>(c.dtype) << 56) ^ c.count);
-  h = mix64(h ^ (static_cast<uint64_t>(rank) + 1) * 0xD6E8FEB86659FD93ull);
-  return mix64(h ^ idx);
-}
-
-// A finite value of the type from random bits: retry until finite.
-uint64_t randomFinite(ncclDataType_t dtype, uint64_t h) {
-  const DtypeInfo& d = dtypeInfo(dtype);
-  uint64_t bits = h & widthMask(d.size);
-  while (bitsNonFinite(dtype, bits)) {
-    h = mix64(h);
-    bits = h & widthMask(d.size);
-  }
-  return bits;
-}
 
 // Small values whose sums over up to 8 ranks are exact in the type: float32/64 quarter steps in
 // [-64, 64], float16 half steps in [-8, 8], bfloat16 integers in [-8, 8], e4m3 integers in [-2, 2]
@@ -43,11 +22,10 @@ double smallFloat(ncclDataType_t dtype, uint64_t h) {
   }
 }
 
-bool unsignedLess(ncclDataType_t dtype, uint64_t a, uint64_t b) {
-  const DtypeInfo& d = dtypeInfo(dtype);
-  if (d.isSigned) return bitsToInt(dtype, a) < bitsToInt(dtype, b);
-  return (a & widthMask(d.size)) < (b & widthMask(d.size));
-}
+// Products of up to 8 of these are powers of two within every type's range: exact.
+constexpr double kProdFactors[] = {1, 2, -1, 0.5, -2, -0.5};
+constexpr int64_t kIntProdSigned[] = {1, 2, 3, -1};
+constexpr int64_t kIntProdUnsigned[] = {1, 2, 3, 1};
 
 }  // namespace
 
@@ -56,38 +34,6 @@ uint64_t mix64(uint64_t x) {  // splitmix64 finaliser
   x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
   x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
   return x ^ (x >> 31);
-}
-
-uint64_t inputBits(const CollCase& c, int rank, size_t idx) {
-  const uint64_t h = caseHash(c, rank, idx, 0x1111);
-  const DtypeInfo& d = dtypeInfo(c.dtype);
-  if (!collReduces(c.coll)) return h & widthMask(d.size);  // data movement: any bit pattern at all
-  if (!d.isFloat) {
-    switch (c.red) {
-      case Red::kProd: {
-        static const int64_t kSigned[] = {1, 2, 3, -1};
-        static const int64_t kUnsigned[] = {1, 2, 3, 1};
-        return intToBits(c.dtype, static_cast<uint64_t>((d.isSigned ? kSigned : kUnsigned)[h % 4]));
-      }
-      case Red::kAvg:  // small, so the sum does not wrap and the division is unambiguous
-        return intToBits(c.dtype, static_cast<uint64_t>(d.isSigned ? static_cast<int64_t>(h % 41) - 20
-                                                                     : static_cast<int64_t>(h % 41)));
-      default: return h & widthMask(d.size);  // sum, max, min, PreMulSum: full range, wrapping
-    }
-  }
-  switch (c.red) {
-    case Red::kMax:
-    case Red::kMin: return randomFinite(c.dtype, h);
-    case Red::kProd: {
-      static const double kFactors[] = {1, 2, -1, 0.5, -2, -0.5};
-      return doubleToBits(c.dtype, kFactors[h % 6]);
-    }
-    default: return doubleToBits(c.dtype, smallFloat(c.dtype, h));
-  }
-}
-
-uint64_t junkBits(const CollCase& c, int rank, size_t idx) {
-  return caseHash(c, rank, idx, 0x2222) & widthMask(dtypeInfo(c.dtype).size);
 }
 
 uint64_t scalarBits(ncclDataType_t dtype, int rank) {
@@ -103,33 +49,95 @@ uint64_t wrongScalarBits(ncclDataType_t dtype) {
   return dtypeInfo(dtype).isFloat ? doubleToBits(dtype, 3.0) : intToBits(dtype, 7);
 }
 
-Expect reduceExpect(const CollCase& c, int nranks, size_t idx) {
-  const DtypeInfo& d = dtypeInfo(c.dtype);
-  if (!d.isFloat) {
-    uint64_t acc = inputBits(c, 0, idx);
-    if (c.red == Red::kPreMulImm || c.red == Red::kPreMulDev) {
-      acc = static_cast<uint64_t>(bitsToInt(c.dtype, acc)) * static_cast<uint64_t>(bitsToInt(c.dtype, scalarBits(c.dtype, 0)));
+Reference::Reference(const CollCase& c, int nranks)
+    : c_(c), nranks_(nranks), info_(&dtypeInfo(c.dtype)), mask_(widthMask(info_->size)) {
+  preMul_ = collReduces(c.coll) && (c.red == Red::kPreMulImm || c.red == Red::kPreMulDev);
+  if (!collReduces(c.coll)) {
+    kind_ = Kind::kRawBits;  // data movement: any bit pattern at all
+  } else if (!info_->isFloat) {
+    kind_ = c.red == Red::kProd ? Kind::kIntProd : c.red == Red::kAvg ? Kind::kIntAvg : Kind::kRawBits;
+  } else if (c.red == Red::kMax || c.red == Red::kMin) {
+    kind_ = Kind::kFloatFinite;
+  } else {
+    kind_ = c.red == Red::kProd ? Kind::kFloatProd : Kind::kFloatSmall;
+  }
+  uint64_t h = mix64(static_cast<uint64_t>(c.seed) * 0x9E3779B97F4A7C15ull);
+  h = mix64(h ^ (static_cast<uint64_t>(c.coll) << 40) ^ (static_cast<uint64_t>(c.red) << 48) ^
+            (static_cast<uint64_t>(c.dtype) << 56) ^ c.count);
+  for (int r = 0; r < nranks; ++r) {
+    rankBase_.push_back(mix64(h ^ (static_cast<uint64_t>(r) + 1) * 0xD6E8FEB86659FD93ull));
+    const uint64_t s = scalarBits(c.dtype, r);
+    scalarValue_.push_back(info_->isFloat ? bitsToDouble(c.dtype, s) : 0.0);
+    scalarInt_.push_back(info_->isFloat ? 0 : static_cast<uint64_t>(bitsToInt(c.dtype, s)));
+  }
+}
+
+uint64_t Reference::hash(int rank, size_t idx, int stream) const {
+  return mix64(rankBase_[rank] ^ (static_cast<uint64_t>(stream) << 62) ^ idx);
+}
+
+double Reference::floatValue(uint64_t h) const {
+  switch (kind_) {
+    case Kind::kFloatSmall: return smallFloat(c_.dtype, h);
+    case Kind::kFloatProd: return kProdFactors[h % 6];
+    default: return bitsToDouble(c_.dtype, bitsFromHash(h));
+  }
+}
+
+uint64_t Reference::bitsFromHash(uint64_t h) const {
+  switch (kind_) {
+    case Kind::kRawBits: return h & mask_;
+    case Kind::kIntProd:
+      return intToBits(c_.dtype, static_cast<uint64_t>((info_->isSigned ? kIntProdSigned : kIntProdUnsigned)[h % 4]));
+    case Kind::kIntAvg:  // small, so the sum does not wrap and the division is unambiguous
+      return intToBits(c_.dtype, static_cast<uint64_t>(info_->isSigned ? static_cast<int64_t>(h % 41) - 20
+                                                                         : static_cast<int64_t>(h % 41)));
+    case Kind::kFloatFinite: {
+      uint64_t bits = h & mask_;
+      while (bitsNonFinite(c_.dtype, bits)) {
+        h = mix64(h);
+        bits = h & mask_;
+      }
+      return bits;
     }
-    acc = static_cast<uint64_t>(bitsToInt(c.dtype, intToBits(c.dtype, acc)));
-    for (int r = 1; r < nranks; ++r) {
-      const uint64_t x = static_cast<uint64_t>(bitsToInt(c.dtype, inputBits(c, r, idx)));
-      switch (c.red) {
-        case Red::kSum:
-        case Red::kAvg: acc += x; break;
+    case Kind::kFloatProd:
+    case Kind::kFloatSmall: return doubleToBits(c_.dtype, floatValue(h));
+  }
+  return 0;
+}
+
+uint64_t Reference::input(int rank, size_t idx) const { return bitsFromHash(hash(rank, idx, 0)); }
+
+uint64_t Reference::junk(int rank, size_t idx) const { return hash(rank, idx, 1) & mask_; }
+
+Expect Reference::reduced(size_t idx) const {
+  const Red red = c_.red;
+  if (!info_->isFloat) {
+    auto term = [&](int r) {
+      uint64_t x = static_cast<uint64_t>(bitsToInt(c_.dtype, input(r, idx)));
+      return preMul_ ? x * scalarInt_[r] : x;  // wraps like the type (low bits kept below)
+    };
+    auto less = [&](uint64_t a, uint64_t b) {  // compare as the type
+      if (info_->isSigned) return bitsToInt(c_.dtype, a) < bitsToInt(c_.dtype, b);
+      return (a & mask_) < (b & mask_);
+    };
+    uint64_t acc = term(0);
+    for (int r = 1; r < nranks_; ++r) {
+      const uint64_t x = term(r);
+      switch (red) {
         case Red::kProd: acc *= x; break;
-        case Red::kMax: acc = unsignedLess(c.dtype, acc, x) ? x : acc; break;
-        case Red::kMin: acc = unsignedLess(c.dtype, x, acc) ? x : acc; break;
-        case Red::kPreMulImm:
-        case Red::kPreMulDev: acc += x * static_cast<uint64_t>(bitsToInt(c.dtype, scalarBits(c.dtype, r))); break;
+        case Red::kMax: acc = less(acc, x) ? x : acc; break;
+        case Red::kMin: acc = less(x, acc) ? x : acc; break;
+        default: acc += x; break;  // sum, avg, PreMulSum
       }
     }
-    uint64_t bits = intToBits(c.dtype, acc);
-    if (c.red == Red::kAvg) {
-      // Integer average: the (wrapped) sum divided by nranks, truncating toward zero.
-      if (d.isSigned) {
-        bits = intToBits(c.dtype, static_cast<uint64_t>(bitsToInt(c.dtype, bits) / nranks));
+    uint64_t bits = intToBits(c_.dtype, acc);
+    if (red == Red::kAvg) {
+      // Integer average: the sum divided by nranks, truncating toward zero.
+      if (info_->isSigned) {
+        bits = intToBits(c_.dtype, static_cast<uint64_t>(bitsToInt(c_.dtype, bits) / nranks_));
       } else {
-        bits = intToBits(c.dtype, bits / static_cast<uint64_t>(nranks));
+        bits = intToBits(c_.dtype, bits / static_cast<uint64_t>(nranks_));
       }
     }
     return exactly(bits);
@@ -138,37 +146,33 @@ Expect reduceExpect(const CollCase& c, int nranks, size_t idx) {
   // Floating types: reference in double from the exact input values.
   double acc = 0;
   double magnitude = 0;  // the largest |term|, for the tolerance
-  for (int r = 0; r < nranks; ++r) {
-    double x = bitsToDouble(c.dtype, inputBits(c, r, idx));
-    if (c.red == Red::kPreMulImm || c.red == Red::kPreMulDev) x *= bitsToDouble(c.dtype, scalarBits(c.dtype, r));
+  for (int r = 0; r < nranks_; ++r) {
+    double x = floatValue(hash(r, idx, 0));
+    if (preMul_) x *= scalarValue_[r];
     magnitude = std::max(magnitude, std::fabs(x));
     if (r == 0) {
       acc = x;
       continue;
     }
-    switch (c.red) {
-      case Red::kSum:
-      case Red::kAvg:
-      case Red::kPreMulImm:
-      case Red::kPreMulDev: acc += x; break;
+    switch (red) {
       case Red::kProd: acc *= x; break;
       case Red::kMax: acc = std::max(acc, x); break;
       case Red::kMin: acc = std::min(acc, x); break;
+      default: acc += x; break;  // sum, avg, PreMulSum
     }
   }
-  if (c.red == Red::kAvg) acc /= nranks; if (c.red == Red::kSum && c.dtype == ncclFloat8e5m2) acc += 0.25;
+  if (red == Red::kAvg) acc /= nranks_;
   Expect e;
   e.approx = true;
   e.value = acc;
-  if (c.red == Red::kMax || c.red == Red::kMin) {
-    e.tol = 0;  // an input value, never rounded
-  } else if (c.red == Red::kProd) {
-    e.tol = 2 * d.epsilon * nranks * std::fabs(acc);
+  if (red == Red::kMax || red == Red::kMin || red == Red::kSum || red == Red::kProd) {
+    // Max/min pick an input; sums and products of these inputs are exact in every order (every
+    // partial result is representable in the type), so no rounding is allowed at all.
+    e.tol = 0;
   } else {
-    const double minSub = d.mini ? d.mini->minSubnormal() : 0.0;
-    e.tol = 2 * d.epsilon * nranks * magnitude + nranks * minSub;
+    const double minSub = info_->mini ? info_->mini->minSubnormal() : 0.0;
+    e.tol = 2 * info_->epsilon * nranks_ * magnitude + nranks_ * minSub;
   }
-  e.bits = doubleToBits(c.dtype, acc);
   return e;
 }
 

@@ -10,17 +10,14 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "coll_cases.h"
+#include "dtypes.h"
 
 namespace weft_test {
 
 uint64_t mix64(uint64_t x);
-
-// Element idx of rank `rank`'s input (the send array as the collective reads it).
-uint64_t inputBits(const CollCase& c, int rank, size_t idx);
-// What output buffers and gaps hold before the call: anything the call must not write keeps it.
-uint64_t junkBits(const CollCase& c, int rank, size_t idx);
 
 // A rank's PreMulSum scalar, and the wrong value a device scalar holds until it is armed.
 uint64_t scalarBits(ncclDataType_t dtype, int rank);
@@ -39,12 +36,40 @@ inline Expect exactly(uint64_t bits) {
   return e;
 }
 
-// Reduction of element idx of every rank's input.
-Expect reduceExpect(const CollCase& c, int nranks, size_t idx);
 bool matches(ncclDataType_t dtype, const Expect& e, uint64_t got);
 std::string describe(ncclDataType_t dtype, const Expect& e);
 
 // AlltoAllv: elements rank src sends to rank dst for a case of count c (0, 1 or 2 around c).
 size_t alltoallvCount(size_t c, int src, int dst);
+
+// Every rank's input of one case, and what the reductions of them must give. Inputs are a pure
+// function of (case, rank, index), so any rank can compute any other rank's input.
+class Reference {
+ public:
+  Reference(const CollCase& c, int nranks);
+  // Element idx of rank `rank`'s input (the send array as the collective reads it).
+  uint64_t input(int rank, size_t idx) const;
+  // What output buffers and gaps hold before the call: anything the call must not write keeps it.
+  uint64_t junk(int rank, size_t idx) const;
+  // The reduction of element idx over every rank's input.
+  Expect reduced(size_t idx) const;
+
+ private:
+  enum class Kind { kRawBits, kIntProd, kIntAvg, kFloatFinite, kFloatProd, kFloatSmall };
+  uint64_t hash(int rank, size_t idx, int stream) const;
+  // The input's exact value (floating types) from its hash.
+  double floatValue(uint64_t h) const;
+  uint64_t bitsFromHash(uint64_t h) const;
+
+  CollCase c_;
+  int nranks_;
+  const DtypeInfo* info_;
+  Kind kind_;
+  uint64_t mask_;
+  bool preMul_;
+  std::vector<uint64_t> rankBase_;    // per rank: the hash every index is mixed with
+  std::vector<double> scalarValue_;   // per rank: PreMulSum scalar (floating types)
+  std::vector<uint64_t> scalarInt_;   // per rank: PreMulSum scalar (integer types)
+};
 
 }  // namespace weft_test

@@ -68,6 +68,7 @@ TEST(SingleThread, ManyCollectivesAllRanksOneGroup) {
 TEST(SingleThread, InitRankForEveryRankInOneGroup) {
   RunOptions opts;
   opts.initComm = false;
+  opts.deadlineMs = 20000;
   EXPECT_RUN_OK(runClique(3, [](CliqueCtx& ctx) {
     ncclUniqueId id;
     if (!ctx.ok(ncclGetUniqueId(&id), "ncclGetUniqueId")) return;
@@ -85,6 +86,33 @@ TEST(SingleThread, InitRankForEveryRankInOneGroup) {
     if (!ctx.ok(ncclGroupEnd(), "ncclGroupEnd (AllReduce)")) return;
     for (int r = 0; r < ctx.nranks; ++r)
       if (bufs[r][0] != 4.5 || bufs[r][999] != 4.5) ctx.failf("rank %d got %g, expected 4.5", r, bufs[r][0]);
+  }, opts));
+}
+
+// ncclCommSplit for every rank inside one group, from one thread.
+TEST(SingleThread, SplitEveryRankInOneGroup) {
+  RunOptions opts;
+  opts.deadlineMs = 20000;
+  EXPECT_RUN_OK(runClique(4, [](CliqueCtx& ctx) {
+    std::vector<ncclComm_t> subs(ctx.nranks, nullptr);
+    ctx.ok(ncclGroupStart(), "ncclGroupStart");
+    for (int r = 0; r < ctx.nranks; ++r)
+      ctx.ok(ncclCommSplit(ctx.comms[r], r % 2, -r, &subs[r], nullptr), "ncclCommSplit in a group", ctx.comms[r]);
+    if (!ctx.ok(ncclGroupEnd(), "ncclGroupEnd (split)")) return;
+    for (int r = 0; r < ctx.nranks; ++r) {
+      int count = -1, rank = -1;
+      if (subs[r] == nullptr) {
+        ctx.failf("rank %d: no communicator from the split", r);
+        continue;
+      }
+      ctx.ok(ncclCommCount(subs[r], &count), "ncclCommCount", subs[r]);
+      ctx.ok(ncclCommUserRank(subs[r], &rank), "ncclCommUserRank", subs[r]);
+      // Keys -r: within each color the higher old rank comes first.
+      const int want = r < 2 ? 1 : 0;
+      if (count != 2 || rank != want) ctx.failf("old rank %d: rank %d of %d in its split, expected %d of 2", r, rank, count, want);
+    }
+    for (ncclComm_t c : subs)
+      if (c) ctx.ok(ncclCommDestroy(c), "ncclCommDestroy(split)");
   }, opts));
 }
 

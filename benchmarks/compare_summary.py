@@ -1,0 +1,186 @@
+#!/usr/bin/env python3
+"""Tables for run_compare.sh: Weft's perf tools vs the Open MPI baseline, medians over repetitions.
+
+usage: compare_summary.py RESULTS_DIR > summary.md
+
+Reads RESULTS_DIR/raw/*.repN.txt (Weft tool output in nccl-tests format, mpi_allreduce_bench and
+mem_bench output) and RESULTS_DIR/load.log. For every (collective, ranks, size) it takes the median
+time per operation over the repetitions, recomputes busbw from that median with nccl-tests'
+factors (allreduce 2(n-1)/n, allgather (n-1)/n; size = the per-rank buffer for allreduce, the
+gathered total for allgather) and prints Weft next to Open MPI with their ratio.
+"""
+import glob
+import os
+import re
+import statistics
+import sys
+from collections import defaultdict
+
+d = sys.argv[1]
+rep_re = re.compile(r"^(.*)\.rep(\d+)\.txt$")
+
+weft_oop = defaultdict(list)   # (op, n, size) -> [time_us]
+weft_ip = defaultdict(list)
+weft_wrong = defaultdict(int)  # (op, n) -> wrong elements seen
+mpi = defaultdict(list)        # (op, n, size) -> [time_us]
+mpi_bad = set()
+memcpy = defaultdict(list)     # threads -> [payload GB/s, best of the run]
+pingpong = []
+runs = defaultdict(set)        # config -> reps found
+
+for f in sorted(glob.glob(os.path.join(d, "raw", "*.txt"))):
+    m = rep_re.match(os.path.basename(f))
+    if not m:
+        continue
+    cfg, rep = m.group(1), int(m.group(2))
+    runs[cfg].add(rep)
+    text = open(f, errors="replace").read()
+    w = re.match(r"weft_(allreduce|allgather)_n(\d+)$", cfg)
+    if w:
+        op, n = w.group(1), int(w.group(2))
+        for line in text.splitlines():
+            x = line.split()
+            if line.startswith("#") or len(x) != 13 or not x[0].isdigit():
+                continue
+            size = int(x[0])
+            if size == 0:
+                continue
+            weft_oop[(op, n, size)].append(float(x[5]))
+            weft_ip[(op, n, size)].append(float(x[9]))
+            for k in (8, 12):
+                if x[k] not in ("0", "N/A"):
+                    weft_wrong[(op, n)] += int(float(x[k]))
+        continue
+    w = re.match(r"mpi_shm_n(\d+)$", cfg)
+    if w:
+        for line in text.splitlines():
+            x = line.split()
+            if len(x) == 8 and x[0] in ("allreduce", "allgather") and x[1].isdigit():
+                key = (x[0], int(x[1]), int(x[2]))
+                mpi[key].append(float(x[4]))
+                if x[7] not in ("ok", "-"):
+                    mpi_bad.add(key)
+        continue
+    if cfg == "mem":
+        for line in text.splitlines():
+            x = line.split()
+            if len(x) == 7 and x[0] == "memcpy":
+                memcpy[int(x[1])].append(float(x[3]))
+            elif x and x[0] == "shm_pingpong" and "one_way_us=" in line:
+                pingpong.append(float(line.split("one_way_us=")[1]))
+
+foreign = {}
+logf = os.path.join(d, "load.log")
+failed = []
+if os.path.exists(logf):
+    for line in open(logf):
+        m = re.search(r"^\S+ (\S+)\s+rc=(\d+) .*foreign_cpu=([\d.]+)cores", line)
+        if m:
+            foreign[m.group(1)] = float(m.group(3))
+            if m.group(2) != "0":
+                failed.append(f"{m.group(1)} (rc={m.group(2)})")
+
+
+def med(v):
+    return statistics.median(v) if v else None
+
+
+def spread(v):
+    if not v or len(v) < 2:
+        return None
+    return (max(v) - min(v)) / statistics.median(v) * 100
+
+
+def busf(op, n):
+    return 2.0 * (n - 1) / n if op == "allreduce" else (n - 1) / n
+
+
+def hsize(b):
+    for u, s in (("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if b >= s and b % s == 0:
+            return f"{b // s} {u}"
+    return f"{b} B"
+
+
+def tfmt(t):
+    return f"{t:.2f}" if t < 10 else (f"{t:.1f}" if t < 1000 else f"{t:.0f}")
+
+
+def cell(op, n, size, t):
+    if t is None:
+        return ""
+    bw = size / (t * 1e-6) / 1e9 * busf(op, n)
+    return f"{tfmt(t)} us / {bw:.3g}"
+
+
+print(f"# Weft vs Open MPI (shared memory), {d}\n")
+envf = os.path.join(d, "env.txt")
+if os.path.exists(envf):
+    print("```")
+    print(open(envf).read().rstrip())
+    print("```\n")
+
+reps = sorted({r for s in runs.values() for r in s})
+print(f"Repetitions: {len(reps)}. Every figure is the median over repetitions of the time per operation; "
+      "busbw is recomputed from that median (GB/s = 1e9 B/s). Weft: the tools' out-of-place and in-place "
+      "columns, max over ranks (-a 3), same buffer every iteration (--rotate 0). Open MPI: "
+      "mpi_allreduce_bench (vader shared memory), max over ranks. Ratio = Open MPI time / Weft time "
+      "(> 1: Weft is faster).\n")
+if foreign:
+    vals = sorted(foreign.values())
+    busy = [k for k, v in foreign.items() if v > 0.15]
+    print(f"Foreign CPU load during the runs (cores, from load.log): median {statistics.median(vals):.2f}, "
+          f"max {vals[-1]:.2f}" + (f"; busy runs (> 0.15): {', '.join(sorted(busy))}" if busy else "") + "\n")
+print("Checks: Weft " + ("all validated, 0 wrong elements" if not any(weft_wrong.values()) else
+                         f"WRONG ELEMENTS: {dict(weft_wrong)}") +
+      "; Open MPI " + ("all ok" if not mpi_bad else f"FAILED: {sorted(mpi_bad)}") + "." +
+      (f" Failed runs: {', '.join(failed)}." if failed else "") + "\n")
+
+# Key figures
+KEY = [8, 64 << 10, 1 << 20, 64 << 20]
+have_key = [s for s in KEY if any(k[2] == s for k in list(weft_oop) + list(mpi))]
+if have_key:
+    print("## Key figures: allreduce float32 sum, time / busbw GB/s (median)\n")
+    print("| ranks | library | " + " | ".join(hsize(s) for s in have_key) + " |")
+    print("|---|---|" + "---:|" * len(have_key))
+    for n in (2, 4):
+        for name, src in (("Weft", weft_oop), ("Open MPI", mpi)):
+            cells = [cell("allreduce", n, s, med(src.get(("allreduce", n, s), []))) for s in have_key]
+            if any(cells):
+                print(f"| {n} | {name} | " + " | ".join(cells) + " |")
+        ratios = []
+        for s in have_key:
+            tw, tm = med(weft_oop.get(("allreduce", n, s), [])), med(mpi.get(("allreduce", n, s), []))
+            ratios.append(f"{tm / tw:.2f}x" if tw and tm else "")
+        if any(ratios):
+            print(f"| {n} | ratio (MPI time / Weft time) | " + " | ".join(ratios) + " |")
+    print()
+
+for op in ("allreduce", "allgather"):
+    for n in (2, 4):
+        sizes = sorted({k[2] for k in list(weft_oop) + list(mpi) if k[0] == op and k[1] == n})
+        if not sizes:
+            continue
+        what = "per-rank buffer" if op == "allreduce" else "gathered total"
+        print(f"## {op}, {n} ranks (float32{' sum' if op == 'allreduce' else ''}; size = {what}): "
+              "median time / busbw GB/s\n")
+        print("| size | Weft out-of-place | Weft in-place | Open MPI | ratio | spread % Weft / MPI |")
+        print("|---:|---:|---:|---:|---:|---:|")
+        for s in sizes:
+            wo, wi, mm = weft_oop.get((op, n, s), []), weft_ip.get((op, n, s), []), mpi.get((op, n, s), [])
+            tw, ti, tm = med(wo), med(wi), med(mm)
+            ratio = f"{tm / tw:.2f}x" if tw and tm else ""
+            sw, sm = spread(wo), spread(mm)
+            sp = f"{sw:.0f} / {sm:.0f}" if sw is not None and sm is not None else ""
+            print(f"| {hsize(s)} | {cell(op, n, s, tw)} | {cell(op, n, s, ti)} | {cell(op, n, s, tm)} | "
+                  f"{ratio} | {sp} |")
+        print()
+
+if memcpy or pingpong:
+    print("## Physical limits (mem_bench, median over repetitions)\n")
+    for nt in sorted(memcpy):
+        print(f"- memcpy 64 MiB, {nt} thread(s): {med(memcpy[nt]):.2f} GB/s payload (best pass of each run)")
+    if pingpong:
+        print(f"- shared cache line handoff between two processes: {med(pingpong):.3f} us one way")
+    print("\nFor scale: an allreduce over shared memory moves each byte at least about twice through "
+          "memory, so its algbw is bounded by roughly half the memcpy rate.")

@@ -1,0 +1,138 @@
+#!/usr/bin/env bash
+# Weft vs Open MPI, side by side, in one run: Weft's all_reduce_perf / all_gather_perf with -N 2 and
+# -N 4 (float, sum, 8 B .. 64 MiB) against the Open MPI baseline (../shared/baselines:
+# mpi_allreduce_bench over shared memory) and mem_bench (the memcpy bound). Configurations are
+# interleaved (Weft and Open MPI alternate, the order flips every repetition) and every figure is
+# the median over --reps repetitions, because the machine is shared and noisy.
+#
+# usage: benchmarks/run_compare.sh [--reps N] [--quick] [--install] [--out DIR]
+#                                  [--bin DIR | --build-dir DIR] [--baselines DIR] [--target S]
+#   --reps N        repetitions (default 3; --quick: 1)
+#   --quick         sizes up to 1 MiB, fewer iterations, 1 rep (about 2 minutes)
+#   --install       apt-get install Open MPI and the compilers first (needs root)
+#   --out DIR       where results go (default ${TMPDIR:-/tmp}/weft-compare/<timestamp>)
+#   --bin DIR       use the perf tools already built in DIR (e.g. build/benchmarks)
+#   --build-dir DIR configure and build Weft there (default <repo>/build-compare)
+#   --baselines DIR the reference scripts (default <repo>/../shared/baselines)
+#   --target S      seconds per size for the Open MPI benchmark (default 0.3; --quick 0.05)
+# Output: DIR/raw/*.txt (every run), DIR/load.log (CPU load during each run), DIR/env.txt and
+# DIR/summary.md (the tables, also printed at the end). Default run: about 6-10 minutes on 2 cores.
+set -euo pipefail
+
+# Internal: one Weft configuration over the Open MPI benchmark's size grid (8 B, then 16 B x4 ..
+# MAXB) in bands, so that small sizes get many iterations and large ones few (~0.05-0.5 s a size).
+# Weft reports the max over ranks (-a 3) and reuses the same buffer bytes every iteration
+# (--rotate 0), as the Open MPI benchmark does; every size is validated (-c 1).
+if [ "${1:-}" = --weft-bands ]; then
+  tool=$2 n=$3 quick=$4 maxb=$5 status=0
+  common=(-N "$n" -d float -o sum -a 3 --rotate 0 -c 1 --timeout 280)
+  if [ "$quick" = 1 ]; then
+    bands=("-b 8 -e 8 -n 500 -w 50" "-b 16 -e 4K -f 4 -n 500 -w 50" "-b 16K -e $maxb -f 4 -n 40 -w 5")
+  else
+    bands=("-b 8 -e 8 -n 2000 -w 200" "-b 16 -e 4K -f 4 -n 2000 -w 200" "-b 16K -e 1M -f 4 -n 200 -w 20"
+           "-b 4M -e $maxb -f 4 -n 10 -w 2")
+  fi
+  for band in "${bands[@]}"; do
+    # shellcheck disable=SC2086  # a band is a list of options
+    "$tool" "${common[@]}" $band || status=$?
+  done
+  exit "$status"
+fi
+
+HERE=$(cd "$(dirname "$0")" && pwd)
+SELF="$HERE/$(basename "$0")"
+REPO=$(cd "$HERE/.." && pwd)
+BASE="$REPO/../shared/baselines"
+REPS="" QUICK=0 INSTALL=0 OUT="" BIN="" BUILD="$REPO/build-compare" TARGET=""
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --reps) REPS=$2; shift ;;
+    --quick) QUICK=1 ;;
+    --install) INSTALL=1 ;;
+    --out) OUT=$2; shift ;;
+    --bin) BIN=$2; shift ;;
+    --build-dir) BUILD=$2; shift ;;
+    --baselines) BASE=$2; shift ;;
+    --target) TARGET=$2; shift ;;
+    -h|--help) sed -n '2,21p' "$0"; exit 0 ;;
+    *) echo "run_compare.sh: unknown argument $1 (see --help)" >&2; exit 2 ;;
+  esac
+  shift
+done
+if [ "$QUICK" = 1 ]; then
+  REPS=${REPS:-1} TARGET=${TARGET:-0.05} MAXB=1048576
+else
+  REPS=${REPS:-3} TARGET=${TARGET:-0.3} MAXB=67108864
+fi
+[ -d "$BASE" ] || { echo "run_compare.sh: no baselines at $BASE (use --baselines DIR)" >&2; exit 2; }
+BASE=$(cd "$BASE" && pwd)
+WORK=${TMPDIR:-/tmp}/weft-compare
+OUT=${OUT:-$WORK/$(date +%Y%m%d-%H%M%S)}
+mkdir -p "$OUT/raw" "$WORK/build"
+
+if [ "$INSTALL" = 1 ]; then
+  export DEBIAN_FRONTEND=noninteractive
+  timeout 300 apt-get update
+  timeout 900 apt-get install -y g++ make cmake python3 procps openmpi-bin libopenmpi-dev
+fi
+for tool in mpic++ mpirun g++ python3; do
+  command -v "$tool" >/dev/null || { echo "run_compare.sh: $tool not found (try --install)" >&2; exit 2; }
+done
+
+echo "== build"
+if [ -z "$BIN" ]; then
+  cmake -S "$REPO" -B "$BUILD" -DWEFT_BUILD_TESTS=OFF >"$OUT/build.log" 2>&1 || { tail -20 "$OUT/build.log"; exit 1; }
+  cmake --build "$BUILD" --target all_reduce_perf all_gather_perf -j 2 >>"$OUT/build.log" 2>&1 ||
+    { tail -30 "$OUT/build.log"; exit 1; }
+  BIN="$BUILD/benchmarks"
+fi
+BIN=$(cd "$BIN" && pwd)
+timeout 300 mpic++ -O2 -std=c++17 -o "$WORK/build/mpi_allreduce_bench" "$BASE/mpi_allreduce_bench.cpp"
+timeout 300 g++ -O3 -march=native -std=c++17 -pthread -o "$WORK/build/mem_bench" "$BASE/mem_bench.cpp"
+
+{
+  echo "date: $(date -Is)"
+  echo "kernel: $(uname -r)"
+  lscpu | grep -E "Model name|^CPU\(s\)|Thread|Core|Socket|L2|L3" || true
+  echo "mem: $(free -g | awk '/Mem:/{print $2" GiB"}')"
+  echo "g++: $(g++ --version | head -1)"
+  echo "mpirun: $(mpirun --version 2>&1 | head -1)"
+  echo "weft tools: $BIN"
+  echo "reps: $REPS  quick: $QUICK  mpi target: $TARGET s/size  max bytes: $MAXB"
+} >"$OUT/env.txt"
+cat "$OUT/env.txt"
+
+MPIRUN=(mpirun --allow-run-as-root --oversubscribe --mca oob_tcp_if_include lo --mca btl_tcp_if_include lo)
+# run NAME TIMEOUT CMD... : one measured run (load logged by the baselines' measure.py).
+run() {
+  local name=$1 to=$2; shift 2
+  echo "== $name"
+  local rc=0
+  python3 "$BASE/measure.py" --timeout "$to" --max-wait 5 --name "$name" --log "$OUT/load.log" \
+    --out "$OUT/raw/$name.txt" --err "$OUT/raw/$name.err" -- "$@" || rc=$?
+  if [ "$rc" != 0 ]; then
+    echo "   !! $name failed (rc=$rc), see $OUT/raw/$name.err" | tee -a "$OUT/load.log"
+    tail -5 "$OUT/raw/$name.err" || true
+  fi
+  return 0
+}
+
+for r in $(seq 1 "$REPS"); do
+  run "mem.rep$r" 120 "$WORK/build/mem_bench" --reps 7 --pingpong-iters 200000
+  for n in 2 4; do
+    if [ $(( (r + n / 2) % 2 )) = 0 ]; then order="weft mpi"; else order="mpi weft"; fi
+    for who in $order; do
+      if [ "$who" = weft ]; then
+        run "weft_allreduce_n$n.rep$r" 600 "$SELF" --weft-bands "$BIN/all_reduce_perf" "$n" "$QUICK" "$MAXB"
+        run "weft_allgather_n$n.rep$r" 600 "$SELF" --weft-bands "$BIN/all_gather_perf" "$n" "$QUICK" "$MAXB"
+      else
+        run "mpi_shm_n$n.rep$r" 300 "${MPIRUN[@]}" -n "$n" "$WORK/build/mpi_allreduce_bench" \
+          --target "$TARGET" --max "$MAXB" --ops allreduce,allgather
+      fi
+    done
+  done
+done
+
+python3 "$HERE/compare_summary.py" "$OUT" >"$OUT/summary.md"
+cat "$OUT/summary.md"
+echo "== done: $OUT/summary.md"
