@@ -2,6 +2,7 @@
 // for ncclGetLastError that names the cause.
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <climits>
 #include <cstdint>
 #include <cstring>
@@ -365,22 +366,25 @@ TEST(BadInputMultiRank, CommunicatorSurvivesRejectedCalls) {
   }));
 }
 
-// Ranks that disagree on nranks: the odd one out gets ncclInvalidUsage, nobody hangs.
-TEST(BadInit, MismatchedNranks) {
+// Ranks that disagree on nranks: the odd one out gets ncclInvalidUsage, nobody hangs. Whether the
+// odd rank reaches the rendezvous first or last must not matter.
+void mismatchedNranks(bool oddRankFirst) {
   ScopedEnv timeout("WEFT_TIMEOUT_MS", "3000");
   RunOptions opts;
   opts.initComm = false;
   opts.deadlineMs = 30000;
   const double t0 = nowSeconds();
-  EXPECT_RUN_OK(runRanks(Mode::kThreads, 3, [](RankCtx& ctx) {
-    const int claimed = ctx.rank == 2 ? 4 : 3;
+  EXPECT_RUN_OK(runRanks(Mode::kThreads, 3, [oddRankFirst](RankCtx& ctx) {
+    const bool odd = ctx.rank == 2;
+    if (odd != oddRankFirst) std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    const int claimed = odd ? 4 : 3;
     const ncclResult_t r = ncclCommInitRank(&ctx.comm, claimed, ctx.id, ctx.rank);
     if (r == ncclSuccess) {
       ctx.failf("ncclCommInitRank(nranks=%d) succeeded although rank 2 said nranks=4", claimed);
       return;
     }
     ctx.comm = nullptr;
-    if (ctx.rank != 2) return;  // the others fail too (any code): their peer set never completes
+    if (!odd) return;  // the others fail too (any code): their peer set never completes
     ctx.expect(r, ncclInvalidUsage, "ncclCommInitRank from the rank with the odd nranks");
     const std::string msg = lastError(nullptr);
     if (!mentionsAny(msg, {"nranks", "mismatch", "disagree", "differ"}))
@@ -388,6 +392,9 @@ TEST(BadInit, MismatchedNranks) {
   }, opts));
   EXPECT_LT(nowSeconds() - t0, 15.0) << "with WEFT_TIMEOUT_MS=3000 every rank should have returned well before this";
 }
+
+TEST(BadInit, MismatchedNranksOddRankLast) { mismatchedNranks(false); }
+TEST(BadInit, MismatchedNranksOddRankFirst) { mismatchedNranks(true); }
 
 }  // namespace
 }  // namespace weft_test

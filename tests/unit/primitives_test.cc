@@ -428,6 +428,7 @@ TEST_P(ReduceCopyTest, AverageAcrossRanks) {
     ReduceSpec spec;
     ASSERT_TRUE(weft::makeReduceSpec(t.dtype, ncclAvg, nranks, &spec));
     for (size_t count : {size_t{1}, size_t{7}, size_t{1023}, size_t{100003}}) {
+      if (count > 1023 && nranks != 3) continue;  // one long run is enough; keep the suite quick
       std::vector<Buffer> inputs;
       for (int r = 0; r < nranks; ++r) {
         inputs.emplace_back(count, t.size);
