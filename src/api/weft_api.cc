@@ -53,9 +53,11 @@ WEFT_API ncclResult_t weftCommDumpState(ncclComm_t comm, char* buf, size_t len) 
     WEFT_CHECK(checkCommHandle("weftCommDumpState", comm));
     if (buf == nullptr || len == 0) return setError(comm, ncclInvalidArgument, "weftCommDumpState: empty buffer");
     snprintf(buf, len,
-             "rank %d/%d state %s ops issued %" PRIu64 " running %d connections %zu async error %d last error \"%s\"",
+             "rank %d/%d state %s ops issued %" PRIu64 " running %d connections %zu shm owned %zu bytes "
+             "(FIFOs) + %zu (rank block) async error %d last error \"%s\"",
              comm->rank, comm->nranks, stateName(comm->getState()), comm->opCount, comm->activeOps.load(),
-             comm->connections.size(), static_cast<int>(comm->errors.async()), comm->errors.message());
+             comm->connections.size(), comm->connections.ownedBytes(), sizeof(RankBlock),
+             static_cast<int>(comm->errors.async()), comm->errors.message());
     return ncclSuccess;
   });
 }

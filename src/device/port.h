@@ -21,8 +21,9 @@
 #endif
 
 // The element operations are tiny and sit inside the hot loops; they must inline into the loop
-// body for the host vectoriser and for GPU register allocation alike.
-#if defined(__CUDACC__) || defined(__HIPCC__)
+// body for the host vectoriser and for GPU register allocation alike. (hipcc is clang, which takes
+// the GNU attribute directly; __forceinline__ there would depend on the HIP headers being in.)
+#if defined(__CUDACC__) && !defined(__HIPCC__)
 #define WEFT_INLINE __forceinline__
 #else
 #define WEFT_INLINE inline __attribute__((always_inline))

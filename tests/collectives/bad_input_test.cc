@@ -235,6 +235,23 @@ TEST_F(BadInput, CountOverflow) {
   expectStillWorks();
 }
 
+TEST_F(BadInput, AlltoAllvArrays) {
+  float* b = buf_.data();
+  const size_t counts[1] = {4}, displs[1] = {0}, far[1] = {SIZE_MAX - 2};
+  EXPECT_NCCL_ERR(ncclAlltoAllv(b, nullptr, displs, b + 8, counts, displs, ncclFloat32, comm_, nullptr),
+                  ncclInvalidArgument, comm_, "count", "null", "pointer");
+  EXPECT_NCCL_ERR(ncclAlltoAllv(b, counts, nullptr, b + 8, counts, displs, ncclFloat32, comm_, nullptr),
+                  ncclInvalidArgument, comm_, "displ", "null", "pointer");
+  EXPECT_NCCL_ERR(ncclAlltoAllv(b, counts, displs, b + 8, nullptr, displs, ncclFloat32, comm_, nullptr),
+                  ncclInvalidArgument, comm_, "count", "null", "pointer");
+  EXPECT_NCCL_ERR(ncclAlltoAllv(b, counts, displs, b + 8, counts, nullptr, ncclFloat32, comm_, nullptr),
+                  ncclInvalidArgument, comm_, "displ", "null", "pointer");
+  // A displacement plus count beyond size_t.
+  EXPECT_NCCL_ERR(ncclAlltoAllv(b, counts, far, b + 8, counts, displs, ncclFloat32, comm_, nullptr),
+                  ncclInvalidArgument, comm_, "overflow", "displ", "count", "size", "large");
+  expectStillWorks();
+}
+
 TEST_F(BadInput, NonNullStreamInHostMode) {
   float* b = buf_.data();
   const Stream s = badStream();
@@ -363,6 +380,24 @@ TEST(BadInputMultiRank, CommunicatorSurvivesRejectedCalls) {
                "AllReduce on a stream", ctx.comm);
     if (!ctx.ok(ncclAllReduce(b.data(), b.data(), 64, ncclFloat32, ncclSum, ctx.comm, nullptr), "AllReduce", ctx.comm)) return;
     if (b[0] != 2.0f || b[63] != 2.0f) ctx.failf("AllReduce after rejected calls gave %g, expected 2", b[0]);
+  }));
+}
+
+// count fits in size_t, count x nranks does not: every rank must refuse (not crash, not hang).
+TEST(BadInputMultiRank, CountTimesNranksOverflow) {
+  EXPECT_RUN_OK(runRanks(Mode::kThreads, 2, [](RankCtx& ctx) {
+    std::vector<int8_t> b(64, 1);
+    const size_t count = SIZE_MAX / 2 + 1;  // x 2 ranks wraps to 0
+    int8_t* p = b.data();
+    ctx.expect(ncclAllGather(p, p, count, ncclInt8, ctx.comm, nullptr), ncclInvalidArgument, "AllGather", ctx.comm);
+    ctx.expect(ncclReduceScatter(p, p, count, ncclInt8, ncclSum, ctx.comm, nullptr), ncclInvalidArgument,
+               "ReduceScatter", ctx.comm);
+    ctx.expect(ncclAlltoAll(p, p + 32, count, ncclInt8, ctx.comm, nullptr), ncclInvalidArgument, "AlltoAll", ctx.comm);
+    ctx.expect(ncclGather(p, p + 32, count, ncclInt8, 0, ctx.comm, nullptr), ncclInvalidArgument, "Gather", ctx.comm);
+    ctx.expect(ncclScatter(p, p + 32, count, ncclInt8, 1, ctx.comm, nullptr), ncclInvalidArgument, "Scatter", ctx.comm);
+    std::vector<int32_t> v(8, 1);
+    if (!ctx.ok(ncclAllReduce(v.data(), v.data(), 8, ncclInt32, ncclSum, ctx.comm, nullptr), "AllReduce afterwards", ctx.comm)) return;
+    if (v[7] != 2) ctx.failf("AllReduce after the rejected calls gave %d, expected 2", v[7]);
   }));
 }
 

@@ -419,6 +419,7 @@ bool runCaseOnRank(const CollCase& c, RankCtx& ctx) {
   CaseRun run(c, ctx.rank, ctx.nranks);
   if (!run.createOp(ctx.comm, &ctx)) return false;
   run.armScalar();
+  ctx.step(run.label());
   const ncclResult_t r = run.issue(ctx.comm);
   if (!ctx.ok(r, run.label().c_str(), ctx.comm)) return false;
   run.verify(&ctx);
@@ -431,6 +432,7 @@ bool runCaseOnClique(const CollCase& c, CliqueCtx& ctx) {
     runs.push_back(std::make_unique<CaseRun>(c, r, ctx.nranks));
     if (!runs.back()->createOp(ctx.comms[r], &ctx)) return false;
   }
+  ctx.step("group of " + c.name());
   bool ok = ctx.ok(ncclGroupStart(), "ncclGroupStart");
   for (int r = 0; ok && r < ctx.nranks; ++r) ok = ctx.ok(runs[r]->issue(ctx.comms[r]), runs[r]->label().c_str(), ctx.comms[r]);
   // A device scalar is read when the group executes: arming it after the calls were enqueued

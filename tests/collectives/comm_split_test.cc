@@ -134,6 +134,49 @@ TEST(CommInit, NonBlockingConfig) {
   }, opts));
 }
 
+// A non-blocking communicator through a group, a non-blocking split and a finalize: every call
+// may return ncclInProgress, and then ncclCommGetAsyncError tells when it is done.
+TEST(CommInit, NonBlockingGroupSplitFinalize) {
+  RunOptions opts;
+  opts.initComm = false;
+  EXPECT_RUN_OK(runRanks(kTier, 4, [](RankCtx& ctx) {
+    auto accept = [&](ncclResult_t r, ncclComm_t comm, const char* what) {
+      if (r != ncclSuccess && r != ncclInProgress) return ctx.ok(r, what, comm);
+      return ctx.ok(waitNotInProgress(comm, 30000), what, comm);
+    };
+    ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
+    config.blocking = 0;
+    config.commName = "weft-nonblocking-test";
+    const ncclResult_t init = ncclCommInitRankConfig(&ctx.comm, ctx.nranks, ctx.id, ctx.rank, &config);
+    if (init != ncclSuccess && init != ncclInProgress) {
+      ctx.ok(init, "ncclCommInitRankConfig(blocking=0)");
+      ctx.comm = nullptr;
+      return;
+    }
+    if (!accept(ncclSuccess, ctx.comm, "non-blocking init")) return;
+    std::vector<double> a(5000, ctx.rank + 1.0), b(5000, 0.0);
+    ctx.ok(ncclGroupStart(), "ncclGroupStart");
+    ncclResult_t r1 = ncclAllReduce(a.data(), b.data(), a.size(), ncclFloat64, ncclSum, ctx.comm, nullptr);
+    if (r1 != ncclSuccess && r1 != ncclInProgress) ctx.ok(r1, "ncclAllReduce in a group (non-blocking)", ctx.comm);
+    if (!accept(ncclGroupEnd(), ctx.comm, "ncclGroupEnd (non-blocking)")) return;
+    if (b[0] != 10.0 || b[4999] != 10.0) ctx.failf("AllReduce on the non-blocking communicator gave %g, expected 10", b[0]);
+    ncclComm_t sub = nullptr;
+    if (!accept(ncclCommSplit(ctx.comm, ctx.rank / 2, ctx.rank, &sub, &config), ctx.comm, "ncclCommSplit (non-blocking)"))
+      return;
+    if (sub == nullptr) return ctx.fail("the non-blocking split gave no communicator");
+    if (!accept(ncclSuccess, sub, "the split communicator becoming ready")) return;
+    std::vector<int32_t> v(100, ctx.rank);
+    if (accept(ncclAllReduce(v.data(), v.data(), v.size(), ncclInt32, ncclSum, sub, nullptr), sub, "AllReduce on the split") &&
+        v[99] != (ctx.rank < 2 ? 1 : 5))
+      ctx.failf("AllReduce on the non-blocking split gave %d", v[99]);
+    accept(ncclCommFinalize(sub), sub, "ncclCommFinalize (split)");
+    ctx.ok(ncclCommDestroy(sub), "ncclCommDestroy (split)");
+    accept(ncclCommFinalize(ctx.comm), ctx.comm, "ncclCommFinalize");
+    ctx.ok(ncclCommDestroy(ctx.comm), "ncclCommDestroy");
+    ctx.comm = nullptr;
+  }, opts));
+}
+
 TEST(CommInit, ScalableWithOneId) {
   RunOptions opts;
   opts.initComm = false;

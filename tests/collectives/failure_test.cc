@@ -27,6 +27,7 @@ RunReport peerNeverArrives(double timeoutSec) {
   opts.absent = {2};
   opts.deadlineMs = 60000;
   return runRanks(Mode::kProcs, 3, [timeoutSec](RankCtx& ctx) {
+    ctx.step("ncclCommInitRank without rank 2");
     const double t0 = nowSeconds();
     const ncclResult_t r = ncclCommInitRank(&ctx.comm, ctx.nranks, ctx.id, ctx.rank);
     const double took = nowSeconds() - t0;
@@ -62,6 +63,7 @@ RunReport peerKilledInAllReduce(double boundSec) {
       }).detach();
       for (;;) ncclAllReduce(in.data(), out.data(), count, ncclFloat32, ncclSum, ctx.comm, nullptr);
     }
+    ctx.step("AllReduce loop until the dead peer is noticed");
     const double t0 = nowSeconds();
     ncclResult_t r = ncclSuccess;
     int rounds = 0;
@@ -79,10 +81,53 @@ RunReport peerKilledInAllReduce(double boundSec) {
     ncclResult_t async = ncclSuccess;
     if (ncclCommGetAsyncError(ctx.comm, &async) == ncclSuccess && async == ncclSuccess)
       ctx.fail("ncclCommGetAsyncError reports ncclSuccess on a communicator whose peer died");
+    ctx.step("ncclCommAbort after the failure");
     const double a0 = nowSeconds();
     ctx.ok(ncclCommAbort(ctx.comm), "ncclCommAbort after the failure");
     ctx.comm = nullptr;
     if (nowSeconds() - a0 > 5) ctx.failf("ncclCommAbort took %.1f s after the failure", nowSeconds() - a0);
+  }, opts);
+}
+
+// After a peer dies, the survivors shrink the communicator without it (NCCL_SHRINK_ABORT: the
+// parent's in-flight work is abandoned) and carry on.
+RunReport shrinkAfterPeerDeath() {
+  const int victim = 1;
+  RunOptions opts;
+  opts.expectKilled = {victim};
+  opts.deadlineMs = 30000;
+  return runRanks(Mode::kProcs, 4, [victim](RankCtx& ctx) {
+    std::vector<float> buf(1 << 20, 1.0f);
+    if (!ctx.ok(ncclAllReduce(buf.data(), buf.data(), buf.size(), ncclFloat32, ncclSum, ctx.comm, nullptr),
+                "warm-up AllReduce", ctx.comm))
+      return;
+    if (ctx.rank == victim) kill(getpid(), SIGKILL);
+    std::vector<float> v(1 << 20, 1.0f);
+    ctx.step("AllReduce with the dead peer");
+    const ncclResult_t r = ncclAllReduce(v.data(), v.data(), v.size(), ncclFloat32, ncclSum, ctx.comm, nullptr);
+    if (r == ncclSuccess) ctx.fail("AllReduce with a dead peer returned ncclSuccess");
+    int exclude[1] = {victim};
+    ncclComm_t shrunk = nullptr;
+    const double t0 = nowSeconds();
+    ctx.step("ncclCommShrink(NCCL_SHRINK_ABORT)");
+    if (!ctx.ok(ncclCommShrink(ctx.comm, exclude, 1, &shrunk, nullptr, NCCL_SHRINK_ABORT),
+                "ncclCommShrink(NCCL_SHRINK_ABORT) after the peer died", ctx.comm))
+      return;
+    if (nowSeconds() - t0 > 10) ctx.failf("ncclCommShrink took %.1f s", nowSeconds() - t0);
+    int n = -1, me = -1;
+    ctx.ok(ncclCommCount(shrunk, &n), "ncclCommCount", shrunk);
+    ctx.ok(ncclCommUserRank(shrunk, &me), "ncclCommUserRank", shrunk);
+    if (n != 3 || me != (ctx.rank < victim ? ctx.rank : ctx.rank - 1))
+      ctx.failf("shrunk communicator: rank %d of %d", me, n);
+    std::vector<int32_t> w(4096, ctx.rank);
+    ctx.step("AllReduce on the shrunk communicator");
+    if (ctx.ok(ncclAllReduce(w.data(), w.data(), w.size(), ncclInt32, ncclSum, shrunk, nullptr), "AllReduce on the shrunk communicator", shrunk) &&
+        w[4095] != 0 + 2 + 3)
+      ctx.failf("AllReduce on the shrunk communicator gave %d, expected 5", w[4095]);
+    ctx.step("ncclCommDestroy(shrunk) and ncclCommAbort(parent)");
+    ctx.ok(ncclCommDestroy(shrunk), "ncclCommDestroy(shrunk)");
+    ctx.ok(ncclCommAbort(ctx.comm), "ncclCommAbort(parent)");
+    ctx.comm = nullptr;
   }, opts);
 }
 
@@ -107,6 +152,11 @@ TEST(Failure, PeerNeverArrivesAtInit) {
 TEST(Failure, PeerKilledDuringAllReduce) {
   ScopedEnv timeout("WEFT_TIMEOUT_MS", "5000");
   EXPECT_RUN_OK(peerKilledInAllReduce(15.0));
+}
+
+TEST(Failure, ShrinkWithoutADeadPeer) {
+  ScopedEnv timeout("WEFT_TIMEOUT_MS", "3000");
+  EXPECT_RUN_OK(shrinkAfterPeerDeath());
 }
 
 // Runs alone (RUN_SERIAL): a run, a killed peer and a missing peer, then compares /dev/shm.

@@ -34,6 +34,33 @@ const char* modeName(Mode mode) {
   return "?";
 }
 
+// Procs mode: a child writes records to its pipe: 'S' (a step, sent as it happens), 'E' (a
+// failure), 'D' (a digest), then 'Z' (the end); a pipe that closes without 'Z' belongs to a child
+// that died on the way.
+static void putRecord(std::string* out, char tag, const std::string& text, uint64_t value) {
+  out->push_back(tag);
+  const uint32_t len = static_cast<uint32_t>(text.size());
+  out->append(reinterpret_cast<const char*>(&len), sizeof(len));
+  out->append(text);
+  out->append(reinterpret_cast<const char*>(&value), sizeof(value));
+}
+
+static void writeAll(int fd, const std::string& data) {
+  size_t off = 0;
+  while (off < data.size()) {
+    const ssize_t n = write(fd, data.data() + off, data.size() - off);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return;
+    off += static_cast<size_t>(n);
+  }
+}
+
+static void writeRecord(int fd, char tag, const std::string& text) {
+  std::string out;
+  putRecord(&out, tag, text.substr(0, 400), 0);
+  writeAll(fd, out);
+}
+
 // ---------------------------------------------------------------------------------------------
 // Reporter
 
@@ -53,6 +80,19 @@ bool Reporter::expect(ncclResult_t got, ncclResult_t want, const char* what, ncc
   failf("%s returned %d (%s), expected %d (%s); ncclGetLastError: \"%s\"", what, static_cast<int>(got),
         ncclGetErrorString(got), static_cast<int>(want), ncclGetErrorString(want), lastError(comm).c_str());
   return false;
+}
+
+void Reporter::step(const std::string& what) {
+  {
+    std::lock_guard<std::mutex> lock(stepMu_);
+    step_ = what;
+  }
+  if (stepFd_ >= 0) writeRecord(stepFd_, 'S', what);
+}
+
+std::string Reporter::lastStep() const {
+  std::lock_guard<std::mutex> lock(stepMu_);
+  return step_;
 }
 
 std::string RunReport::text() const {
@@ -141,6 +181,7 @@ namespace {
 
 void runOneRank(RankCtx& ctx, const std::function<void(RankCtx&)>& body, const RunOptions& opts) {
   if (opts.initComm) {
+    ctx.step("ncclCommInitRank (harness)");
     const ncclResult_t r = ncclCommInitRank(&ctx.comm, ctx.nranks, ctx.id, ctx.rank);
     if (r != ncclSuccess) {
       ctx.failf("ncclCommInitRank(nranks=%d, rank=%d) returned %d (%s): \"%s\"", ctx.nranks, ctx.rank,
@@ -149,6 +190,7 @@ void runOneRank(RankCtx& ctx, const std::function<void(RankCtx&)>& body, const R
       return;
     }
   }
+  ctx.step("the test body");
   try {
     body(ctx);
   } catch (const std::exception& e) {
@@ -157,6 +199,7 @@ void runOneRank(RankCtx& ctx, const std::function<void(RankCtx&)>& body, const R
     ctx.fail("unknown exception");
   }
   if (ctx.comm != nullptr) {
+    ctx.step("ncclCommDestroy (harness)");
     const ncclResult_t r = ncclCommDestroy(ctx.comm);
     ctx.comm = nullptr;
     ctx.ok(r, "ncclCommDestroy (harness)");
@@ -277,6 +320,8 @@ RunReport runThreads(int nranks, const std::function<void(RankCtx&)>& body, cons
       for (int r = 0; r < nranks; ++r) {
         if (!completion->finished[r]) {
           hung.push_back(r);
+          const std::string last = (*ctxs)[r].lastStep();
+          if (!last.empty()) soFar.push_back(rankLabel(r) + ": hung; last step: " + last);
         } else {
           appendFailures(rankLabel(r), (*ctxs)[r].errors(), &soFar);
         }
@@ -296,20 +341,12 @@ RunReport runThreads(int nranks, const std::function<void(RankCtx&)>& body, cons
 }
 
 // ---------------------------------------------------------------------------------------------
-// Procs mode. A child writes records to its pipe: 'E' (a failure), 'D' (a digest), then 'Z' (the
-// end); a pipe that closes without 'Z' belongs to a child that died on the way.
-
-void putRecord(std::string* out, char tag, const std::string& text, uint64_t value) {
-  out->push_back(tag);
-  const uint32_t len = static_cast<uint32_t>(text.size());
-  out->append(reinterpret_cast<const char*>(&len), sizeof(len));
-  out->append(text);
-  out->append(reinterpret_cast<const char*>(&value), sizeof(value));
-}
+// Procs mode (the record format is at the top of this file).
 
 struct Decoded {
   std::vector<std::string> errors;
   std::vector<std::pair<std::string, uint64_t>> digests;
+  std::string lastStep;
   bool complete = false;
 };
 
@@ -328,26 +365,19 @@ Decoded decodeRecords(const std::string& in) {
     pos += need;
     if (tag == 'E') d.errors.push_back(std::move(text));
     if (tag == 'D') d.digests.emplace_back(std::move(text), value);
+    if (tag == 'S') d.lastStep = std::move(text);
     if (tag == 'Z') d.complete = true;
   }
   return d;
-}
-
-void writeAll(int fd, const std::string& data) {
-  size_t off = 0;
-  while (off < data.size()) {
-    const ssize_t n = write(fd, data.data() + off, data.size() - off);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return;
-    off += static_cast<size_t>(n);
-  }
 }
 
 [[noreturn]] void childMain(RankCtx& ctx, const std::function<void(RankCtx&)>& body, const RunOptions& opts,
                             int fd) {
   // Dies with the test process, so a killed test leaves no orphan ranks behind.
   prctl(PR_SET_PDEATHSIG, SIGKILL);
+  ctx.setStepSink(fd);
   runOneRank(ctx, body, opts);
+  ctx.setStepSink(-1);
   std::string out;
   const size_t kMax = 200;
   for (size_t i = 0; i < ctx.errors().size() && i < kMax; ++i) putRecord(&out, 'E', ctx.errors()[i], 0);
@@ -474,13 +504,14 @@ RunReport runProcs(int nranks, const std::function<void(RankCtx&)>& body, const 
     Decoded d = decodeRecords(c.data);
     const std::string who = "rank " + std::to_string(c.rank) + " (pid " + std::to_string(c.pid) + ")";
     const bool expectKill = opts.expectKilled.count(c.rank) != 0;
+    const std::string where = d.lastStep.empty() ? "" : " (last step: " + d.lastStep + ")";
     if (c.killedByUs) {
       report.failures.push_back(who + ": hung: still running after the " + std::to_string(opts.deadlineMs) +
-                                " ms deadline; killed by the harness");
+                                " ms deadline; killed by the harness" + where);
     } else if (WIFSIGNALED(c.status)) {
       const int sig = WTERMSIG(c.status);
       if (!(expectKill && sig == SIGKILL))
-        report.failures.push_back(who + ": died with signal " + std::to_string(sig) + " (" + strsignal(sig) + ")");
+        report.failures.push_back(who + ": died with signal " + std::to_string(sig) + " (" + strsignal(sig) + ")" + where);
     } else if (WIFEXITED(c.status) && WEXITSTATUS(c.status) != 0) {
       report.failures.push_back(who + ": exited with status " + std::to_string(WEXITSTATUS(c.status)));
     } else if (expectKill) {
@@ -546,7 +577,7 @@ RunReport runClique(int nranks, const std::function<void(CliqueCtx&)>& body, con
     completion->done(0);
   });
   if (!completion->wait(opts.deadlineMs)) {
-    dieHung("clique run (one thread drives every rank)", {0}, opts.deadlineMs, {});
+    dieHung("clique run (one thread drives every rank)", {0}, opts.deadlineMs, {"last step: " + ctx->lastStep()});
   }
   driver.join();
   appendFailures("clique", ctx->errors(), &report.failures);

@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <functional>
 #include <initializer_list>
+#include <mutex>
 #include <set>
 #include <string>
 #include <utility>
@@ -46,6 +47,11 @@ class Reporter {
   // compares them across ranks after the run.
   void digest(const std::string& key, uint64_t value) { digests_.emplace_back(key, value); }
   bool failed() const { return !errors_.empty(); }
+  // Names what the rank is doing now (e.g. the call it is about to make). When a rank hangs, the
+  // harness reports its last step; a forked child sends each step to the parent as it happens.
+  void step(const std::string& what);
+  std::string lastStep() const;
+  void setStepSink(int fd) { stepFd_ = fd; }
 
   std::vector<std::string>& errors() { return errors_; }
   std::vector<std::pair<std::string, uint64_t>>& digests() { return digests_; }
@@ -53,6 +59,9 @@ class Reporter {
  private:
   std::vector<std::string> errors_;
   std::vector<std::pair<std::string, uint64_t>> digests_;
+  mutable std::mutex stepMu_;  // the watchdog reads the step while the rank runs
+  std::string step_;
+  int stepFd_ = -1;
 };
 
 // One rank of a threads or procs run.

@@ -5,6 +5,7 @@
 
 #include <cstring>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "dtypes.h"
@@ -66,12 +67,12 @@ TEST(P2P, RingShift) {
   }
 }
 
-// Every rank sends 4 MiB to and receives 4 MiB from every other rank in one group: no schedule
+// Every rank sends 4 MiB (1 MiB with 8 ranks) to and receives it from every other rank in one group: no schedule
 // that serialises the pairs can finish without deadlocking once messages exceed the FIFOs.
 TEST(P2P, AllPairsLargeInOneGroup) {
-  const int n = 4;
-  EXPECT_RUN_OK(runRanks(kTier, n, [](RankCtx& ctx) {
-    const size_t bytes = size_t{4} << 20;
+  for (const auto& [n, mib] : {std::pair<int, size_t>{4, 4}, std::pair<int, size_t>{8, 1}}) {
+  EXPECT_RUN_OK(runRanks(kTier, n, [mib = mib](RankCtx& ctx) {
+    const size_t bytes = mib << 20;
     std::vector<std::vector<unsigned char>> out(ctx.nranks), in(ctx.nranks);
     for (int p = 0; p < ctx.nranks; ++p) {
       if (p == ctx.rank) continue;
@@ -89,6 +90,7 @@ TEST(P2P, AllPairsLargeInOneGroup) {
     for (int p = 0; p < ctx.nranks; ++p)
       if (p != ctx.rank) checkMessage(&ctx, in[p], key(p, ctx.rank, 0), "all-pairs message from rank " + std::to_string(p));
   }));
+  }
 }
 
 TEST(P2P, SendToSelfInOneGroup) {

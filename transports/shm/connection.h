@@ -41,6 +41,8 @@ class Connection {
   bool isSender() const { return isSender_; }
   int peer() const { return isSender_ ? id_.receiverRank : id_.senderRank; }
   uint32_t slotBytes() const { return slotBytes_; }
+  // Shared memory this side created (receivers own their FIFO; senders only map it).
+  size_t ownedBytes() const { return isSender_ ? 0 : seg_.size(); }
 
   // --- sender side ---
   bool canSend() {

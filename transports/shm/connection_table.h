@@ -23,6 +23,11 @@ class ConnectionTable {
     return raw;
   }
   size_t size() const { return table_.size(); }
+  size_t ownedBytes() const {
+    size_t total = 0;
+    for (const auto& [key, conn] : table_) total += conn->ownedBytes();
+    return total;
+  }
   void clear() { table_.clear(); }
 
  private:
