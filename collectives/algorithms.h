@@ -7,7 +7,13 @@ namespace weft {
 
 // Ring (collectives/ring): AllReduce, Broadcast, Reduce, AllGather, ReduceScatter over nChannels
 // rings in rank order.
+// AllReduce takes the one-shot ring variant (every input around the ring, then a local reduction
+// in rank order) when task.scratch is set; ringOneShotScratchBytes says when and how much.
 void buildRingProgram(const Task& task, int nChannels, Program* prog);
+// Scratch bytes the one-shot AllReduce needs for this task, or 0 when the ring schedule is better.
+size_t ringOneShotScratchBytes(const Task& task);
+// Largest per-rank message for which the one-shot AllReduce is used.
+size_t ringOneShotMaxBytes(const ncclComm* comm);
 // Point-to-point patterns (collectives/p2p): Send, Recv, AlltoAll, AlltoAllv, Gather, Scatter.
 void buildP2pProgram(const Task& task, Program* prog);
 

@@ -6,6 +6,7 @@
 #include "collectives/algorithms.h"
 #include "collectives/ring/ring_schedule.h"
 #include "core/comm.h"
+#include "core/params.h"
 
 namespace weft {
 namespace {
@@ -43,6 +44,21 @@ void allReduce(const Task& t, int ch, size_t begin, size_t len, Program* p) {
     j = mod(r + 2, n);
     p->addStep(StepOp::kRecv, 0, at(j), at(j), chunk(j).count);
   }
+}
+
+// For latency-bound sizes: every rank's input (pre-multiplied by its owner) travels once around the
+// ring into every rank's scratch area, block r holding rank r's input; then each rank folds the
+// blocks in rank order. n-1 hops instead of the 2(n-1) of reduce-scatter + all-gather, and still
+// the same bits on every rank. The task's scratch holds nranks blocks of count elements.
+void allReduceOneShot(const Task& t, Program* p) {
+  const int n = t.comm->nranks, r = t.comm->rank;
+  const size_t c = t.count;
+  p->beginSequence(&t, Lane::kRing, 0, mod(r + 1, n), mod(r - 1, n));
+  p->addStep(StepOp::kCopySend, kStepPre, Buf::kSend, 0, Buf::kScratch, size_t(r) * c, c);
+  for (int k = 1; k < n - 1; ++k)
+    p->addStep(StepOp::kRecvCopySend, 0, Buf::kSend, 0, Buf::kScratch, size_t(mod(r - k, n)) * c, c);
+  p->addStep(StepOp::kRecv, 0, Buf::kSend, 0, Buf::kScratch, size_t(mod(r + 1, n)) * c, c);
+  p->addStep(StepOp::kReduceScratch, kStepPost, Buf::kScratch, 0, Buf::kRecv, 0, c);
 }
 
 // A chain from the root around the ring; the last rank before the root only receives.
@@ -123,8 +139,18 @@ void singleRank(const Task& t, Program* p) {
 
 }  // namespace
 
+size_t ringOneShotMaxBytes(const ncclComm*) { return static_cast<size_t>(param::oneShotMaxBytes()); }
+
+size_t ringOneShotScratchBytes(const Task& t) {
+  return t.kind == CollKind::kAllReduce && t.comm->nranks > 1 &&
+                 t.count * dataTypeSize(t.dtype) <= ringOneShotMaxBytes(t.comm)
+             ? size_t(t.comm->nranks) * t.count * dataTypeSize(t.dtype)
+             : 0;
+}
+
 void buildRingProgram(const Task& t, int nChannels, Program* p) {
   if (t.comm->nranks == 1) return singleRank(t, p);
+  if (t.scratch != nullptr && t.kind == CollKind::kAllReduce) return allReduceOneShot(t, p);
   for (int ch = 0; ch < nChannels; ++ch) {
     ring::Range share = split(t.count, nChannels, ch);
     switch (t.kind) {

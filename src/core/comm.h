@@ -84,6 +84,7 @@ struct ncclComm {
   weft::RedOpTable redOps;
   std::thread initThread;  // a non-blocking init runs here
   weft::CancelEvent initCancel;  // ncclCommAbort fires it to stop an init that is still waiting
+  std::vector<uint64_t> scratch;  // grow-only scratch for algorithms that gather inputs first
   std::mutex regMutex;
   std::vector<std::pair<void*, size_t>> registrations;  // ncclCommRegister handles (host mode)
 

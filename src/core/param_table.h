@@ -30,6 +30,9 @@
   X(buffSize, Size, "NCCL_BUFFSIZE", "", "1048576", "1..", Transport,                              \
     "Bytes of one connection's FIFO; Weft's host-mode default of 1 MiB (NCCL's is 4 MiB) keeps "   \
     "the FIFO in cache")                                                                           \
+  X(oneShotMaxBytes, Size, "WEFT_ONESHOT_MAX_BYTES", "", "8192", "0..1073741824", Transport,       \
+    "AllReduce of at most this many bytes per rank uses the one-shot ring (every input travels "    \
+    "once around the ring, then each rank reduces locally): n-1 hops instead of 2(n-1); 0 = never") \
   X(nChannels, Int, "WEFT_NCHANNELS", "", "2", "1..64", Transport,                                 \
     "Ring channels in host mode, before NCCL_MIN_NCHANNELS and NCCL_MAX_NCHANNELS clamp them")     \
   X(minNChannels, Int, "NCCL_MIN_NCHANNELS", "NCCL_MIN_CTAS", "1", "1..64", Transport,             \

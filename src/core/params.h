@@ -29,7 +29,8 @@ std::string device();          // WEFT_DEVICE: "auto" or "host"
 int64_t timeoutMs();           // WEFT_TIMEOUT_MS: longest wait for a peer before an error naming it
 int64_t spinUs();              // WEFT_SPIN_US: how long a waiting rank spins before it sleeps
 int64_t checkPointers();       // NCCL_CHECK_POINTERS
-int64_t nChannels();           // WEFT_NCHANNELS: ring channels in host mode before MIN/MAX clamping
+int64_t nChannels();
+int64_t oneShotMaxBytes();     // WEFT_ONESHOT_MAX_BYTES: one-shot ring AllReduce up to this size           // WEFT_NCHANNELS: ring channels in host mode before MIN/MAX clamping
 // --- read now for features that are not built yet (docs/env.md says so) ---
 int64_t livenessMs();          // WEFT_LIVENESS_MS: how often a waiting rank checks its local peers live
 bool p2pDisable();             // NCCL_P2P_DISABLE

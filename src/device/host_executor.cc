@@ -33,6 +33,15 @@ struct Cursor {
   bool finished = false;
 };
 
+void* bufferOf(const Task& t, Buf b) {
+  switch (b) {
+    case Buf::kSend: return const_cast<void*>(t.sendbuff);
+    case Buf::kRecv: return t.recvbuff;
+    case Buf::kScratch: return t.scratch;
+  }
+  return nullptr;
+}
+
 std::pair<uintptr_t, ChainKey> chainKey(const Sequence& s) {
   return {reinterpret_cast<uintptr_t>(s.task->comm), chainKeyOf(s)};
 }
@@ -125,8 +134,8 @@ bool Executor::advance(Cursor& c) {
     const size_t pieceElems = comm->slotBytes / es;
     const size_t n = std::min(st.count - c.done, pieceElems);
     const size_t bytes = n * es;
-    const char* src = static_cast<const char*>(t.sendbuff) + (st.srcOffset + c.done) * es;
-    char* dst = static_cast<char*>(t.recvbuff) + (st.dstOffset + c.done) * es;
+    const char* src = static_cast<const char*>(bufferOf(t, st.srcBuf)) + (st.srcOffset + c.done) * es;
+    char* dst = static_cast<char*>(bufferOf(t, st.dstBuf)) + (st.dstOffset + c.done) * es;
     unsigned flags = ((st.flags & kStepPre) ? kApplyPre : 0u) | ((st.flags & kStepPost) ? kApplyPost : 0u);
     const void* in = nullptr;
     if (rx) {
@@ -158,6 +167,14 @@ bool Executor::advance(Cursor& c) {
       case StepOp::kCopy:
         if (src != dst || flags != 0) reduceCopy(t.spec, dst, nullptr, nullptr, src, n, flags);
         break;
+      case StepOp::kReduceScratch: {
+        // The same fold, in the same order, on every rank: results are bit-identical.
+        const int nb = comm->nranks;
+        const size_t stride = t.count * es;
+        for (int b = 1; b < nb; ++b)
+          reduceCopy(t.spec, dst, nullptr, b == 1 ? src : dst, src + b * stride, n, b == nb - 1 ? (flags & kApplyPost) : 0u);
+        break;
+      }
     }
     if (tx) c.send->publish(bytes);
     if (rx) c.recv->release();
@@ -316,6 +333,7 @@ const char* stepName(StepOp op) {
     case StepOp::kRecvCopySend: return "recvCopySend";
     case StepOp::kCopySend: return "copySend";
     case StepOp::kCopy: return "copy";
+    case StepOp::kReduceScratch: return "reduceScratch";
   }
   return "?";
 }

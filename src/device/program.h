@@ -23,6 +23,7 @@ enum class StepOp : uint8_t {
   kRecvCopySend,       // prev -> dst and next
   kCopySend,           // src -> dst (skipped when the same memory) and next
   kCopy,               // src -> dst, no peer
+  kReduceScratch,      // dst = scratch block 0 (+) block 1 (+) ... (+) block nranks-1, in rank order
 };
 
 inline bool stepReceives(StepOp op) {
@@ -40,11 +41,17 @@ enum StepFlags : uint8_t {
   kStepPost = 2,  // the final value is produced here (apply post-divide)
 };
 
+// Which buffer a step offset refers to: the task's send or receive buffer, or the communicator's
+// scratch area (used by algorithms that collect every rank's input before reducing it).
+enum class Buf : uint8_t { kSend, kRecv, kScratch };
+
 struct Step {
   StepOp op;
   uint8_t flags;
-  size_t srcOffset;  // elements from the task's send buffer
-  size_t dstOffset;  // elements from the task's receive buffer
+  Buf srcBuf;
+  Buf dstBuf;
+  size_t srcOffset;  // elements from the start of srcBuf
+  size_t dstOffset;  // elements from the start of dstBuf
   size_t count;      // elements
 };
 
@@ -85,7 +92,10 @@ struct Program {
     sequences.push_back(Sequence{task, lane, channel, sendPeer, recvPeer, static_cast<uint32_t>(steps.size()), 0});
   }
   void addStep(StepOp op, uint8_t flags, size_t srcOffset, size_t dstOffset, size_t count) {
-    steps.push_back(Step{op, flags, srcOffset, dstOffset, count});
+    addStep(op, flags, Buf::kSend, srcOffset, Buf::kRecv, dstOffset, count);
+  }
+  void addStep(StepOp op, uint8_t flags, Buf srcBuf, size_t srcOffset, Buf dstBuf, size_t dstOffset, size_t count) {
+    steps.push_back(Step{op, flags, srcBuf, dstBuf, srcOffset, dstOffset, count});
     sequences.back().nSteps++;
   }
 };

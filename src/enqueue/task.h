@@ -40,6 +40,7 @@ struct Task {
   int root = 0;       // root, or the peer of a send/recv
   uint64_t seq = 0;   // the communicator's operation number, for messages
   ReduceSpec spec;    // resolved when the group runs (a device-resident scalar is read then)
+  void* scratch = nullptr;  // the communicator's scratch area, for algorithms that need one
   std::vector<size_t> vcounts;  // AlltoAllv: sendcounts, sdispls, recvcounts, rdispls (4 x nranks)
 };
 

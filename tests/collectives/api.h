@@ -8,21 +8,8 @@
 
 #include "nccl.h"
 
-#if __has_include("rccl/rccl.h")
-#include "rccl/rccl.h"
-#else
-// Until Weft's rccl/rccl.h lands: RCCL's declaration (element counts and displacements).
-extern "C" ncclResult_t ncclAlltoAllv(const void* sendbuff, const size_t sendcounts[], const size_t sdispls[],
-                                      void* recvbuff, const size_t recvcounts[], const size_t rdispls[],
-                                      ncclDataType_t datatype, ncclComm_t comm, cudaStream_t stream);
-#endif
-
-#if __has_include("weft/weft.h")
+#include "rccl/rccl.h"  // after nccl.h: the collectives keep cudaStream_t, ncclAlltoAllv is added
 #include "weft/weft.h"
-#else
-extern "C" const char* weftGetVersionString(void);
-extern "C" ncclResult_t weftCommIsHostMode(ncclComm_t comm, int* isHostMode);
-#endif
 
 namespace weft_test {
 

@@ -404,6 +404,7 @@ TEST(BadInputMultiRank, CountTimesNranksOverflow) {
 // Ranks that disagree on nranks: the odd one out gets ncclInvalidUsage, nobody hangs. Whether the
 // odd rank reaches the rendezvous first or last must not matter.
 void mismatchedNranks(bool oddRankFirst) {
+  WEFT_REQUIRE_FRESH_PROCESS("this test sets WEFT_TIMEOUT_MS");
   ScopedEnv timeout("WEFT_TIMEOUT_MS", "3000");
   RunOptions opts;
   opts.initComm = false;

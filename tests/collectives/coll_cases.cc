@@ -67,7 +67,8 @@ const std::vector<Red>& allReds() {
 std::string CollCase::name() const {
   std::string s = std::string(collName(coll)) + "/" + dtypeInfo(dtype).name;
   if (collReduces(coll)) s += std::string("/") + redName(red);
-  s += "/c" + std::to_string(count) + (inPlace ? "/inplace" : "/outofplace") + (shifted ? "/shifted" : "");
+  s += "/c" + std::to_string(count) + (inPlace ? (evenRanksOnly ? "/inplace_even_ranks" : "/inplace") : "/outofplace") +
+       (shifted ? "/shifted" : "");
   if (collHasRoot(coll)) s += "/root" + std::to_string(root);
   return s;
 }
@@ -149,6 +150,7 @@ struct CaseRun::Impl {
   int rank = 0;
   int nranks = 0;
   Reference ref;
+  bool inPlace = false;  // this rank's placement (see CollCase::evenRanksOnly)
   size_t esize = 0;
   GuardedBuffer a;  // the send buffer, or the only buffer when in place
   GuardedBuffer b;  // the receive buffer when out of place
@@ -181,6 +183,7 @@ void CaseRun::Impl::setup() {
   const size_t cnt = c.count;
   const size_t n = static_cast<size_t>(nranks);
   const size_t shift = c.shifted ? esize : 0;
+  inPlace = c.inPlace && !(c.evenRanksOnly && rank % 2 == 1);
   auto outOfPlace = [&](size_t sendElems, size_t recvElems) {
     a.allocate(shift, sendElems * esize);
     b.allocate(shift, recvElems * esize);
@@ -192,7 +195,7 @@ void CaseRun::Impl::setup() {
   switch (c.coll) {
     case Coll::kAllReduce:
     case Coll::kReduce:
-      if (c.inPlace) {
+      if (inPlace) {
         a.allocate(shift, cnt * esize);
         fillInput(a.data(), cnt, 0);
         send = recv = a.data();
@@ -202,7 +205,7 @@ void CaseRun::Impl::setup() {
       break;
     case Coll::kBroadcast:
     case Coll::kBcast:
-      if (c.inPlace || c.coll == Coll::kBcast) {
+      if (inPlace || c.coll == Coll::kBcast) {
         a.allocate(shift, cnt * esize);
         if (isRoot()) fillInput(a.data(), cnt, 0); else fillJunk(a.data(), cnt);
         send = recv = a.data();
@@ -211,7 +214,7 @@ void CaseRun::Impl::setup() {
       }
       break;
     case Coll::kAllGather:
-      if (c.inPlace) {
+      if (inPlace) {
         a.allocate(shift, n * cnt * esize);
         fillJunk(a.data(), n * cnt);
         fillInput(a.data() + rank * cnt * esize, cnt, 0);
@@ -222,7 +225,7 @@ void CaseRun::Impl::setup() {
       }
       break;
     case Coll::kReduceScatter:
-      if (c.inPlace) {
+      if (inPlace) {
         a.allocate(shift, n * cnt * esize);
         fillInput(a.data(), n * cnt, 0);
         send = a.data();
@@ -233,7 +236,7 @@ void CaseRun::Impl::setup() {
       break;
     case Coll::kAlltoAll: outOfPlace(n * cnt, n * cnt); break;
     case Coll::kGather:
-      if (c.inPlace && isRoot()) {
+      if (inPlace && isRoot()) {
         a.allocate(shift, n * cnt * esize);
         fillJunk(a.data(), n * cnt);
         fillInput(a.data() + rank * cnt * esize, cnt, 0);
@@ -244,7 +247,7 @@ void CaseRun::Impl::setup() {
       }
       break;
     case Coll::kScatter:
-      if (c.inPlace && isRoot()) {
+      if (inPlace && isRoot()) {
         a.allocate(shift, n * cnt * esize);
         fillInput(a.data(), n * cnt, 0);
         send = a.data();
@@ -390,7 +393,7 @@ void CaseRun::verify(Reporter* rep) const {
     case Coll::kScatter:
       checkRange(rep, label, "block from the root", c.dtype, out, 0, cnt,
                  [&](size_t i) { return input(c.root, r * cnt + i); });
-      if (c.inPlace && m.isRoot()) {
+      if (m.inPlace && m.isRoot()) {
         // The root's whole send buffer (its own block included) is input: unchanged.
         checkRange(rep, label, "root's send buffer (in place)", c.dtype, m.a.data(), 0, n * cnt,
                    [&](size_t i) { return input(r, i); });

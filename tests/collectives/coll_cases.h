@@ -33,6 +33,7 @@ struct CollCase {
   Red red = Red::kSum;     // ignored unless the collective reduces
   size_t count = 0;        // NCCL's count argument (per rank block for AllGather, ReduceScatter, ...)
   bool inPlace = false;
+  bool evenRanksOnly = false;  // with inPlace: only even ranks work in place, odd ones out of place
   bool shifted = false;    // buffers aligned to the element size only (64-byte boundary + 1 element)
   int root = 0;            // ignored unless the collective has a root
   uint32_t seed = 1;

@@ -278,6 +278,16 @@ TEST(CommRegister, CollectivesOnRegisteredBuffers) {
       }
     }
     run("AllReduce after deregistration", 3.0f);
+    // Ordinary host memory (not from ncclMemAlloc) registers too.
+    std::vector<int32_t> plain(4099, ctx.rank + 1);
+    void* hplain = nullptr;
+    if (ctx.ok(ncclCommRegister(ctx.comm, plain.data(), plain.size() * sizeof(int32_t), &hplain),
+               "ncclCommRegister(plain host buffer)", ctx.comm)) {
+      if (ctx.ok(ncclAllReduce(plain.data(), plain.data(), plain.size(), ncclInt32, ncclSum, ctx.comm, nullptr),
+                 "AllReduce in place on a registered plain buffer", ctx.comm) && plain[4098] != 6)
+        ctx.failf("AllReduce on a registered plain buffer gave %d, expected 6", plain[4098]);
+      ctx.ok(ncclCommDeregister(ctx.comm, hplain), "ncclCommDeregister(plain host buffer)", ctx.comm);
+    }
     ctx.ok(ncclMemFree(in), "ncclMemFree");
     ctx.ok(ncclMemFree(out), "ncclMemFree");
   }));

@@ -145,22 +145,39 @@ RunReport healthyRun() {
 }
 
 TEST(Failure, PeerNeverArrivesAtInit) {
+  WEFT_REQUIRE_FRESH_PROCESS("this test sets WEFT_TIMEOUT_MS");
   ScopedEnv timeout("WEFT_TIMEOUT_MS", "2000");
   EXPECT_RUN_OK(peerNeverArrives(2.0));
 }
 
 TEST(Failure, PeerKilledDuringAllReduce) {
+  WEFT_REQUIRE_FRESH_PROCESS("this test sets WEFT_TIMEOUT_MS");
   ScopedEnv timeout("WEFT_TIMEOUT_MS", "5000");
   EXPECT_RUN_OK(peerKilledInAllReduce(15.0));
 }
 
 TEST(Failure, ShrinkWithoutADeadPeer) {
+  WEFT_REQUIRE_FRESH_PROCESS("this test sets WEFT_TIMEOUT_MS");
   ScopedEnv timeout("WEFT_TIMEOUT_MS", "3000");
   EXPECT_RUN_OK(shrinkAfterPeerDeath());
 }
 
+// Entries of /dev/shm with "weft" in their name that are not in `before`. They are removed after
+// being reported, so one failure does not leak into the next run's picture (or fill /dev/shm).
+std::string takeLeftovers(const std::set<std::string>& before) {
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  std::string leftovers;
+  for (const std::string& name : listShm("weft")) {
+    if (before.count(name)) continue;
+    leftovers += " /dev/shm/" + name;
+    unlink(("/dev/shm/" + name).c_str());
+  }
+  return leftovers;
+}
+
 // Runs alone (RUN_SERIAL): a run, a killed peer and a missing peer, then compares /dev/shm.
 TEST(ShmHygiene, NothingLeftInDevShm) {
+  WEFT_REQUIRE_FRESH_PROCESS("this test sets WEFT_TIMEOUT_MS");
   ScopedEnv timeout("WEFT_TIMEOUT_MS", "3000");
   const std::set<std::string> before = listShm("weft");
   for (const std::string& name : before) printf("note: /dev/shm/%s was already there before this test\n", name.c_str());
@@ -169,11 +186,39 @@ TEST(ShmHygiene, NothingLeftInDevShm) {
   EXPECT_RUN_OK(healthyRun());
   for (const RunReport& rep : {peerKilledInAllReduce(15.0), peerNeverArrives(3.0)})
     if (!rep.ok()) printf("note (checked by the Failure tests):\n%s", rep.text().c_str());
-  std::this_thread::sleep_for(std::chrono::milliseconds(200));
-  std::string leftovers;
-  for (const std::string& name : listShm("weft"))
-    if (!before.count(name)) leftovers += " /dev/shm/" + name;
+  const std::string leftovers = takeLeftovers(before);
   EXPECT_TRUE(leftovers.empty()) << "left behind after the procs runs (one with a SIGKILLed rank):" << leftovers;
+}
+
+// The rank that creates a connection's segment dies before its peer ever maps it (connections are
+// made on first use, so rank 1, which never joins the AllReduce, never maps it). Nothing of it may
+// stay in /dev/shm.
+TEST(ShmHygiene, CreatorKilledBeforePeerMaps) {
+  WEFT_REQUIRE_FRESH_PROCESS("this test sets WEFT_TIMEOUT_MS");
+  ScopedEnv timeout("WEFT_TIMEOUT_MS", "3000");
+  const std::set<std::string> before = listShm("weft");
+  RunOptions opts;
+  opts.expectKilled = {0};
+  opts.deadlineMs = 30000;
+  EXPECT_RUN_OK(runRanks(Mode::kProcs, 2, [](RankCtx& ctx) {
+    if (ctx.rank == 0) {
+      std::thread([] {
+        std::this_thread::sleep_for(std::chrono::milliseconds(500));
+        kill(getpid(), SIGKILL);
+      }).detach();
+      std::vector<float> v(1 << 20, 1.0f);
+      ctx.step("AllReduce that rank 1 never joins");
+      ncclAllReduce(v.data(), v.data(), v.size(), ncclFloat32, ncclSum, ctx.comm, nullptr);
+      std::this_thread::sleep_for(std::chrono::seconds(30));  // the kill comes first
+      return;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+    ctx.step("ncclCommAbort after rank 0 died");
+    ctx.ok(ncclCommAbort(ctx.comm), "ncclCommAbort after rank 0 died");
+    ctx.comm = nullptr;
+  }, opts));
+  const std::string leftovers = takeLeftovers(before);
+  EXPECT_TRUE(leftovers.empty()) << "left behind by a SIGKILLed rank whose peer never mapped its segment:" << leftovers;
 }
 
 }  // namespace

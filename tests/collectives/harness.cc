@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cctype>
 #include <chrono>
 #include <condition_variable>
@@ -158,6 +159,13 @@ std::set<std::string> listShm(const std::string& needle) {
   return names;
 }
 
+namespace {
+std::atomic<int> testsStarted{0};
+}  // namespace
+
+void noteTestStarted() { testsStarted.fetch_add(1); }
+bool processIsFresh() { return testsStarted.load() <= 1; }
+
 ScopedEnv::ScopedEnv(const char* name, const char* value) : name_(name) {
   if (const char* old = getenv(name)) {
     hadOld_ = true;
@@ -206,13 +214,13 @@ void runOneRank(RankCtx& ctx, const std::function<void(RankCtx&)>& body, const R
   }
 }
 
-// Adds a failure for every digest key on which the reporters (ranks) disagree.
 struct DigestEntry {
   std::string who;
   std::string key;
   uint64_t value;
 };
 
+// Adds a failure for every digest key on which the reporters (ranks) disagree.
 void compareDigests(const std::vector<DigestEntry>& entries, std::vector<std::string>* failures) {
   std::map<std::string, std::vector<const DigestEntry*>> byKey;
   for (const DigestEntry& e : entries) byKey[e.key].push_back(&e);
@@ -248,7 +256,7 @@ void appendFailures(const std::string& who, const std::vector<std::string>& erro
 
 std::string rankLabel(int rank) { return "rank " + std::to_string(rank); }
 
-// Threads-mode watchdog: waits for `pending` jobs; on the deadline prints everything and exits.
+// Threads-mode completion: the test thread waits for every rank thread up to the deadline.
 struct Completion {
   std::mutex mu;
   std::condition_variable cv;
@@ -270,12 +278,15 @@ struct Completion {
 
 [[noreturn]] void dieHung(const char* what, const std::vector<int>& hung, int deadlineMs,
                           const std::vector<std::string>& soFar) {
-  std::string ranks;
-  for (int r : hung) ranks += (ranks.empty() ? "" : ", ") + std::to_string(r);
+  std::string who = "the driving thread";
+  if (!hung.empty()) {
+    who = "rank(s)";
+    for (size_t i = 0; i < hung.size(); ++i) who += (i ? ", " : " ") + std::to_string(hung[i]);
+  }
   fprintf(stderr,
-          "\n[weft harness] FAILURE: %s: rank(s) %s still running after the %d ms deadline (hung). "
+          "\n[weft harness] FAILURE: %s: %s still running after the %d ms deadline (hung). "
           "Ending the process: a hung thread cannot be stopped.\n",
-          what, ranks.c_str(), deadlineMs);
+          what, who.c_str(), deadlineMs);
   for (const std::string& f : soFar) fprintf(stderr, "[weft harness]   %s\n", f.c_str());
   fflush(stderr);
   fflush(stdout);
@@ -577,7 +588,7 @@ RunReport runClique(int nranks, const std::function<void(CliqueCtx&)>& body, con
     completion->done(0);
   });
   if (!completion->wait(opts.deadlineMs)) {
-    dieHung("clique run (one thread drives every rank)", {0}, opts.deadlineMs, {"last step: " + ctx->lastStep()});
+    dieHung("clique run (one thread drives every rank)", {}, opts.deadlineMs, {"last step: " + ctx->lastStep()});
   }
   driver.join();
   appendFailures("clique", ctx->errors(), &report.failures);

@@ -118,6 +118,18 @@ ncclResult_t waitNotInProgress(ncclComm_t comm, int timeoutMs);
 // Names of /dev/shm entries that contain `needle`.
 std::set<std::string> listShm(const std::string& needle);
 
+// Weft reads its environment once per process, so a test that sets WEFT_TIMEOUT_MS (or any other
+// parameter) only means it when it is the first test of its process, as under ctest. main()
+// counts the tests of the process; other runs skip such tests with a note.
+void noteTestStarted();
+bool processIsFresh();
+#define WEFT_REQUIRE_FRESH_PROCESS(why)                                                             \
+  do {                                                                                              \
+    if (!::weft_test::processIsFresh())                                                             \
+      GTEST_SKIP() << why << ": Weft reads its environment once per process; run this test alone " \
+                   << "(ctest runs every test in a process of its own)";                            \
+  } while (0)
+
 // Sets an environment variable for the lifetime of the object (Weft reads its parameters once
 // per process, so set these before the first Weft call of the test's process).
 class ScopedEnv {

@@ -4,8 +4,20 @@
 
 #include <cstdlib>
 
+#include "harness.h"
+
+namespace {
+
+// Counts the tests this process has started (see weft_test::processIsFresh).
+class TestCounter : public ::testing::EmptyTestEventListener {
+  void OnTestStart(const ::testing::TestInfo&) override { weft_test::noteTestStarted(); }
+};
+
+}  // namespace
+
 int main(int argc, char** argv) {
   setenv("WEFT_DEVICE", "host", 0);
   ::testing::InitGoogleTest(&argc, argv);
+  ::testing::UnitTest::GetInstance()->listeners().Append(new TestCounter);
   return RUN_ALL_TESTS();
 }

@@ -41,8 +41,10 @@ std::vector<CollCase> expand(const MatrixParam& p) {
   const std::vector<Red>& reds = collReduces(p.coll) ? p.reds : onlySum;
   for (Red red : reds) {
     for (size_t count : p.counts) {
-      for (int inPlace = 0; inPlace < 2; ++inPlace) {
+      // 0: out of place, 1: in place, 2: in place on even ranks only (placement is per rank).
+      for (int inPlace = 0; inPlace < 3; ++inPlace) {
         if (inPlace ? !collAllowsInPlace(p.coll) : !collAllowsOutOfPlace(p.coll)) continue;
+        if (inPlace == 2 && (p.nranks < 2 || !collAllowsOutOfPlace(p.coll) || count < 1023)) continue;
         // Large counts also run on buffers aligned only to their element size.
         for (int shifted = 0; shifted < (count >= 1023 ? 2 : 1); ++shifted) {
           const std::vector<int> roots = collHasRoot(p.coll) ? rootsFor(p.nranks) : std::vector<int>{0};
@@ -53,6 +55,7 @@ std::vector<CollCase> expand(const MatrixParam& p) {
             c.red = red;
             c.count = count;
             c.inPlace = inPlace != 0;
+            c.evenRanksOnly = inPlace == 2;
             c.shifted = shifted != 0;
             c.root = root;
             c.seed = static_cast<uint32_t>(cases.size() + 1);
@@ -94,6 +97,10 @@ std::vector<MatrixParam> threadsMatrix() {
   for (int n : {1, 2, 3, 4, 5}) addFull(&v, Mode::kThreads, n, allDtypes(), allDtypes(), allReds(), kSmallCounts);
   // 8 ranks on 2 cores: every format family and op, one type per size for data movement.
   addFull(&v, Mode::kThreads, 8, kOneTypePerSize, kReduceTypes, allReds(), kSmallCounts);
+  // A prime and a larger rank count, on a few combinations.
+  for (int n : {7, 16})
+    addFull(&v, Mode::kThreads, n, {ncclInt8}, {ncclFloat32, ncclBfloat16}, {Red::kSum, Red::kAvg, Red::kPreMulDev},
+            {0, 7, 1023});
   // A million and three elements: float sum and int32 max everywhere but 8 ranks x all, and
   // every collective once.
   for (int n : {2, 3, 4, 5, 8}) addBig(&v, Mode::kThreads, Coll::kAllReduce, n, ncclFloat32, Red::kSum);

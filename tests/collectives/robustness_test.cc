@@ -9,6 +9,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <functional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -58,6 +59,7 @@ struct Usage {
 Usage usageNow() { return {countEntries("/proc/self/fd"), countEntries("/proc/self/task")}; }
 
 TEST(Robustness, AbortFromAnotherThreadEndsABlockedCall) {
+  WEFT_REQUIRE_FRESH_PROCESS("this test sets WEFT_TIMEOUT_MS");
   ScopedEnv timeout("WEFT_TIMEOUT_MS", "30000");  // the abort, not a timeout, must end the call
   SharedFlag done;
   RunOptions opts;
@@ -93,6 +95,7 @@ TEST(Robustness, AbortFromAnotherThreadEndsABlockedCall) {
 }
 
 TEST(Robustness, PeerSkippingACollectiveIsReportedAfterTheTimeout) {
+  WEFT_REQUIRE_FRESH_PROCESS("this test sets WEFT_TIMEOUT_MS");
   ScopedEnv timeout("WEFT_TIMEOUT_MS", "2000");
   SharedFlag done;
   RunOptions opts;
@@ -123,6 +126,7 @@ TEST(Robustness, PeerSkippingACollectiveIsReportedAfterTheTimeout) {
 }
 
 TEST(Robustness, MismatchedCountsFailOnBothRanks) {
+  WEFT_REQUIRE_FRESH_PROCESS("this test sets WEFT_TIMEOUT_MS");
   ScopedEnv timeout("WEFT_TIMEOUT_MS", "3000");
   RunOptions opts;
   opts.deadlineMs = 60000;
@@ -232,27 +236,33 @@ TEST(Robustness, ManySmallCollectivesBackToBack) {
       std::vector<int32_t> in(count * n), out(count * n, -1);
       for (size_t j = 0; j < in.size(); ++j) in[j] = static_cast<int32_t>(i * 1000 + ctx.rank * 10 + j % 7);
       ncclResult_t r = ncclSuccess;
-      int32_t want0 = 0;
+      size_t outCount = count;
+      std::function<int32_t(size_t)> want;
+      const int32_t base = i * 1000;
       switch (i % 4) {
-        case 0:
+        case 0:  // sum over ranks 0..3 of rank*10 is 60
           r = ncclAllReduce(in.data(), out.data(), count, ncclInt32, ncclSum, ctx.comm, nullptr);
-          want0 = 4 * i * 1000 + 60;  // ranks 0..3: sum of rank*10
+          want = [&](size_t j) { return static_cast<int32_t>(4 * base + 60 + 4 * (j % 7)); };
           break;
         case 1:
           r = ncclBroadcast(in.data(), out.data(), count, ncclInt32, i % n, ctx.comm, nullptr);
-          want0 = i * 1000 + (i % n) * 10;
+          want = [&](size_t j) { return static_cast<int32_t>(base + (i % n) * 10 + j % 7); };
           break;
         case 2:
           r = ncclAllGather(in.data(), out.data(), count, ncclInt32, ctx.comm, nullptr);
-          want0 = i * 1000;
+          outCount = count * n;
+          want = [&](size_t j) { return static_cast<int32_t>(base + (j / count) * 10 + (j % count) % 7); };
           break;
         default:
           r = ncclReduceScatter(in.data(), out.data(), count, ncclInt32, ncclMax, ctx.comm, nullptr);
-          want0 = i * 1000 + 30 + static_cast<int32_t>((static_cast<size_t>(ctx.rank) * count) % 7);
+          want = [&](size_t j) { return static_cast<int32_t>(base + 30 + (ctx.rank * count + j) % 7); };
           break;
       }
       if (!ctx.ok(r, ("back-to-back call " + std::to_string(i)).c_str(), ctx.comm)) return;
-      if (out[0] != want0) return ctx.failf("back-to-back call %d (kind %d, count %zu): got %d, expected %d", i, i % 4, count, out[0], want0);
+      for (size_t j = 0; j < outCount; ++j)
+        if (out[j] != want(j))
+          return ctx.failf("back-to-back call %d (kind %d, count %zu): element %zu is %d, expected %d", i, i % 4, count,
+                           j, out[j], want(j));
     }
   }));
 }

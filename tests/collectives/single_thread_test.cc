@@ -74,7 +74,11 @@ TEST(SingleThread, InitRankForEveryRankInOneGroup) {
     if (!ctx.ok(ncclGetUniqueId(&id), "ncclGetUniqueId")) return;
     ctx.comms.assign(ctx.nranks, nullptr);
     ctx.ok(ncclGroupStart(), "ncclGroupStart");
-    for (int r = 0; r < ctx.nranks; ++r) ctx.ok(ncclCommInitRank(&ctx.comms[r], ctx.nranks, id, r), "ncclCommInitRank in a group");
+    for (int r = 0; r < ctx.nranks; ++r) {
+      ctx.step("ncclCommInitRank(rank " + std::to_string(r) + ") inside a group");
+      ctx.ok(ncclCommInitRank(&ctx.comms[r], ctx.nranks, id, r), "ncclCommInitRank in a group");
+    }
+    ctx.step("ncclGroupEnd after the inits");
     if (!ctx.ok(ncclGroupEnd(), "ncclGroupEnd (init)")) return;
     std::vector<std::vector<double>> bufs(ctx.nranks);
     ctx.ok(ncclGroupStart(), "ncclGroupStart");
@@ -96,8 +100,11 @@ TEST(SingleThread, SplitEveryRankInOneGroup) {
   EXPECT_RUN_OK(runClique(4, [](CliqueCtx& ctx) {
     std::vector<ncclComm_t> subs(ctx.nranks, nullptr);
     ctx.ok(ncclGroupStart(), "ncclGroupStart");
-    for (int r = 0; r < ctx.nranks; ++r)
+    for (int r = 0; r < ctx.nranks; ++r) {
+      ctx.step("ncclCommSplit(rank " + std::to_string(r) + ") inside a group");
       ctx.ok(ncclCommSplit(ctx.comms[r], r % 2, -r, &subs[r], nullptr), "ncclCommSplit in a group", ctx.comms[r]);
+    }
+    ctx.step("ncclGroupEnd after the splits");
     if (!ctx.ok(ncclGroupEnd(), "ncclGroupEnd (split)")) return;
     for (int r = 0; r < ctx.nranks; ++r) {
       int count = -1, rank = -1;

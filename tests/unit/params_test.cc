@@ -114,7 +114,7 @@ TEST_F(ParamsTest, DefaultsWhenNothingIsSet) {
 // The documented set, in docs/env.md order; a row added to or dropped from the table shows here.
 const std::vector<std::string> kExpectedNames = {
     "NCCL_DEBUG", "NCCL_DEBUG_SUBSYS", "NCCL_DEBUG_FILE",
-    "NCCL_BUFFSIZE", "WEFT_NCHANNELS", "NCCL_MIN_NCHANNELS", "NCCL_MAX_NCHANNELS", "NCCL_SHM_DISABLE",
+    "NCCL_BUFFSIZE", "WEFT_ONESHOT_MAX_BYTES", "WEFT_NCHANNELS", "NCCL_MIN_NCHANNELS", "NCCL_MAX_NCHANNELS", "NCCL_SHM_DISABLE",
     "NCCL_RUNTIME_CONNECT",
     "NCCL_COMM_ID", "NCCL_SOCKET_IFNAME", "NCCL_SOCKET_FAMILY", "WEFT_HOST_ID",
     "NCCL_COMM_BLOCKING", "WEFT_DEVICE", "WEFT_TIMEOUT_MS", "WEFT_SPIN_US", "WEFT_LIVENESS_MS",
