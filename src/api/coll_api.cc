@@ -198,8 +198,12 @@ WEFT_API ncclResult_t pncclAlltoAllv(const void* sendbuff, const size_t sendcoun
       const int n = comm->nranks;
       size_t sendTotal = 0, recvTotal = 0;
       for (int p = 0; p < n && r == ncclSuccess; ++p) {
-        r = checkCount(fn, comm, sdispls[p] + sendcounts[p], datatype, 1);
-        if (r == ncclSuccess) r = checkCount(fn, comm, rdispls[p] + recvcounts[p], datatype, 1);
+        size_t sendEnd = 0, recvEnd = 0;
+        if (__builtin_add_overflow(sdispls[p], sendcounts[p], &sendEnd) ||
+            __builtin_add_overflow(rdispls[p], recvcounts[p], &recvEnd))
+          r = setError(comm, ncclInvalidArgument, "%s: displacement plus count for peer %d overflows", fn, p);
+        if (r == ncclSuccess) r = checkCount(fn, comm, sendEnd, datatype, 1);
+        if (r == ncclSuccess) r = checkCount(fn, comm, recvEnd, datatype, 1);
         sendTotal += sendcounts[p];
         recvTotal += recvcounts[p];
       }

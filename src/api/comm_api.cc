@@ -34,6 +34,14 @@ ncclResult_t initRank(const char* fn, ncclComm_t* out, int nranks, const ncclUni
   std::string why;
   ncclResult_t r = parseConfig(config, &cfg, &why);
   if (r != ncclSuccess) return setError(nullptr, r, "%s: %s", fn, why.c_str());
+  if (inGroup()) {
+    // NCCL semantics: inside a group the init completes at ncclGroupEnd, so one thread may init
+    // every rank of a communicator between ncclGroupStart and ncclGroupEnd.
+    ncclComm* comm = commAllocate(nranks, rank, cfg);
+    *out = comm;
+    groupDefer([comm, id] { return commSetup(comm, id); });
+    return ncclSuccess;
+  }
   return commCreate(out, nranks, id, rank, cfg);
 }
 
@@ -185,6 +193,11 @@ WEFT_API ncclResult_t pncclCommSplit(ncclComm_t comm, int color, int key, ncclCo
     std::string why;
     if (config != nullptr && parseConfig(config, &cfg, &why) != ncclSuccess)
       return setError(comm, ncclInvalidArgument, "%s: %s", fn, why.c_str());
+    if (inGroup()) {
+      // Completes at ncclGroupEnd, side by side with the other ranks' splits issued in the group.
+      groupDefer([comm, color, key, newcomm, cfg] { return commSplit(comm, color, key, newcomm, cfg); });
+      return ncclSuccess;
+    }
     return commSplit(comm, color, key, newcomm, cfg);
   });
 }
@@ -215,6 +228,13 @@ WEFT_API ncclResult_t pncclCommShrink(ncclComm_t comm, int* excludeRanksList, in
     std::string why;
     if (config != nullptr && parseConfig(config, &cfg, &why) != ncclSuccess)
       return setError(comm, ncclInvalidArgument, "%s: %s", fn, why.c_str());
+    if (inGroup()) {
+      std::vector<int> exclude(excludeRanksList, excludeRanksList + excludeRanksCount);
+      groupDefer([comm, exclude, newcomm, cfg] {
+        return commShrink(comm, exclude.data(), static_cast<int>(exclude.size()), newcomm, cfg);
+      });
+      return ncclSuccess;
+    }
     return commShrink(comm, excludeRanksList, excludeRanksCount, newcomm, cfg);
   });
 }

@@ -174,10 +174,23 @@ class RootService {
       timeoutMs_ = h.timeoutMs;
       deadline_ = Deadline::afterMs(timeoutMs_);
     }
+    if (!failedText_.empty()) {
+      refuse(p.sock, kRootNranksMismatch, failedText_);
+      return;
+    }
     if (h.nranks != nranks_) {
-      refuse(p.sock, kRootNranksMismatch,
-             "rank " + std::to_string(h.rank) + " says nranks=" + std::to_string(h.nranks) +
-                 " but the ranks that reached the root at " + here + " first say nranks=" + std::to_string(nranks_));
+      // Which side is right cannot be known from arrival order, so the rendezvous fails for every
+      // rank, now and until the deadline, with the same message naming both claims.
+      failedText_ = "ranks disagree on nranks: rank " + std::to_string(h.rank) + " says " + std::to_string(h.nranks) +
+                    " but the rank(s) that reached the root at " + here + " before it say " + std::to_string(nranks_);
+      WEFT_WARN("bootstrap root: %s", failedText_.c_str());
+      refuse(p.sock, kRootNranksMismatch, failedText_);
+      for (int r = 0; r < nranks_; r++)
+        if (ranks_[r].valid()) {
+          refuse(ranks_[r], kRootNranksMismatch, failedText_);
+          ranks_[r].close();
+        }
+      arrived_ = 0;
       return;
     }
     if (h.rank < 0 || h.rank >= nranks_) {
@@ -248,6 +261,7 @@ class RootService {
   Secret secret_;
   int64_t timeoutMs_;
   int nranks_ = -1;
+  std::string failedText_;  // set once ranks disagreed on nranks: every rank is refused with it
   int arrived_ = 0;
   Deadline deadline_;
   std::vector<Socket> ranks_;

@@ -1,5 +1,6 @@
 #include "core/comm_lifecycle.h"
 
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -121,7 +122,7 @@ void finishInit(ncclComm* comm, ncclResult_t r) {
 
 }  // namespace
 
-ncclResult_t commCreate(ncclComm** out, int nranks, const ncclUniqueId& id, int rank, const CommConfig& cfg) {
+ncclComm* commAllocate(int nranks, int rank, const CommConfig& cfg) {
   logVersionBanner();
   auto* comm = new ncclComm();
   comm->rank = rank;
@@ -129,19 +130,25 @@ ncclResult_t commCreate(ncclComm** out, int nranks, const ncclUniqueId& id, int 
   comm->config = cfg;
   comm->errors.forceAsync(ncclInProgress);
   registerComm(comm);
-  *out = comm;
-  if (cfg.blocking == 0) {
-    comm->initThread = std::thread([comm, id] { finishInit(comm, setupComm(comm, id)); });
-    return ncclInProgress;
-  }
+  return comm;
+}
+
+ncclResult_t commSetup(ncclComm* comm, const ncclUniqueId& id) {
   ncclResult_t r = setupComm(comm, id);
   finishInit(comm, r);
-  if (r != ncclSuccess) {
-    // NCCL leaves the handle to the caller on failure; freeing it here would make a later destroy
-    // a double free, so the failed communicator stays valid for ncclCommDestroy/Abort.
-    return r;
+  // On failure NCCL leaves the handle to the caller; freeing it here would make a later destroy a
+  // double free, so the failed communicator stays valid for ncclCommDestroy/Abort.
+  return r;
+}
+
+ncclResult_t commCreate(ncclComm** out, int nranks, const ncclUniqueId& id, int rank, const CommConfig& cfg) {
+  ncclComm* comm = commAllocate(nranks, rank, cfg);
+  *out = comm;
+  if (cfg.blocking == 0) {
+    comm->initThread = std::thread([comm, id] { commSetup(comm, id); });
+    return ncclInProgress;
   }
-  return ncclSuccess;
+  return commSetup(comm, id);
 }
 
 ncclResult_t commSplit(ncclComm* parent, int color, int key, ncclComm** out, const CommConfig& cfg) {
@@ -205,7 +212,9 @@ ncclResult_t commShrink(ncclComm* parent, const int* exclude, int nExclude, nccl
       return setError(parent, ncclInvalidUsage, "ncclCommShrink: rank %d is not on this host", leader);
     const int64_t deadline = nowNs() + param::timeoutMs() * 1000000;
     while (leaderBlock->mailboxSeq.load(std::memory_order_acquire) < seq) {
-      std::string failure = parent->peers.peerFailure(leader);
+      // The parent may have failed (that is why it is being shrunk): only the leader's process
+      // going away matters here, not the failure mark it set on the parent.
+      std::string failure = parent->peers.peerFailure(leader, /*countAborted=*/false);
       if (!failure.empty() && leaderBlock->mailboxSeq.load() < seq)
         return setError(parent, ncclRemoteError, "ncclCommShrink: %s before it shared the new id", failure.c_str());
       if (nowNs() > deadline)
@@ -227,9 +236,23 @@ void commJoinInit(ncclComm* comm) {
   if (comm->initThread.joinable()) comm->initThread.join();
 }
 
+// A FIFO's name is removed by its sender once mapped. If the receiver created it and then died, or
+// the sender never came, the name would stay in /dev/shm: a departing rank removes every name it
+// could have been the sender of (unlinking a name that does not exist is harmless).
+static void unlinkSenderNames(ncclComm* comm) {
+  if (comm->commHash == 0 || comm->nranks < 2) return;
+  for (int ch = 0; ch < comm->nChannels; ++ch)
+    shm_unlink(ConnectionId{comm->commHash, Lane::kRing, ch, comm->rank, (comm->rank + 1) % comm->nranks}
+                   .shmName()
+                   .c_str());
+  for (int p = 0; p < comm->nranks; ++p)
+    if (p != comm->rank) shm_unlink(ConnectionId{comm->commHash, Lane::kP2p, 0, comm->rank, p}.shmName().c_str());
+}
+
 void commFree(ncclComm* comm) {
   commJoinInit(comm);
   unregisterComm(comm);
+  unlinkSenderNames(comm);
   comm->connections.clear();
   comm->magic = 0;
   delete comm;
@@ -241,7 +264,7 @@ void commAbort(ncclComm* comm) {
   // safe to touch from this thread.
   comm->initCancel.fire();
   commJoinInit(comm);
-  comm->peers.announceFailure();
+  comm->peers.announceFailure(("rank " + std::to_string(comm->rank) + " called ncclCommAbort").c_str());
   if (comm->peers.self() != nullptr) {
     comm->peers.self()->doorbell.fetch_add(1);
     futexWakeAll(&comm->peers.self()->doorbell);

@@ -6,6 +6,7 @@
 #include <cerrno>
 #include <cinttypes>
 #include <cstdio>
+#include <cstring>
 
 #include "core/comm.h"
 #include "core/log.h"
@@ -55,19 +56,32 @@ ncclResult_t LocalPeers::setup(uint64_t commHash, int rank, const std::vector<Ra
   return ncclSuccess;
 }
 
-std::string LocalPeers::peerFailure(int rank) const {
+std::string LocalPeers::peerFailure(int rank, bool countAborted) const {
   RankBlock* b = blocks_[rank];
   if (b == nullptr) return "";
-  if (b->aborted.load(std::memory_order_acquire) != 0) return "rank " + std::to_string(rank) + " aborted or failed";
   if (b->pid != self_->pid && kill(b->pid, 0) != 0 && errno == ESRCH)
     return "rank " + std::to_string(rank) + " (pid " + std::to_string(b->pid) + ") has exited";
+  if (countAborted && b->aborted.load(std::memory_order_acquire) != 0) {
+    char reason[sizeof b->reason];
+    memcpy(reason, b->reason, sizeof reason);
+    reason[sizeof reason - 1] = 0;
+    return "rank " + std::to_string(rank) + " stopped (" + (reason[0] ? reason : "aborted") + ")";
+  }
   return "";
 }
 
-void LocalPeers::announceFailure() {
+void LocalPeers::announceFailure(const char* reason) {
   if (self_ == nullptr) return;
-  self_->aborted.store(1, std::memory_order_release);
+  uint32_t expected = 0;
+  if (self_->aborted.load(std::memory_order_relaxed) == 0) {
+    snprintf(self_->reason, sizeof self_->reason, "%s", reason);
+    self_->aborted.compare_exchange_strong(expected, 1, std::memory_order_release);
+  }
   ringAll();
+}
+
+void LocalPeers::clearFailure() {
+  if (self_ != nullptr) self_->aborted.store(0, std::memory_order_release);
 }
 
 void LocalPeers::ringAll() {

@@ -21,10 +21,14 @@ class LocalPeers {
   RankBlock* self() const { return self_; }
   RankBlock* block(int rank) const { return blocks_[rank]; }
   bool samePid(int rank) const { return blocks_[rank] != nullptr && blocks_[rank]->pid == self_->pid; }
-  // Empty when every peer is alive and has not aborted; otherwise says what happened to `rank`.
-  std::string peerFailure(int rank) const;
-  // Marks this rank as failed and wakes every local peer so that they stop waiting for it.
-  void announceFailure();
+  // Empty when `rank` is alive (and, with countAborted, has not aborted or failed); otherwise says
+  // what happened to it, including the cause it published.
+  std::string peerFailure(int rank, bool countAborted = true) const;
+  // Marks this rank as failed with a cause (first cause wins) and wakes every local peer so that
+  // they stop waiting for it.
+  void announceFailure(const char* reason);
+  // Clears this rank's failure mark (a communicator made afresh from a failed one starts clean).
+  void clearFailure();
   void ringAll();
   int nLocal() const { return nLocal_; }
 

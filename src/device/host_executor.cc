@@ -315,7 +315,7 @@ ncclResult_t Executor::run(const Program& prog) {
     for (ncclComm* comm : comms_) {
       comm->errors.setAsync(error_);
       comm->setState(CommState::kFailed);
-      comm->peers.announceFailure();
+      comm->peers.announceFailure(comm->errors.message());
     }
   }
   return error_;

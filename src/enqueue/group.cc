@@ -2,6 +2,7 @@
 
 #include <cstdint>
 #include <cstring>
+#include <thread>
 #include <vector>
 
 #include "collectives/algorithms.h"
@@ -18,6 +19,7 @@ struct GroupState {
   int depth = 0;
   ncclResult_t error = ncclSuccess;
   std::vector<Task> tasks;
+  std::vector<std::function<ncclResult_t()>> jobs;
   Program program;  // kept between calls so steady-state calls allocate nothing
 };
 
@@ -158,6 +160,22 @@ ncclResult_t groupStart() {
 
 bool inGroup() { return tGroup.depth > 0; }
 
+void groupDefer(std::function<ncclResult_t()> job) { tGroup.jobs.push_back(std::move(job)); }
+
+namespace {
+ncclResult_t runJobs(std::vector<std::function<ncclResult_t()>>& jobs) {
+  if (jobs.size() == 1) return jobs[0]();
+  std::vector<ncclResult_t> results(jobs.size(), ncclSuccess);
+  std::vector<std::thread> threads;
+  threads.reserve(jobs.size());
+  for (size_t i = 0; i < jobs.size(); ++i) threads.emplace_back([&, i] { results[i] = jobs[i](); });
+  for (std::thread& t : threads) t.join();
+  for (ncclResult_t r : results)
+    if (r != ncclSuccess) return r;
+  return ncclSuccess;
+}
+}  // namespace
+
 void groupRecordError(ncclResult_t code) {
   if (tGroup.depth > 0 && tGroup.error == ncclSuccess) tGroup.error = code;
 }
@@ -167,6 +185,12 @@ ncclResult_t groupEnd() {
   if (g.depth == 0) return setError(nullptr, ncclInvalidUsage, "ncclGroupEnd called without a matching ncclGroupStart");
   if (--g.depth > 0) return ncclSuccess;
   ncclResult_t r = g.error;
+  if (!g.jobs.empty()) {
+    std::vector<std::function<ncclResult_t()>> jobs = std::move(g.jobs);
+    g.jobs.clear();
+    ncclResult_t jr = runJobs(jobs);
+    if (r == ncclSuccess) r = jr;
+  }
   if (r == ncclSuccess && !g.tasks.empty()) r = runTasks(g);
   g.tasks.clear();
   g.error = ncclSuccess;

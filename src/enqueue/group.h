@@ -2,6 +2,8 @@
 // communicators) run together at the outermost ncclGroupEnd, which returns when all are done.
 // Outside a group an operation runs at once. State is per thread, as in NCCL.
 #pragma once
+#include <functional>
+
 #include "enqueue/task.h"
 #include "nccl.h"
 
@@ -12,6 +14,10 @@ ncclResult_t groupEnd();
 bool inGroup();
 // Records a validated task: runs it now, or at the end of the current group.
 ncclResult_t enqueue(Task&& task);
+// Defers work that NCCL runs at the end of a group (communicator init and split issued inside one).
+// At ncclGroupEnd every deferred job runs on its own thread, side by side, so that one thread can
+// create all ranks of a communicator; then the group's operations run.
+void groupDefer(std::function<ncclResult_t()> job);
 // Marks the current group as failed (an argument check failed inside it): ncclGroupEnd reports it.
 void groupRecordError(ncclResult_t code);
 

@@ -164,7 +164,6 @@ struct CaseRun::Impl {
   ncclRedOp_t op = ncclSum;
   bool opCreated = false;
   alignas(8) unsigned char scalar[8] = {};
-  ncclComm_t opComm = nullptr;
 
   bool isRoot() const { return rank == c.root; }
   std::string label() const {
@@ -310,7 +309,6 @@ bool CaseRun::createOp(ncclComm_t comm, Reporter* rep) {
                                                   device ? ncclScalarDevice : ncclScalarHostImmediate, comm);
   if (!rep->ok(r, (m.label() + ": ncclRedOpCreatePreMulSum").c_str(), comm)) return false;
   m.opCreated = true;
-  m.opComm = comm;
   if (!device) storeBits(m.scalar, 0, m.esize, wrongScalarBits(m.c.dtype));  // must have been copied
   return true;
 }

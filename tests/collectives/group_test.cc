@@ -146,8 +146,8 @@ TEST(Groups, PreMulSumDeviceScalarReadAtGroupEnd) {
     ctx.ok(ncclGroupEnd(), "ncclGroupEnd");
     // 0.5 * (1 + 2 + 3) = 3
     if (out[0] != 3.0f || out[256] != 3.0f)
-      ctx.failf("PreMulSum with a device scalar changed before ncclGroupEnd: got %g, expected 3 (%g would mean "
-                "the scalar was read at enqueue)", out[0], 600.0);
+      ctx.failf("PreMulSum with a device scalar changed before ncclGroupEnd: got %g, expected 3 (600 means the "
+                "scalar was read when the call was enqueued)", out[0]);
     ctx.ok(ncclRedOpDestroy(op, ctx.comm), "ncclRedOpDestroy", ctx.comm);
   }));
 }
