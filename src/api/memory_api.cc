@@ -5,6 +5,7 @@
 
 #include <cstdlib>
 #include <cstring>
+#include <memory>
 #include <mutex>
 #include <unordered_map>
 
@@ -64,10 +65,10 @@ WEFT_API ncclResult_t pncclCommRegister(const ncclComm_t comm, void* buff, size_
     if (buff == nullptr && size > 0) return setError(comm, ncclInvalidArgument, "%s: buff is NULL", fn);
     // Host mode moves data through shared-memory FIFOs either way; the record lets deregistration
     // catch a bad handle, and is where a zero-copy path will look buffers up.
-    auto* rec = new std::pair<void*, size_t>(buff, size);
+    auto rec = std::make_unique<Registration>(Registration{buff, size});
     std::lock_guard<std::mutex> lock(comm->regMutex);
-    comm->registrations.push_back(*rec);
-    *handle = rec;
+    *handle = rec.get();
+    comm->registrations.push_back(std::move(rec));
     return ncclSuccess;
   });
 }
@@ -78,12 +79,10 @@ WEFT_API ncclResult_t pncclCommDeregister(const ncclComm_t comm, void* handle) {
     const char* fn = "ncclCommDeregister";
     WEFT_CHECK(checkCommHandle(fn, comm));
     if (handle == nullptr) return setError(comm, ncclInvalidArgument, "%s: handle is NULL", fn);
-    auto* rec = static_cast<std::pair<void*, size_t>*>(handle);
     std::lock_guard<std::mutex> lock(comm->regMutex);
     for (auto it = comm->registrations.begin(); it != comm->registrations.end(); ++it)
-      if (*it == *rec) {
+      if (it->get() == handle) {
         comm->registrations.erase(it);
-        delete rec;
         return ncclSuccess;
       }
     return setError(comm, ncclInvalidArgument, "%s: handle %p is not registered on this communicator", fn, handle);

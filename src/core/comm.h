@@ -48,6 +48,12 @@ class ErrorState {
   std::atomic<int> async_{ncclSuccess};
 };
 
+// A buffer registered with ncclCommRegister; its address is the handle.
+struct Registration {
+  void* buff;
+  size_t size;
+};
+
 // What every rank learned about every other at init.
 struct RankInfo {
   uint64_t hostHash;
@@ -86,7 +92,7 @@ struct ncclComm {
   weft::CancelEvent initCancel;  // ncclCommAbort fires it to stop an init that is still waiting
   std::vector<uint64_t> scratch;  // grow-only scratch for algorithms that gather inputs first
   std::mutex regMutex;
-  std::vector<std::pair<void*, size_t>> registrations;  // ncclCommRegister handles (host mode)
+  std::vector<std::unique_ptr<weft::Registration>> registrations;  // ncclCommRegister handles
 
   weft::CommState getState() const { return static_cast<weft::CommState>(state.load(std::memory_order_acquire)); }
   void setState(weft::CommState s) { state.store(static_cast<int>(s), std::memory_order_release); }

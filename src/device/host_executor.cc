@@ -248,9 +248,13 @@ ncclResult_t Executor::run(const Program& prog) {
   const size_t nseq = progp_->sequences.size();
   order_.resize(nseq);
   for (uint32_t i = 0; i < nseq; ++i) order_[i] = i;
-  std::stable_sort(order_.begin(), order_.end(), [&](uint32_t a, uint32_t b) {
-    return chainKey(progp_->sequences[a]) < chainKey(progp_->sequences[b]);
-  });
+  // Issue order breaks ties, so this is a stable sort without stable_sort's temporary buffer (a
+  // malloc per call on the small-message path).
+  if (nseq > 1)
+    std::sort(order_.begin(), order_.end(), [&](uint32_t a, uint32_t b) {
+      auto ka = chainKey(progp_->sequences[a]), kb = chainKey(progp_->sequences[b]);
+      return ka != kb ? ka < kb : a < b;
+    });
   for (uint32_t i = 0; i < nseq;) {
     uint32_t j = i + 1;
     while (j < nseq && chainKey(progp_->sequences[order_[j]]) == chainKey(progp_->sequences[order_[i]])) ++j;
