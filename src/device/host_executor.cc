@@ -14,6 +14,7 @@
 #include "core/errors.h"
 #include "core/params.h"
 #include "device/reduce_host.h"
+#include "device/step_piece.h"
 #include "enqueue/task.h"
 #include "transports/shm/futex.h"
 
@@ -32,15 +33,6 @@ struct Cursor {
   Connection* recv = nullptr;
   bool finished = false;
 };
-
-void* bufferOf(const Task& t, Buf b) {
-  switch (b) {
-    case Buf::kSend: return const_cast<void*>(t.sendbuff);
-    case Buf::kRecv: return t.recvbuff;
-    case Buf::kScratch: return t.scratch;
-  }
-  return nullptr;
-}
 
 std::pair<uintptr_t, ChainKey> chainKey(const Sequence& s) {
   return {reinterpret_cast<uintptr_t>(s.task->comm), chainKeyOf(s)};
@@ -134,9 +126,6 @@ bool Executor::advance(Cursor& c) {
     const size_t pieceElems = comm->slotBytes / es;
     const size_t n = std::min(st.count - c.done, pieceElems);
     const size_t bytes = n * es;
-    const char* src = static_cast<const char*>(bufferOf(t, st.srcBuf)) + (st.srcOffset + c.done) * es;
-    char* dst = static_cast<char*>(bufferOf(t, st.dstBuf)) + (st.dstOffset + c.done) * es;
-    unsigned flags = ((st.flags & kStepPre) ? kApplyPre : 0u) | ((st.flags & kStepPost) ? kApplyPost : 0u);
     const void* in = nullptr;
     if (rx) {
       size_t got = 0;
@@ -150,32 +139,7 @@ bool Executor::advance(Cursor& c) {
         return moved;
       }
     }
-    void* out = tx ? c.send->sendBuffer(bytes) : nullptr;
-    switch (st.op) {
-      case StepOp::kSend: reduceCopy(t.spec, out, nullptr, nullptr, src, n, flags); break;
-      case StepOp::kRecv: reduceCopy(t.spec, dst, nullptr, in, nullptr, n, flags); break;
-      case StepOp::kRecvReduceSend: reduceCopy(t.spec, out, nullptr, in, src, n, flags); break;
-      case StepOp::kRecvReduceCopy: reduceCopy(t.spec, dst, nullptr, in, src, n, flags); break;
-      case StepOp::kRecvReduceCopySend: reduceCopy(t.spec, dst, out, in, src, n, flags); break;
-      case StepOp::kRecvCopySend: reduceCopy(t.spec, dst, out, in, nullptr, n, flags); break;
-      case StepOp::kCopySend:
-        if (src == dst)
-          reduceCopy(t.spec, out, nullptr, nullptr, src, n, flags);
-        else
-          reduceCopy(t.spec, dst, out, nullptr, src, n, flags);
-        break;
-      case StepOp::kCopy:
-        if (src != dst || flags != 0) reduceCopy(t.spec, dst, nullptr, nullptr, src, n, flags);
-        break;
-      case StepOp::kReduceScratch: {
-        // The same fold, in the same order, on every rank: results are bit-identical.
-        const int nb = comm->nranks;
-        const size_t stride = t.count * es;
-        for (int b = 1; b < nb; ++b)
-          reduceCopy(t.spec, dst, nullptr, b == 1 ? src : dst, src + b * stride, n, b == nb - 1 ? (flags & kApplyPost) : 0u);
-        break;
-      }
-    }
+    runStepPiece(t, st, comm->nranks, c.done, n, in, tx ? c.send->sendBuffer(bytes) : nullptr);
     if (tx) c.send->publish(bytes);
     if (rx) c.recv->release();
     moved = true;

@@ -38,6 +38,7 @@
 #include "collectives/algorithms.h"
 #include "core/comm.h"
 #include "device/program.h"
+#include "device/step_piece.h"
 #include "device/reduce_host.h"
 #include "enqueue/task.h"
 
@@ -70,15 +71,6 @@ inline bool reducesKind(CollKind k) {
 
 // The ops that read task.sendbuff and the ones that write task.recvbuff (before the executor's
 // same-memory skips, which only ever drop a write).
-inline bool stepReadsSrc(StepOp op) {
-  return op == StepOp::kSend || op == StepOp::kRecvReduceSend || op == StepOp::kRecvReduceCopy ||
-         op == StepOp::kRecvReduceCopySend || op == StepOp::kCopySend || op == StepOp::kCopy;
-}
-inline bool stepWritesDst(StepOp op) {
-  return op == StepOp::kRecv || op == StepOp::kRecvReduceCopy || op == StepOp::kRecvReduceCopySend ||
-         op == StepOp::kRecvCopySend || op == StepOp::kCopySend || op == StepOp::kCopy;
-}
-
 // One link's FIFO: nSlots slots of slotBytes, each holding one message and its size. Messages are
 // written in place like the shared-memory FIFO's sendBuffer/publish, so reduceCopy writes straight
 // into the slot.
@@ -367,13 +359,6 @@ class Simulator {
       const size_t n = std::min(st.count - c.done, size_t(geo_.slotBytes) / es);
       const size_t bytes = n * es;
       if (!checkPiece(c, st, rec, n, es, out)) return false;
-      // Only the buffers a step uses are addressed: a Send's task has no recvbuff and a Recv's no
-      // sendbuff, and offsetting a null pointer would be undefined behaviour in the test itself.
-      const char* src =
-          stepReadsSrc(st.op) ? static_cast<const char*>(t.sendbuff) + (st.srcOffset + c.done) * es : nullptr;
-      char* dst = stepWritesDst(st.op) ? static_cast<char*>(t.recvbuff) + (st.dstOffset + c.done) * es : nullptr;
-      const unsigned flags =
-          ((st.flags & kStepPre) ? kApplyPre : 0u) | ((st.flags & kStepPost) ? kApplyPost : 0u);
       const void* msg = nullptr;
       if (rx) {
         size_t got = 0;
@@ -382,24 +367,7 @@ class Simulator {
           return fail(out, c, "expected a message of " + std::to_string(bytes) + " bytes from rank " +
                                   std::to_string(s.recvPeer) + " but got " + std::to_string(got));
       }
-      void* m = tx ? outq->sendBuffer() : nullptr;
-      switch (st.op) {
-        case StepOp::kSend: reduceCopy(t.spec, m, nullptr, nullptr, src, n, flags); break;
-        case StepOp::kRecv: reduceCopy(t.spec, dst, nullptr, msg, nullptr, n, flags); break;
-        case StepOp::kRecvReduceSend: reduceCopy(t.spec, m, nullptr, msg, src, n, flags); break;
-        case StepOp::kRecvReduceCopy: reduceCopy(t.spec, dst, nullptr, msg, src, n, flags); break;
-        case StepOp::kRecvReduceCopySend: reduceCopy(t.spec, dst, m, msg, src, n, flags); break;
-        case StepOp::kRecvCopySend: reduceCopy(t.spec, dst, m, msg, nullptr, n, flags); break;
-        case StepOp::kCopySend:
-          if (src == dst)
-            reduceCopy(t.spec, m, nullptr, nullptr, src, n, flags);
-          else
-            reduceCopy(t.spec, dst, m, nullptr, src, n, flags);
-          break;
-        case StepOp::kCopy:
-          if (src != dst || flags != 0) reduceCopy(t.spec, dst, nullptr, nullptr, src, n, flags);
-          break;
-      }
+      runStepPiece(t, st, geo_.nranks, c.done, n, msg, tx ? outq->sendBuffer() : nullptr);
       if (tx) {
         outq->publish(bytes);
         ++out->messages;

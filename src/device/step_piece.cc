@@ -1,0 +1,56 @@
+#include "device/step_piece.h"
+
+#include "device/reduce_host.h"
+
+namespace weft {
+namespace {
+
+const void* bufferOf(const Task& t, Buf b) {
+  switch (b) {
+    case Buf::kSend: return t.sendbuff;
+    case Buf::kRecv: return t.recvbuff;
+    case Buf::kScratch: return t.scratch;
+  }
+  return nullptr;
+}
+
+}  // namespace
+
+void runStepPiece(const Task& t, const Step& st, int nranks, size_t done, size_t n, const void* in, void* out) {
+  const size_t es = dataTypeSize(t.dtype);
+  // Only the buffers a step uses are addressed: a Send's task has no receive buffer and a Recv's
+  // no send buffer, and offsetting a null pointer would be undefined.
+  const char* src =
+      stepReadsSrc(st.op) ? static_cast<const char*>(bufferOf(t, st.srcBuf)) + (st.srcOffset + done) * es : nullptr;
+  char* dst = stepWritesDst(st.op)
+                  ? static_cast<char*>(const_cast<void*>(bufferOf(t, st.dstBuf))) + (st.dstOffset + done) * es
+                  : nullptr;
+  const unsigned flags = ((st.flags & kStepPre) ? kApplyPre : 0u) | ((st.flags & kStepPost) ? kApplyPost : 0u);
+  switch (st.op) {
+    case StepOp::kSend: reduceCopy(t.spec, out, nullptr, nullptr, src, n, flags); break;
+    case StepOp::kRecv: reduceCopy(t.spec, dst, nullptr, in, nullptr, n, flags); break;
+    case StepOp::kRecvReduceSend: reduceCopy(t.spec, out, nullptr, in, src, n, flags); break;
+    case StepOp::kRecvReduceCopy: reduceCopy(t.spec, dst, nullptr, in, src, n, flags); break;
+    case StepOp::kRecvReduceCopySend: reduceCopy(t.spec, dst, out, in, src, n, flags); break;
+    case StepOp::kRecvCopySend: reduceCopy(t.spec, dst, out, in, nullptr, n, flags); break;
+    case StepOp::kCopySend:
+      if (src == dst)
+        reduceCopy(t.spec, out, nullptr, nullptr, src, n, flags);
+      else
+        reduceCopy(t.spec, dst, out, nullptr, src, n, flags);
+      break;
+    case StepOp::kCopy:
+      if (src != dst || flags != 0) reduceCopy(t.spec, dst, nullptr, nullptr, src, n, flags);
+      break;
+    case StepOp::kReduceScratch: {
+      // The same fold, in the same order, on every rank: results are bit-identical.
+      const size_t stride = t.count * es;
+      for (int b = 1; b < nranks; ++b)
+        reduceCopy(t.spec, dst, nullptr, b == 1 ? src : dst, src + b * stride, n,
+                   b == nranks - 1 ? (flags & kApplyPost) : 0u);
+      break;
+    }
+  }
+}
+
+}  // namespace weft

@@ -1,0 +1,27 @@
+// Moving one piece of one step: the data-moving half of a step, shared by the host executor and
+// the program simulator of the unit tests, so both move data exactly the same way.
+#pragma once
+#include <cstddef>
+
+#include "device/program.h"
+#include "enqueue/task.h"
+
+namespace weft {
+
+inline bool stepReadsSrc(StepOp op) {
+  return op == StepOp::kSend || op == StepOp::kRecvReduceSend || op == StepOp::kRecvReduceCopy ||
+         op == StepOp::kRecvReduceCopySend || op == StepOp::kCopySend || op == StepOp::kCopy ||
+         op == StepOp::kReduceScratch;
+}
+inline bool stepWritesDst(StepOp op) {
+  return op == StepOp::kRecv || op == StepOp::kRecvReduceCopy || op == StepOp::kRecvReduceCopySend ||
+         op == StepOp::kRecvCopySend || op == StepOp::kCopySend || op == StepOp::kCopy ||
+         op == StepOp::kReduceScratch;
+}
+
+// Moves elements [done, done + n) of step st of task t. `in` is the received message for steps
+// that receive, `out` the slot to fill for steps that send (both null otherwise). nranks is the
+// communicator's size (the scratch fold reads that many blocks).
+void runStepPiece(const Task& t, const Step& st, int nranks, size_t done, size_t n, const void* in, void* out);
+
+}  // namespace weft
