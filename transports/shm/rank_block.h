@@ -14,6 +14,7 @@ struct alignas(64) RankBlock {
   uint64_t magic;
   int32_t pid;
   int32_t rank;
+  uint64_t startTime;  // the process's start time (/proc/<pid>/stat), to tell it from a reused pid
   alignas(64) std::atomic<uint32_t> doorbell;  // bumped by a peer that wakes this rank
   std::atomic<uint32_t> sleeping;              // 1 while this rank waits on doorbell
   alignas(64) std::atomic<uint32_t> aborted;   // 1 once this rank aborted or failed
