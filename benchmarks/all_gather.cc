@@ -6,22 +6,6 @@
 namespace {
 using namespace weftbench;
 
-Counts counts(size_t count, size_t ts, int n) {
-  Counts c;
-  const size_t base = alignedPerRank(count, ts, n);
-  c.send = base;
-  c.recv = base * n;
-  c.param = base;
-  c.sendInplace = base;
-  c.recvInplace = 0;
-  return c;
-}
-
-void bandwidth(size_t count, size_t ts, double sec, int n, double* algBw, double* busBw) {
-  *algBw = static_cast<double>(count * ts * n) / 1e9 / sec;
-  *busBw = *algBw * (n - 1) / n;
-}
-
 ncclResult_t run(const RunArgs& a) {
   return ncclAllGather(a.sendbuff, a.recvbuff, a.count, a.type, a.comm, nullptr);
 }
@@ -36,6 +20,6 @@ int main(int argc, char** argv) {
   static const CollDesc desc{
       .name = "all_gather_perf", .call = "ncclAllGather", .opUse = OpUse::kNone, .rooted = false,
       .inPlace = InPlace::kChecked, .needsPowerOfTwo = false,
-      .counts = counts, .bandwidth = bandwidth, .run = run, .expect = expect};
+      .counts = gatherCounts, .bandwidth = gatheredBandwidth, .run = run, .expect = expect};
   return benchMain(argc, argv, desc);
 }

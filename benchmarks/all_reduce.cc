@@ -5,12 +5,6 @@
 namespace {
 using namespace weftbench;
 
-Counts counts(size_t count, size_t, int) {
-  Counts c;
-  c.send = c.recv = c.param = count;
-  return c;
-}
-
 void bandwidth(size_t count, size_t ts, double sec, int n, double* algBw, double* busBw) {
   *algBw = static_cast<double>(count * ts) / 1e9 / sec;
   *busBw = *algBw * 2.0 * (n - 1) / n;
@@ -30,6 +24,6 @@ int main(int argc, char** argv) {
   static const CollDesc desc{
       .name = "all_reduce_perf", .call = "ncclAllReduce", .opUse = OpUse::kReduce, .rooted = false,
       .inPlace = InPlace::kChecked, .needsPowerOfTwo = false,
-      .counts = counts, .bandwidth = bandwidth, .run = run, .expect = expect};
+      .counts = sameCounts, .bandwidth = bandwidth, .run = run, .expect = expect};
   return benchMain(argc, argv, desc);
 }

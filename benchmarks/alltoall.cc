@@ -14,11 +14,6 @@ Counts counts(size_t count, size_t ts, int n) {
   return c;
 }
 
-void bandwidth(size_t count, size_t ts, double sec, int n, double* algBw, double* busBw) {
-  *algBw = static_cast<double>(count * ts * n) / 1e9 / sec;
-  *busBw = *algBw * (n - 1) / n;
-}
-
 ncclResult_t run(const RunArgs& a) {
   return ncclAlltoAll(a.sendbuff, a.recvbuff, a.count, a.type, a.comm, nullptr);
 }
@@ -33,6 +28,6 @@ int main(int argc, char** argv) {
   static const CollDesc desc{
       .name = "alltoall_perf", .call = "ncclAlltoAll", .opUse = OpUse::kNone, .rooted = false,
       .inPlace = InPlace::kNotRun, .needsPowerOfTwo = false,
-      .counts = counts, .bandwidth = bandwidth, .run = run, .expect = expect};
+      .counts = counts, .bandwidth = gatheredBandwidth, .run = run, .expect = expect};
   return benchMain(argc, argv, desc);
 }

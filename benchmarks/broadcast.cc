@@ -5,17 +5,6 @@
 namespace {
 using namespace weftbench;
 
-Counts counts(size_t count, size_t, int) {
-  Counts c;
-  c.send = c.recv = c.param = count;
-  return c;
-}
-
-void bandwidth(size_t count, size_t ts, double sec, int, double* algBw, double* busBw) {
-  *algBw = static_cast<double>(count * ts) / 1e9 / sec;
-  *busBw = *algBw;
-}
-
 ncclResult_t run(const RunArgs& a) {
   return ncclBroadcast(a.sendbuff, a.recvbuff, a.count, a.type, a.root, a.comm, nullptr);
 }
@@ -30,6 +19,6 @@ int main(int argc, char** argv) {
   static const CollDesc desc{
       .name = "broadcast_perf", .call = "ncclBroadcast", .opUse = OpUse::kNone, .rooted = true,
       .inPlace = InPlace::kChecked, .needsPowerOfTwo = false,
-      .counts = counts, .bandwidth = bandwidth, .run = run, .expect = expect};
+      .counts = sameCounts, .bandwidth = flatBandwidth, .run = run, .expect = expect};
   return benchMain(argc, argv, desc);
 }

@@ -10,17 +10,6 @@
 namespace {
 using namespace weftbench;
 
-Counts counts(size_t count, size_t ts, int n) {
-  Counts c;
-  const size_t base = alignedPerRank(count, ts, n);
-  c.send = base;
-  c.recv = base * n;
-  c.param = base;
-  c.sendInplace = base;
-  c.recvInplace = 0;
-  return c;
-}
-
 void bandwidth(size_t count, size_t ts, double sec, int n, double* algBw, double* busBw) {
   *algBw = static_cast<double>(count * ts * (n - 1)) / 1e9 / sec;
   *busBw = *algBw;
@@ -57,6 +46,6 @@ int main(int argc, char** argv) {
   static const CollDesc desc{
       .name = "hypercube_perf", .call = "ncclSend/ncclRecv", .opUse = OpUse::kBlank, .rooted = false,
       .inPlace = InPlace::kChecked, .needsPowerOfTwo = true,
-      .counts = counts, .bandwidth = bandwidth, .run = run, .expect = expect};
+      .counts = gatherCounts, .bandwidth = bandwidth, .run = run, .expect = expect};
   return benchMain(argc, argv, desc);
 }

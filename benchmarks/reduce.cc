@@ -4,17 +4,6 @@
 namespace {
 using namespace weftbench;
 
-Counts counts(size_t count, size_t, int) {
-  Counts c;
-  c.send = c.recv = c.param = count;
-  return c;
-}
-
-void bandwidth(size_t count, size_t ts, double sec, int, double* algBw, double* busBw) {
-  *algBw = static_cast<double>(count * ts) / 1e9 / sec;
-  *busBw = *algBw;
-}
-
 ncclResult_t run(const RunArgs& a) {
   return ncclReduce(a.sendbuff, a.recvbuff, a.count, a.type, a.op, a.root, a.comm, nullptr);
 }
@@ -29,6 +18,6 @@ int main(int argc, char** argv) {
   static const CollDesc desc{
       .name = "reduce_perf", .call = "ncclReduce", .opUse = OpUse::kReduce, .rooted = true,
       .inPlace = InPlace::kChecked, .needsPowerOfTwo = false,
-      .counts = counts, .bandwidth = bandwidth, .run = run, .expect = expect};
+      .counts = sameCounts, .bandwidth = flatBandwidth, .run = run, .expect = expect};
   return benchMain(argc, argv, desc);
 }

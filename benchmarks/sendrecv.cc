@@ -7,17 +7,6 @@
 namespace {
 using namespace weftbench;
 
-Counts counts(size_t count, size_t, int) {
-  Counts c;
-  c.send = c.recv = c.param = count;
-  return c;
-}
-
-void bandwidth(size_t count, size_t ts, double sec, int, double* algBw, double* busBw) {
-  *algBw = static_cast<double>(count * ts) / 1e9 / sec;
-  *busBw = *algBw;
-}
-
 ncclResult_t run(const RunArgs& a) {
   const int sendPeer = (a.rank + 1) % a.nranks;
   const int recvPeer = (a.rank - 1 + a.nranks) % a.nranks;
@@ -39,6 +28,6 @@ int main(int argc, char** argv) {
   static const CollDesc desc{
       .name = "sendrecv_perf", .call = "ncclSend/ncclRecv", .opUse = OpUse::kIgnored, .rooted = false,
       .inPlace = InPlace::kUnchecked, .needsPowerOfTwo = false,
-      .counts = counts, .bandwidth = bandwidth, .run = run, .expect = expect};
+      .counts = sameCounts, .bandwidth = flatBandwidth, .run = run, .expect = expect};
   return benchMain(argc, argv, desc);
 }

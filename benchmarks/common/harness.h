@@ -65,6 +65,19 @@ struct CollDesc {
 // nccl-tests' rounding of a per-rank count: down to a multiple of 16 bytes.
 size_t alignedPerRank(size_t count, size_t eltSize, int nranks);
 
+// Shapes several tools share (common/shapes.cc). sameCounts: every buffer holds count elements
+// (AllReduce, Broadcast, Reduce, SendRecv). gatherCounts: each rank sends a 16-byte-aligned share,
+// the receive buffer holds nranks of them (AllGather, Gather). scatterCounts: the reverse
+// (ReduceScatter, Scatter).
+Counts sameCounts(size_t count, size_t eltSize, int nranks);
+Counts gatherCounts(size_t count, size_t eltSize, int nranks);
+Counts scatterCounts(size_t count, size_t eltSize, int nranks);
+// algbw = count*eltSize/sec, busbw = algbw (Broadcast, Reduce, SendRecv).
+void flatBandwidth(size_t count, size_t eltSize, double sec, int nranks, double* algBw, double* busBw);
+// algbw = count*eltSize*nranks/sec, busbw = algbw*(n-1)/n (AllGather, ReduceScatter, AlltoAll,
+// Gather, Scatter).
+void gatheredBandwidth(size_t count, size_t eltSize, double sec, int nranks, double* algBw, double* busBw);
+
 // The whole program; returns the process exit status.
 int benchMain(int argc, char** argv, const CollDesc& coll);
 
