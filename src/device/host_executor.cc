@@ -61,7 +61,7 @@ Connection* Executor::connectionFor(const Sequence& s, bool sender) {
   ncclComm* comm = s.task->comm;
   int peer = sender ? s.sendPeer : s.recvPeer;
   ConnectionId id{comm->commHash, s.lane, s.channel, sender ? comm->rank : peer, sender ? peer : comm->rank};
-  return comm->connections.get(id, sender, comm->nSlots, comm->slotBytes, comm->peers.block(peer));
+  return comm->connections.get(id, sender, comm->laneSlots(s.lane), comm->slotBytes, comm->peers.block(peer));
 }
 
 // Moves as many pieces of cursor c as the FIFOs allow. Returns true if anything moved.
