@@ -103,14 +103,17 @@ ncclResult_t runTasks(GroupState& g) {
   WEFT_CHECK(pairSelfTransfers(g.tasks));
   // Scratch first, for all tasks, so that growing it cannot move a buffer a program already uses.
   // Tasks of one communicator share its scratch: they run one after another on its ring chain.
+  // A task that needs scratch is marked with a non-null placeholder first, then pointed at the
+  // (final) buffer once every size is known.
   for (Task& t : g.tasks) {
     size_t need = ringOneShotScratchBytes(t);
     if (need == 0) continue;
     std::vector<uint64_t>& s = t.comm->scratch;
     if (s.size() * sizeof(uint64_t) < need) s.resize((need + sizeof(uint64_t) - 1) / sizeof(uint64_t));
+    t.scratch = &t.comm->scratch;
   }
   for (Task& t : g.tasks)
-    if (ringOneShotScratchBytes(t) != 0) t.scratch = t.comm->scratch.data();
+    if (t.scratch != nullptr) t.scratch = t.comm->scratch.data();
   Program& prog = g.program;
   prog.clear();
   for (const Task& t : g.tasks) {

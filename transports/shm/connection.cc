@@ -14,10 +14,6 @@ std::string ConnectionId::shmName() const {
   return buf;
 }
 
-Connection::~Connection() {
-  // A receiver whose sender never attached still owns the name; ShmSegment removes it.
-}
-
 ncclResult_t Connection::tryConnect(bool* ready, std::string* why) {
   *ready = false;
   if (slots_ != nullptr) {

@@ -31,7 +31,8 @@ class Connection {
  public:
   Connection(const ConnectionId& id, bool isSender, uint32_t nslots, uint32_t slotBytes, RankBlock* peerBell)
       : id_(id), isSender_(isSender), nslots_(nslots), slotBytes_(slotBytes), peerBell_(peerBell) {}
-  ~Connection();
+  // A receiver whose sender never attached still owns the name: its ShmSegment removes it.
+  ~Connection() = default;
   Connection(const Connection&) = delete;
   Connection& operator=(const Connection&) = delete;
 
