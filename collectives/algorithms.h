@@ -2,6 +2,7 @@
 #pragma once
 #include "device/program.h"
 #include "enqueue/task.h"
+#include "tuning/algorithm.h"
 
 namespace weft {
 
@@ -16,5 +17,14 @@ size_t ringOneShotScratchBytes(const Task& task);
 size_t ringOneShotMaxBytes(const ncclComm* comm);
 // Point-to-point patterns (collectives/p2p): Send, Recv, AlltoAll, AlltoAllv, Gather, Scatter.
 void buildP2pProgram(const Task& task, Program* prog);
+
+// The dispatch over all algorithms (collectives/dispatch.cc): what the tuner may choose from, and
+// how the chosen one is built. Adding an algorithm means one case in each of these.
+// Whether `algo` can run this collective task (kind, datatype, op, ranks and where they live).
+bool algorithmSupports(Algorithm algo, const Task& task);
+// Scratch bytes the task needs from its communicator with algorithm task.algorithm (0: none).
+size_t algorithmScratchBytes(const Task& task);
+// Appends the task's sequences, built by task.algorithm (collectives) or the p2p patterns.
+void buildProgram(const Task& task, Program* prog);
 
 }  // namespace weft

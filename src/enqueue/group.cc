@@ -10,7 +10,7 @@
 #include "core/errors.h"
 #include "core/result.h"
 #include "device/host_executor.h"
-#include "tuning/channels.h"
+#include "tuning/select.h"
 
 namespace weft {
 namespace {
@@ -106,7 +106,8 @@ ncclResult_t runTasks(GroupState& g) {
   // A task that needs scratch is marked with a non-null placeholder first, then pointed at the
   // (final) buffer once every size is known.
   for (Task& t : g.tasks) {
-    size_t need = ringOneShotScratchBytes(t);
+    selectAlgorithm(&t);
+    size_t need = algorithmScratchBytes(t);
     if (need == 0) continue;
     std::vector<uint64_t>& s = t.comm->scratch;
     if (s.size() * sizeof(uint64_t) < need) s.resize((need + sizeof(uint64_t) - 1) / sizeof(uint64_t));
@@ -116,20 +117,7 @@ ncclResult_t runTasks(GroupState& g) {
     if (t.scratch != nullptr) t.scratch = t.comm->scratch.data();
   Program& prog = g.program;
   prog.clear();
-  for (const Task& t : g.tasks) {
-    switch (t.kind) {
-      case CollKind::kAllReduce:
-      case CollKind::kBroadcast:
-      case CollKind::kReduce:
-      case CollKind::kAllGather:
-      case CollKind::kReduceScatter:
-        buildRingProgram(t, ringChannels(t.comm, t.count * dataTypeSize(t.dtype)), &prog);
-        break;
-      default:
-        buildP2pProgram(t, &prog);
-        break;
-    }
-  }
+  for (const Task& t : g.tasks) buildProgram(t, &prog);
   for (const Task& t : g.tasks) t.comm->activeOps.fetch_add(1);
   ncclResult_t r = executeOnHost(prog);
   for (const Task& t : g.tasks) t.comm->activeOps.fetch_sub(1);

@@ -7,6 +7,7 @@
 
 #include "device/reduce_host.h"
 #include "nccl.h"
+#include "tuning/algorithm.h"
 
 struct ncclComm;
 
@@ -41,6 +42,9 @@ struct Task {
   uint64_t seq = 0;   // the communicator's operation number, for messages
   ReduceSpec spec;    // resolved when the group runs (a device-resident scalar is read then)
   void* scratch = nullptr;  // the communicator's scratch area, for algorithms that need one
+  Algorithm algorithm = Algorithm::kRing;  // chosen by the tuner when the group runs
+  Protocol protocol = Protocol::kSimple;
+  int nChannels = 1;
   std::vector<size_t> vcounts;  // AlltoAllv: sendcounts, sdispls, recvcounts, rdispls (4 x nranks)
 };
 

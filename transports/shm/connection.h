@@ -8,15 +8,13 @@
 #include <string>
 
 #include "nccl.h"
+#include "transports/lane.h"
 #include "transports/shm/fifo.h"
 #include "transports/shm/rank_block.h"
 #include "transports/shm/shm_segment.h"
 
 namespace weft {
 
-// Separate FIFOs for ring collectives and for point-to-point traffic, so a send/recv in the same
-// group as a collective can never interleave with the collective's messages.
-enum class Lane : uint8_t { kRing = 0, kP2p = 1 };
 
 struct ConnectionId {
   uint64_t commHash;

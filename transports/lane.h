@@ -1,0 +1,11 @@
+// Lanes keep the traffic of different kinds of algorithm apart: each lane has its own connections
+// between two ranks, so a send/recv in the same group as a collective can never interleave with the
+// collective's messages, and two algorithms never read each other's FIFO slots.
+#pragma once
+#include <cstdint>
+
+namespace weft {
+
+enum class Lane : uint8_t { kRing = 0, kP2p = 1 };
+
+}  // namespace weft
