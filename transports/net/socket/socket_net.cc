@@ -192,12 +192,7 @@ ncclResult_t socketListen(void*, int dev, void* handle, void** listenComm) {
     return r;
   }
   lc->address = socketAddressToString(bound);
-  Handle h{};
-  h.magic = kHandleMagic;
-  h.addr = bound;
-  h.state = nullptr;
-  memset(handle, 0, NCCL_NET_HANDLE_MAXSIZE);
-  memcpy(handle, &h, sizeof(h));
+  makeSocketHandle(bound, handle);
   *listenComm = lc.release();
   return ncclSuccess;
 }
@@ -470,5 +465,14 @@ const ncclNet_v12_t kSocketNet = {
 }  // namespace
 
 const ncclNet_v12_t* socketNetTable() { return &kSocketNet; }
+
+void makeSocketHandle(const SocketAddress& addr, void* handle) {
+  Handle h{};
+  h.magic = kHandleMagic;
+  h.addr = addr;
+  h.state = nullptr;
+  memset(handle, 0, NCCL_NET_HANDLE_MAXSIZE);
+  memcpy(handle, &h, sizeof(h));
+}
 
 }  // namespace weft::net::socketnet
