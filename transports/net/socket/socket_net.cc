@@ -150,8 +150,9 @@ ncclResult_t socketGetProperties(int dev, ncclNetProperties_v12_t* props) {
   }
   const NetInterface& i = gSettings.interfaces[dev];
   memset(props, 0, sizeof(*props));
-  gNames.push_back(i.name);
-  props->name = gNames.back().data();
+  auto known = std::find(gNames.begin(), gNames.end(), i.name);
+  if (known == gNames.end()) known = gNames.insert(gNames.end(), i.name);
+  props->name = known->data();
   props->pciPath = nullptr;
   props->guid = static_cast<uint64_t>(dev);
   props->ptrSupport = NCCL_PTR_HOST;
