@@ -104,30 +104,23 @@ bool Executor::advance(Cursor& c) {
     std::string why;
     if (rx && c.recv == nullptr) c.recv = connectionFor(s, false);
     if (tx && c.send == nullptr) c.send = connectionFor(s, true);
-    bool ready = true;
-    if (rx && !c.recv->connected()) {
-      ncclResult_t r = c.recv->tryConnect(&ready, &why);
+    // Both directions progress their setup in the same pass: over the network, the peer's side of
+    // our receive link may be waiting for our send link's handshake.
+    bool pending = false;
+    for (Connection* conn : {rx ? c.recv : nullptr, tx ? c.send : nullptr}) {
+      if (conn == nullptr || conn->connected()) continue;
+      bool ready = false;
+      ncclResult_t r = conn->tryConnect(&ready, &why);
       if (r != ncclSuccess) {
         fail(comm, r, why);
         return moved;
       }
-      if (!ready) {
-        setupPending_ = true;
-        return moved;
-      }
-      moved = true;
+      pending |= !ready;
+      moved |= ready;
     }
-    if (tx && !c.send->connected()) {
-      ncclResult_t r = c.send->tryConnect(&ready, &why);
-      if (r != ncclSuccess) {
-        fail(comm, r, why);
-        return moved;
-      }
-      if (!ready) {
-        setupPending_ = true;
-        return moved;
-      }
-      moved = true;
+    if (pending) {
+      setupPending_ = true;
+      return moved;
     }
     if (rx && !c.recv->canRecv()) return moved;
     if (tx && !c.send->canSend()) return moved;
