@@ -6,6 +6,11 @@
 
 namespace weft {
 
-enum class Lane : uint8_t { kRing = 0, kP2p = 1 };
+// ConnectionTable keys a lane in two bits: at most four lanes.
+enum class Lane : uint8_t { kRing = 0, kP2p = 1, kTree = 2 };
+
+// For messages ("ring") and FIFO names ('r').
+inline const char* laneName(Lane l) { return l == Lane::kRing ? "ring" : l == Lane::kP2p ? "p2p" : "tree"; }
+inline char laneLetter(Lane l) { return l == Lane::kRing ? 'r' : l == Lane::kP2p ? 'p' : 't'; }
 
 }  // namespace weft

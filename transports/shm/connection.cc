@@ -9,7 +9,7 @@ namespace weft {
 
 std::string ConnectionId::shmName() const {
   char buf[96];
-  snprintf(buf, sizeof buf, "/weft-%016" PRIx64 "-%c%d-%d-%d", commHash, lane == Lane::kRing ? 'r' : 'p', channel,
+  snprintf(buf, sizeof buf, "/weft-%016" PRIx64 "-%c%d-%d-%d", commHash, laneLetter(lane), channel,
            senderRank, receiverRank);
   return buf;
 }
