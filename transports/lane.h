@@ -6,11 +6,16 @@
 
 namespace weft {
 
-// ConnectionTable keys a lane in two bits: at most four lanes.
+// ConnectionTable keys a lane in a few bits of a 64-bit key: keep the values small.
 enum class Lane : uint8_t { kRing = 0, kP2p = 1, kTree = 2 };
 
-// For messages ("ring") and FIFO names ('r').
-inline const char* laneName(Lane l) { return l == Lane::kRing ? "ring" : l == Lane::kP2p ? "p2p" : "tree"; }
-inline char laneLetter(Lane l) { return l == Lane::kRing ? 'r' : l == Lane::kP2p ? 'p' : 't'; }
+inline const char* laneName(Lane lane) {
+  switch (lane) {
+    case Lane::kRing: return "ring";
+    case Lane::kP2p: return "p2p";
+    case Lane::kTree: return "tree";
+  }
+  return "?";
+}
 
 }  // namespace weft

@@ -9,7 +9,7 @@ namespace weft {
 
 std::string ConnectionId::shmName() const {
   char buf[96];
-  snprintf(buf, sizeof buf, "/weft-%016" PRIx64 "-%c%d-%d-%d", commHash, laneLetter(lane), channel,
+  snprintf(buf, sizeof buf, "/weft-%016" PRIx64 "-%c%d-%d-%d", commHash, laneName(lane)[0], channel,
            senderRank, receiverRank);
   return buf;
 }
