@@ -64,11 +64,8 @@ class Executor {
 };
 
 Connection* Executor::connectionFor(const Sequence& s, bool sender) {
-  return connectionTo(s, sender ? s.sendPeer : s.recvPeer, sender);
-}
-
-Connection* Executor::connectionTo(const Sequence& s, int peer, bool sender) {
   ncclComm* comm = s.task->comm;
+  int peer = sender ? s.sendPeer : s.recvPeer;
   ConnectionId id{comm->commHash, s.lane, s.channel, sender ? comm->rank : peer, sender ? peer : comm->rank};
   return comm->connections.get(id, sender, comm->laneSlots(s.lane), comm->slotBytes, comm->peers.block(peer));
 }
@@ -162,6 +159,13 @@ bool Executor::advance(Cursor& c) {
 }
 
 // ---- Multi-peer sequences (the tree lane) ----
+// The connection to one given peer of a multi-peer sequence: the single-peer lookup with that peer.
+Connection* Executor::connectionTo(const Sequence& s, int peer, bool sender) {
+  Sequence one = s;
+  (sender ? one.sendPeer : one.recvPeer) = peer;
+  return connectionFor(one, sender);
+}
+
 // The same protocol as advance, over every peer a step names: a piece moves only when each of its
 // receive peers has a message and each of its send peers has room, so a piece is never half done.
 // Kept apart from advance so that the single-peer path (ring, p2p) pays nothing for it.
