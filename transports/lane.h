@@ -18,12 +18,4 @@ inline const char* laneName(Lane lane) {
   return "?";
 }
 
-inline const char* laneName(Lane lane) {
-  switch (lane) {
-    case Lane::kRing: return "ring";
-    case Lane::kP2p: return "p2p";
-  }
-  return "?";
-}
-
 }  // namespace weft

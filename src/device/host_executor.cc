@@ -215,6 +215,8 @@ bool Executor::advanceMulti(Cursor& c) {
         if (c.sends[i] == nullptr) c.sends[i] = connectionTo(s, s.sendPeers[i], true);
         tx[nOut++] = c.sends[i];
       }
+    // Every link of the step progresses its setup in the same pass (see advance).
+    bool pending = false;
     for (int k = 0; k < nIn + nOut; ++k) {
       Connection* conn = k < nIn ? rx[k] : tx[k - nIn];
       if (conn->connected()) continue;
@@ -224,8 +226,12 @@ bool Executor::advanceMulti(Cursor& c) {
         fail(comm, r, why);
         return moved;
       }
-      if (!ready) return moved;
-      moved = true;
+      pending |= !ready;
+      moved |= ready;
+    }
+    if (pending) {
+      setupPending_ = true;
+      return moved;
     }
     for (int k = 0; k < nIn; ++k)
       if (!rx[k]->canRecv()) return moved;
@@ -330,7 +336,12 @@ ncclResult_t Executor::checkHealth(bool deadlinePassed, int64_t idleNs) {
       if (!failure.empty()) return fail(comm, ncclRemoteError, failure + " while " + where);
     }
     // A network link reports its own failure (the peer's process or host is gone, a link is down).
-    for (const Connection* conn : {c.recv, c.send}) {
+    const Connection* links[2 + 2 * kMaxSeqPeers] = {c.recv, c.send};
+    for (int i = 0; i < kMaxSeqPeers; ++i) {
+      links[2 + i] = c.recvs[i];
+      links[2 + kMaxSeqPeers + i] = c.sends[i];
+    }
+    for (const Connection* conn : links) {
       std::string failure = conn != nullptr ? conn->backend().failure() : std::string();
       if (!failure.empty()) return fail(comm, ncclRemoteError, failure + " while " + where);
     }
