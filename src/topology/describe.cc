@@ -91,7 +91,7 @@ std::string describeTopology(const SystemTopology& s) {
   } else if (s.fileUsed) {
     out += "NCCL_TOPO_FILE: " + s.topoFile + " (its devices win; detected devices it lacks are added)\n";
   } else {
-    out += "NCCL_TOPO_FILE: " + s.problem + "\n";
+    out += s.problem + "\n";
   }
   if (s.result != ncclSuccess) return out;
   out += "\nTopology" + (s.topology.name.empty() ? std::string() : " \"" + s.topology.name + "\"") + ":\n";
