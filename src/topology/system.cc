@@ -56,7 +56,7 @@ ncclResult_t topologyDumpIfRequested(int rank, const std::vector<RankPlacement>&
   Topology t = sys->topology;
   for (size_t r = 0; r < placements.size(); ++r) {
     const RankPlacement& p = placements[r];
-    if (p.gpuBusId == RankPlacement::kNone || placements.empty() || p.hostHash != placements[0].hostHash) continue;
+    if (p.gpuBusId == RankPlacement::kNone || p.hostHash != placements[0].hostHash) continue;
     Pci* gpu = findPci(&t, p.gpuBusId);
     if (gpu != nullptr && gpu->gpu) gpu->gpu->rank = static_cast<int>(r);
   }
