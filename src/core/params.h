@@ -31,6 +31,15 @@ int64_t spinUs();              // WEFT_SPIN_US: how long a waiting rank spins be
 int64_t checkPointers();       // NCCL_CHECK_POINTERS
 int64_t nChannels();
 int64_t oneShotMaxBytes();     // WEFT_ONESHOT_MAX_BYTES: one-shot ring AllReduce up to this size           // WEFT_NCHANNELS: ring channels in host mode before MIN/MAX clamping
+// --- tuning (src/tuning) ---
+std::string algo();            // NCCL_ALGO: NCCL's list syntax (tuning/algo_filter.h)
+std::string proto();           // NCCL_PROTO: likewise
+std::string overrideAlgo();    // RCCL_OVERRIDE_ALGO: one algorithm forced over the model
+std::string overrideProto();   // RCCL_OVERRIDE_PROTO: one protocol forced over the model
+std::string tunerPlugin();     // NCCL_TUNER_PLUGIN: path, libX.so, NAME or none
+std::string tunerCalibrate();  // WEFT_TUNER_CALIBRATE: auto, redo or off
+std::string tunerConstants();  // WEFT_TUNER_CONSTANTS: "name=value,..." model constant overrides
+std::string xdgCacheHome();    // XDG_CACHE_HOME: where the calibration cache goes
 // --- read now for features that are not built yet (docs/env.md says so) ---
 int64_t livenessMs();          // WEFT_LIVENESS_MS: how often a waiting rank checks its local peers live
 bool p2pDisable();             // NCCL_P2P_DISABLE
@@ -39,9 +48,6 @@ std::string net();             // NCCL_NET: network transport by name ("" = firs
 std::string netPlugin();       // NCCL_NET_PLUGIN
 int64_t socketNThreads();      // NCCL_SOCKET_NTHREADS (0 = automatic)
 int64_t nSocksPerThread();     // NCCL_NSOCKS_PERTHREAD (0 = automatic)
-std::string algo();            // NCCL_ALGO
-std::string proto();           // NCCL_PROTO
-std::string tunerPlugin();     // NCCL_TUNER_PLUGIN
 std::string topoFile();        // NCCL_TOPO_FILE
 std::string topoDumpFile();    // NCCL_TOPO_DUMP_FILE
 bool ignoreCpuAffinity();      // NCCL_IGNORE_CPU_AFFINITY
