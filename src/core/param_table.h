@@ -103,9 +103,9 @@
     "Overrides of single cost-model constants, \"name=value,...\" (copyGBps, reduceGBps, "         \
     "handoffUs, stepUs, futexWakeUs, netGBps, netLatUs, crossNumaBwScale, crossNumaLatScale; "    \
     "weft-info --tuning prints them)")                                                             \
-  X(xdgCacheHome, String, "XDG_CACHE_HOME", "", "", "", Tuning,                                    \
-    "Where the calibration cache goes: $XDG_CACHE_HOME/weft/ (\"\" = ~/.cache/weft/); files are "    \
-    "named by host name and CPU model")                                                            \
+  X(cacheDir, String, "WEFT_CACHE_DIR", "XDG_CACHE_HOME", "", "", Tuning,                          \
+    "Cache directory; the tuner's calibration goes to its weft/ folder, one file per host name "   \
+    "and CPU model (\"\" = ~/.cache)")                                                              \
   /* ---- read now, used by features that are not built yet ---- */                                \
   X(p2pDisable, Bool, "NCCL_P2P_DISABLE", "", "0", "", Future,                                     \
     "1 = no direct GPU peer-to-peer copies between devices of one host (read by the GPU "          \

@@ -39,7 +39,7 @@ std::string overrideProto();   // RCCL_OVERRIDE_PROTO: one protocol forced over 
 std::string tunerPlugin();     // NCCL_TUNER_PLUGIN: path, libX.so, NAME or none
 std::string tunerCalibrate();  // WEFT_TUNER_CALIBRATE: auto, redo or off
 std::string tunerConstants();  // WEFT_TUNER_CONSTANTS: "name=value,..." model constant overrides
-std::string xdgCacheHome();    // XDG_CACHE_HOME: where the calibration cache goes
+std::string cacheDir();        // WEFT_CACHE_DIR (alias XDG_CACHE_HOME): the calibration goes in weft/
 // --- read now for features that are not built yet (docs/env.md says so) ---
 int64_t livenessMs();          // WEFT_LIVENESS_MS: how often a waiting rank checks its local peers live
 bool p2pDisable();             // NCCL_P2P_DISABLE

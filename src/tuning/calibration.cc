@@ -220,7 +220,7 @@ HostConstants measureHostConstants() {
 }
 
 std::string calibrationCachePath() {
-  std::string dir = param::xdgCacheHome();
+  std::string dir = param::cacheDir();
   if (dir.empty()) {
     passwd pw, *found = nullptr;
     char buf[4096];
@@ -337,7 +337,7 @@ const HostConstants& hostConstants() {
       source = "measured";
       std::string why;
       if (path.empty())
-        WEFT_INFO(kLogTuning, "tuner calibration not cached: neither XDG_CACHE_HOME nor a home directory is known");
+        WEFT_INFO(kLogTuning, "tuner calibration not cached: neither WEFT_CACHE_DIR, XDG_CACHE_HOME nor a home directory is known");
       else if (!saveHostConstants(path, hc, &why))
         WEFT_INFO(kLogTuning, "tuner calibration not cached: %s", why.c_str());
       else

@@ -1,6 +1,6 @@
 // Host-mode calibration: the cost model's machine constants measured on this host (well under
 // 100 ms, once per process, at the first communicator init) and cached in
-// $XDG_CACHE_HOME/weft/ (or ~/.cache/weft/), one file per host name and CPU model.
+// $WEFT_CACHE_DIR/weft/ (alias $XDG_CACHE_HOME, else ~/.cache/weft/), one file per host name and CPU model.
 // WEFT_TUNER_CALIBRATE picks auto (cache, else measure), redo (measure and rewrite) or off
 // (built-in defaults); WEFT_TUNER_CONSTANTS then overrides single fields.
 #pragma once
@@ -19,7 +19,7 @@ std::string hostConstantsSource();
 // keeps the default for its field).
 HostConstants measureHostConstants();
 
-// The cache file for this host and CPU model ("" when neither XDG_CACHE_HOME nor HOME is set).
+// The cache file for this host and CPU model ("" when no cache directory is known).
 std::string calibrationCachePath();
 bool saveHostConstants(const std::string& path, const HostConstants& hc, std::string* why);
 // False when the file is missing, from another format version, or malformed.
