@@ -4,20 +4,28 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <algorithm>
+#include <cstdlib>
 #include <string>
 #include <vector>
 
+#include "collectives/algorithms.h"
+#include "core/comm.h"
 #include "core/params.h"
 #include "topology/describe.h"
 #include "topology/nccl_xml.h"
 #include "topology/system.h"
+#include "tuning/calibration.h"
+#include "tuning/select.h"
+#include "tuning/tuner.h"
 #include "weft/build_config.h"
 
 namespace {
 
 void usage(FILE* to) {
   std::fprintf(to,
-               "usage: weft-info [--markdown | --json | --topology | --topology-xml] [-o FILE]\n"
+               "usage: weft-info [--markdown | --json | --topology | --topology-xml |\n"
+               "                  --tuning [--nranks N] [--nhosts H]] [-o FILE]\n"
                "  (no option)  this build and every environment variable Weft reads, with the value\n"
                "               in effect now\n"
                "  --markdown   docs/env.md, the reference of those variables\n"
@@ -25,6 +33,9 @@ void usage(FILE* to) {
                "  --topology   the machine as Weft sees it: hwloc's detection merged under\n"
                "               NCCL_TOPO_FILE when that is set\n"
                "  --topology-xml  the same topology as NCCL topology XML (what NCCL_TOPO_DUMP_FILE gets)\n"
+               "  --tuning     what the tuner picks for each collective and size (8 B..1 GiB) on\n"
+               "               N ranks (default 4) spread over H hosts (default 1), with the\n"
+               "               model's machine constants (calibrated as a communicator would)\n"
                "  -o FILE      write to FILE instead of stdout\n");
 }
 
@@ -145,10 +156,63 @@ std::string renderText() {
   return t;
 }
 
+// A communicator as the tuner sees it, without creating one: N ranks, H hosts, this machine's
+// channel and FIFO settings.
+std::string renderTuning(int nranks, int nhosts) {
+  ncclComm comm;
+  comm.nranks = nranks;
+  comm.rank = 0;
+  int64_t nch = std::clamp<int64_t>(weft::param::nChannels(), weft::param::minNChannels(), weft::param::maxNChannels());
+  comm.nChannels = static_cast<int>(nch);
+  comm.config.minCTAs = static_cast<int>(weft::param::minNChannels());
+  comm.slotBytes = static_cast<uint32_t>(std::max<int64_t>(64, weft::param::buffSize() / 8));
+  for (int r = 0; r < nranks; ++r)
+    comm.ranks.push_back(weft::RankInfo{uint64_t(r * nhosts / nranks) + 1, 0, r, comm.slotBytes, comm.nChannels, {}});
+  weft::TunerOptions opts = weft::tunerOptionsFromParams();
+  weft::ModelInput in = weft::modelInputFor(&comm);
+  opts.pluginShape = weft::TunerPluginShape{0, in.nranks, in.nHosts, in.nranks / in.nHosts, in.ranksPerHost};
+  std::vector<std::string> warnings = opts.warnings;
+  weft::Tuner tuner(in, weft::hostConstants(), std::move(opts));
+  char line[256];
+  std::string t;
+  std::snprintf(line, sizeof(line), "Tuning for %d ranks on %d host(s) (%d per host), %d cores, channels %d..%d, slot %zu B\n",
+                in.nranks, in.nHosts, in.ranksPerHost, in.cores, in.minChannels, in.maxChannels, in.slotBytes);
+  t += line;
+  t += "constants (" + weft::hostConstantsSource() + "):\n";
+  for (int i = 0; i < weft::kNumConstantFields; ++i) {
+    const weft::ConstantField& f = weft::kConstantFields[i];
+    std::snprintf(line, sizeof(line), "  %-18s %10.4g   %s\n", f.name, weft::hostConstants().*f.field, f.doc);
+    t += line;
+  }
+  if (tuner.plugin())
+    t += "tuner plugin: " + tuner.plugin()->name() + " (v" + std::to_string(tuner.plugin()->version()) + ", " +
+         tuner.plugin()->library() + ")\n";
+  for (const std::string& w : warnings) t += "warning: " + w + "\n";
+  for (int c = 0; c < weft::kNumTunedColls; ++c) {
+    weft::Task task;
+    task.comm = &comm;
+    task.kind = weft::tunedCollKind(c);
+    task.dtype = ncclFloat32;
+    uint32_t supported = 0;
+    for (int a = 0; a < weft::kNumAlgorithms; ++a)
+      if (weft::algorithmSupports(weft::Algorithm(a), task)) supported |= 1u << a;
+    t += std::string("\n") + weft::collName(task.kind) + " (float)\n";
+    t += "         bytes  algorithm     protocol  channels   estimate (us)\n";
+    for (size_t bytes = 8; bytes <= (size_t(1) << 30); bytes *= 2) {
+      weft::TunerChoice ch = tuner.choose(task.kind, bytes, supported);
+      std::snprintf(line, sizeof(line), "  %12zu  %-12s  %-8s  %8d  %14.2f\n", bytes, weft::algorithmName(ch.algorithm),
+                    weft::protocolName(ch.protocol), ch.nChannels, double(ch.costUs));
+      t += line;
+    }
+  }
+  return t;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
-  enum class Mode { Text, Markdown, Json, Topology, TopologyXml } mode = Mode::Text;
+  enum class Mode { Text, Markdown, Json, Topology, TopologyXml, Tuning } mode = Mode::Text;
+  int nranks = 4, nhosts = 1;
   const char* outPath = nullptr;
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i];
@@ -160,6 +224,16 @@ int main(int argc, char** argv) {
       mode = Mode::Topology;
     } else if (arg == "--topology-xml") {
       mode = Mode::TopologyXml;
+    } else if (arg == "--tuning") {
+      mode = Mode::Tuning;
+    } else if ((arg == "--nranks" || arg == "--nhosts") && i + 1 < argc) {
+      char* end = nullptr;
+      long v = std::strtol(argv[++i], &end, 10);
+      if (end == argv[i] || *end != '\0' || v < 1 || v > 65536) {
+        std::fprintf(stderr, "weft-info: %s needs a number from 1 to 65536, not \"%s\"\n", arg.c_str(), argv[i]);
+        return 2;
+      }
+      (arg == "--nranks" ? nranks : nhosts) = static_cast<int>(v);
     } else if (arg == "-o" && i + 1 < argc) {
       outPath = argv[++i];
     } else if (arg == "-h" || arg == "--help") {
@@ -170,6 +244,10 @@ int main(int argc, char** argv) {
       usage(stderr);
       return 2;
     }
+  }
+  if (nhosts > nranks) {
+    std::fprintf(stderr, "weft-info: --nhosts %d is more than --nranks %d\n", nhosts, nranks);
+    return 2;
   }
   std::string text;
   int status = 0;
@@ -183,9 +261,10 @@ int main(int argc, char** argv) {
       text = weft::topo::topologyToXmlText(sys->topology);
     }
   } else {
-    text = mode == Mode::Markdown ? weft::param::renderMarkdown()
-           : mode == Mode::Json   ? renderJson()
-                                  : renderText();
+    text = mode == Mode::Tuning     ? renderTuning(nranks, nhosts)
+           : mode == Mode::Markdown ? weft::param::renderMarkdown()
+           : mode == Mode::Json     ? renderJson()
+                                    : renderText();
   }
   FILE* out = stdout;
   if (outPath != nullptr) {

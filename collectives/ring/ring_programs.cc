@@ -142,7 +142,9 @@ void singleRank(const Task& t, Program* p) {
 size_t ringOneShotMaxBytes(const ncclComm*) { return static_cast<size_t>(param::oneShotMaxBytes()); }
 
 size_t ringOneShotScratchBytes(const Task& t) {
-  return t.kind == CollKind::kAllReduce && t.comm->nranks > 1 &&
+  // The tuner picks the one-shot ring as Ring with the LL protocol (LL128 is LL in host mode), and
+  // only within WEFT_ONESHOT_MAX_BYTES, which bounds the scratch.
+  return t.kind == CollKind::kAllReduce && t.comm->nranks > 1 && t.protocol != Protocol::kSimple &&
                  t.count * dataTypeSize(t.dtype) <= ringOneShotMaxBytes(t.comm)
              ? size_t(t.comm->nranks) * t.count * dataTypeSize(t.dtype)
              : 0;

@@ -17,10 +17,13 @@ WEFT_API ncclResult_t pncclGroupEnd() {
 WEFT_ALIAS(ncclResult_t, ncclGroupSimulateEnd, ncclSimInfo_t*)
 WEFT_API ncclResult_t pncclGroupSimulateEnd(ncclSimInfo_t* simInfo) {
   return apiGuard("ncclGroupSimulateEnd", [&] {
-    // The estimate needs the cost model of the tuner, which Weft does not have yet. The group is
-    // left open and untouched so that the caller can still end it normally.
-    return setError(nullptr, ncclInvalidUsage,
-                    "ncclGroupSimulateEnd: time estimates come with Weft's tuner (cost model), which is not built "
-                    "yet; end the group with ncclGroupEnd");
+    // Checked before the group is touched, so a caller with a bad struct can still end it.
+    if (simInfo == nullptr)
+      return setError(nullptr, ncclInvalidArgument, "ncclGroupSimulateEnd: simInfo is NULL");
+    if (simInfo->magic != 0x74685283u || simInfo->size < sizeof(ncclSimInfo_t))
+      return setError(nullptr, ncclInvalidArgument,
+                      "ncclGroupSimulateEnd: simInfo (magic 0x%x, size %zu) was not set from NCCL_SIM_INFO_INITIALIZER",
+                      simInfo->magic, simInfo->size);
+    return groupSimulateEnd(&simInfo->estimatedTime);
   });
 }

@@ -55,6 +55,11 @@ struct Registration {
   size_t size;
 };
 
+class Tuner;  // tuning/tuner.h
+struct TunerDeleter {
+  void operator()(Tuner* t) const;  // defined in tuning/select.cc
+};
+
 // What every rank learned about every other at init.
 struct RankInfo {
   uint64_t hostHash;
@@ -95,6 +100,7 @@ struct ncclComm {
   std::thread initThread;  // a non-blocking init runs here
   weft::CancelEvent initCancel;  // ncclCommAbort fires it to stop an init that is still waiting
   std::vector<uint64_t> scratch;  // grow-only scratch for algorithms that gather inputs first
+  std::unique_ptr<weft::Tuner, weft::TunerDeleter> tuner;  // cost table, settings, plugin (set at init)
   std::mutex regMutex;
   std::vector<std::unique_ptr<weft::Registration>> registrations;  // ncclCommRegister handles
 

@@ -19,6 +19,7 @@
 #include "core/params.h"
 #include "core/result.h"
 #include "transports/transport.h"
+#include "tuning/select.h"
 
 namespace weft {
 namespace {
@@ -115,9 +116,7 @@ ncclResult_t setupComm(ncclComm* comm, const ncclUniqueId& id) {
   r = comm->peers.setup(comm->commHash, comm->rank, comm->ranks, comm->bootstrap.get(), &why);
   if (r != ncclSuccess) return setError(comm, r, "init of rank %d: shared memory setup failed: %s", comm->rank, why.c_str());
   if (!param::runtimeConnect()) WEFT_CHECK(connectRingsNow(comm));
-  if (comm->rank == 0 && (!param::algo().empty() || !param::proto().empty()))
-    WEFT_WARN("NCCL_ALGO/NCCL_PROTO are set but not honoured yet: host mode uses its ring and one-shot ring "
-              "algorithms until the tuner is built");
+  WEFT_CHECK(setupTuner(comm));  // the cost model, NCCL_ALGO/NCCL_PROTO and the tuner plugin
   WEFT_INFO(kLogInit, "comm %p rank %d nranks %d hash %016lx ready: %d channels, FIFO %u x %u bytes, host mode",
             static_cast<void*>(comm), comm->rank, comm->nranks, static_cast<unsigned long>(comm->commHash),
             comm->nChannels, comm->nSlots, comm->slotBytes);

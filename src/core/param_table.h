@@ -31,8 +31,9 @@
     "Bytes of one connection's FIFO; Weft's host-mode default of 1 MiB (NCCL's is 4 MiB) keeps "   \
     "the FIFO in cache")                                                                           \
   X(oneShotMaxBytes, Size, "WEFT_ONESHOT_MAX_BYTES", "", "8192", "0..1073741824", Transport,       \
-    "AllReduce of at most this many bytes per rank uses the one-shot ring (every input travels "    \
-    "once around the ring, then each rank reduces locally): n-1 hops instead of 2(n-1); 0 = never") \
+    "Largest AllReduce (bytes per rank) that may use the one-shot ring (every input travels once "  \
+    "around the ring, then each rank reduces locally: n-1 hops instead of 2(n-1)); the tuner "      \
+    "chooses it as Ring with protocol LL where its cost model says it is faster; 0 = never")        \
   X(nChannels, Int, "WEFT_NCHANNELS", "", "2", "1..64", Transport,                                 \
     "Ring channels in host mode, before NCCL_MIN_NCHANNELS and NCCL_MAX_NCHANNELS clamp them")     \
   X(minNChannels, Int, "NCCL_MIN_NCHANNELS", "NCCL_MIN_CTAS", "1", "1..64", Transport,             \
@@ -96,18 +97,44 @@
   X(topoDumpFile, String, "NCCL_TOPO_DUMP_FILE", "", "", "", Topology,                             \
     "Rank 0 writes the topology it uses (detected, merged with NCCL_TOPO_FILE) to this path as "   \
     "NCCL topology XML during communicator init")                                                  \
+  /* ---- tuning ---- */                                                                           \
+  X(algo, String, "NCCL_ALGO", "", "", "", Tuning,                                                 \
+    "Algorithms the tuner may choose: comma list of Ring, Tree, DDAFlat, DDATree, LowPrecision "    \
+    "(NCCL's CollNetDirect, CollNetChain, NVLS, NVLSTree, PAT are accepted and select nothing); a " \
+    "leading ^ excludes the listed ones; per collective with ';' and a prefix, e.g. "               \
+    "\"ring;allreduce:tree,ring;broadcast:ring\"; case-insensitive; a bad token is warned about "   \
+    "and skipped (\"\" = all)")                                                                     \
+  X(proto, String, "NCCL_PROTO", "", "", "", Tuning,                                               \
+    "Protocols the tuner may choose, same syntax as NCCL_ALGO: LL, LL128, Simple, e.g. "           \
+    "\"^LL128;allreduce:LL,Simple\". Host mode: Simple = FIFO slots with separate payload; LL = "  \
+    "the small-message path (48-byte inline slot payload, the one-shot ring AllReduce); LL128 = LL") \
+  X(overrideAlgo, String, "RCCL_OVERRIDE_ALGO", "", "", "", Tuning,                                \
+    "One algorithm forced over the tuner's choice for every collective that can run with it "      \
+    "(others keep the tuner's choice, with one warning); unlike NCCL_ALGO it bypasses the model")  \
+  X(overrideProto, String, "RCCL_OVERRIDE_PROTO", "", "", "", Tuning,                              \
+    "One protocol forced over the tuner's choice wherever the chosen algorithm has it")            \
+  X(tunerPlugin, String, "NCCL_TUNER_PLUGIN", "", "", "", Tuning,                                  \
+    "Tuner plugin (NCCL tuner ABI v6, v5 or v4): a path, libX.so, or NAME for "                   \
+    "libnccl-tuner-NAME.so; none = no plugin (\"\" = libnccl-tuner.so if it loads). It sees and "   \
+    "may change each operation's cost table and channel count; one that fails is reported and "   \
+    "ignored")                                                                                     \
+  X(tunerCalibrate, String, "WEFT_TUNER_CALIBRATE", "", "auto", "auto|redo|off", Tuning,           \
+    "Machine constants of the cost model: auto = from the cache file, else measured once per "     \
+    "process (under 100 ms) and cached; redo = measure and rewrite the cache; off = built-in "      \
+    "defaults")                                                                                    \
+  X(tunerConstants, String, "WEFT_TUNER_CONSTANTS", "", "", "", Tuning,                            \
+    "Overrides of single cost-model constants, \"name=value,...\" (copyGBps, reduceGBps, "         \
+    "handoffUs, stepUs, futexWakeUs, netGBps, netLatUs, crossNumaBwScale, crossNumaLatScale; "    \
+    "weft-info --tuning prints them)")                                                             \
+  X(cacheDir, String, "WEFT_CACHE_DIR", "XDG_CACHE_HOME", "", "", Tuning,                          \
+    "Cache directory; the tuner's calibration goes to its weft/ folder, one file per host name "   \
+    "and CPU model (\"\" = ~/.cache)")                                                              \
   /* ---- read now, used by features that are not built yet ---- */                                \
   X(p2pDisable, Bool, "NCCL_P2P_DISABLE", "", "0", "", Future,                                     \
     "1 = no direct GPU peer-to-peer copies between devices of one host (read by the GPU "          \
     "transports; not used in host-only builds yet)")                                               \
   X(ibDisable, Bool, "NCCL_IB_DISABLE", "", "0", "", Future,                                       \
     "1 = do not use InfiniBand or RoCE (read by the IB network transport; not built yet)")         \
-  X(algo, String, "NCCL_ALGO", "", "", "", Future,                                                 \
-    "Algorithms the tuner may pick, e.g. Ring or ^Tree (read by the tuner; not used yet)")         \
-  X(proto, String, "NCCL_PROTO", "", "", "", Future,                                               \
-    "Protocols the tuner may pick, e.g. Simple or ^LL128 (read by the tuner; not used yet)")       \
-  X(tunerPlugin, String, "NCCL_TUNER_PLUGIN", "", "", "", Future,                                  \
-    "Tuner plugin library to load, by name or path (read by the plugin loader; not used yet)")     \
   X(ignoreCpuAffinity, Bool, "NCCL_IGNORE_CPU_AFFINITY", "", "0", "", Future,                      \
     "1 = ignore the process's CPU affinity when placing helper threads (read by topology "         \
     "detection; not used yet)")                                                                    \

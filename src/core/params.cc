@@ -18,7 +18,7 @@ namespace weft::param {
 namespace {
 
 enum class Type { Int, Size, Bool, String };
-enum class Group { Logging, Transport, Bootstrap, Network, Comm, Topology, Future };
+enum class Group { Logging, Transport, Bootstrap, Network, Comm, Topology, Tuning, Future };
 
 const char* typeName(Type t) {
   switch (t) {
@@ -38,6 +38,7 @@ const char* groupTitle(Group g) {
     case Group::Network: return "Network";
     case Group::Comm: return "Communicator behaviour";
     case Group::Topology: return "Topology";
+    case Group::Tuning: return "Tuning";
     case Group::Future: return "Read now, used by features not built yet";
   }
   return "?";
@@ -456,7 +457,7 @@ std::string renderMarkdown() {
       "- Weft reads the environment only: NCCL's configuration files (`NCCL_CONF_FILE`, "
       "`~/.nccl.conf`, `/etc/nccl.conf`) are not read.\n";
   constexpr Group kGroups[] = {Group::Logging, Group::Transport, Group::Bootstrap, Group::Network,
-                               Group::Comm,    Group::Topology,  Group::Future};
+                               Group::Comm,    Group::Topology,  Group::Tuning,    Group::Future};
   for (Group g : kGroups) {
     md += std::string("\n## ") + groupTitle(g) + "\n\n";
     if (g == Group::Logging) {
@@ -467,6 +468,14 @@ std::string renderMarkdown() {
           "`ncclGetLastError`. `NCCL_DEBUG_SUBSYS` filters `INFO` and `TRACE` lines only. At "
           "`VERSION` or more verbose, each process prints one line with Weft's version and "
           "`NCCL version 2.28.9+weft-<version>`.\n\n";
+    }
+    if (g == Group::Tuning) {
+      md +=
+          "For each collective the tuner estimates, from a cost model, the time of every algorithm, "
+          "protocol and channel count and runs the cheapest one that `NCCL_ALGO` and `NCCL_PROTO` "
+          "allow and that can run the operation; a tuner plugin may change the costs first, "
+          "`RCCL_OVERRIDE_ALGO` and `RCCL_OVERRIDE_PROTO` override the result. "
+          "`weft-info --tuning` prints the choices and the model's machine constants.\n\n";
     }
     if (g == Group::Future) {
       md +=

@@ -36,17 +36,23 @@ int64_t timeoutMs();           // WEFT_TIMEOUT_MS: longest wait for a peer befor
 int64_t spinUs();              // WEFT_SPIN_US: how long a waiting rank spins before it sleeps
 int64_t checkPointers();       // NCCL_CHECK_POINTERS
 int64_t nChannels();
-int64_t oneShotMaxBytes();     // WEFT_ONESHOT_MAX_BYTES: one-shot ring AllReduce up to this size           // WEFT_NCHANNELS: ring channels in host mode before MIN/MAX clamping
+int64_t oneShotMaxBytes();     // WEFT_ONESHOT_MAX_BYTES: one-shot ring AllReduce up to this size
 // --- topology (read by src/topology) ---
 std::string topoFile();        // NCCL_TOPO_FILE: NCCL topology XML merged over hwloc's detection
 std::string topoDumpFile();    // NCCL_TOPO_DUMP_FILE: rank 0 writes the topology it uses here
+// --- tuning (src/tuning) ---
+std::string algo();            // NCCL_ALGO: NCCL's list syntax (tuning/algo_filter.h)
+std::string proto();           // NCCL_PROTO: likewise
+std::string overrideAlgo();    // RCCL_OVERRIDE_ALGO: one algorithm forced over the model
+std::string overrideProto();   // RCCL_OVERRIDE_PROTO: one protocol forced over the model
+std::string tunerPlugin();     // NCCL_TUNER_PLUGIN: path, libX.so, NAME or none
+std::string tunerCalibrate();  // WEFT_TUNER_CALIBRATE: auto, redo or off
+std::string tunerConstants();  // WEFT_TUNER_CONSTANTS: "name=value,..." model constant overrides
+std::string cacheDir();        // WEFT_CACHE_DIR (alias XDG_CACHE_HOME): the calibration goes in weft/
 // --- read now for features that are not built yet (docs/env.md says so) ---
 int64_t livenessMs();          // WEFT_LIVENESS_MS: how often a waiting rank checks its local peers live
 bool p2pDisable();             // NCCL_P2P_DISABLE
 bool ibDisable();              // NCCL_IB_DISABLE
-std::string algo();            // NCCL_ALGO
-std::string proto();           // NCCL_PROTO
-std::string tunerPlugin();     // NCCL_TUNER_PLUGIN
 bool ignoreCpuAffinity();      // NCCL_IGNORE_CPU_AFFINITY
 bool localRegister();          // NCCL_LOCAL_REGISTER (default 1)
 

@@ -1,5 +1,6 @@
 #include "enqueue/group.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <thread>
@@ -183,6 +184,40 @@ ncclResult_t groupEnd() {
     if (r == ncclSuccess) r = jr;
   }
   if (r == ncclSuccess && !g.tasks.empty()) r = runTasks(g);
+  g.tasks.clear();
+  g.error = ncclSuccess;
+  return r;
+}
+
+ncclResult_t groupSimulateEnd(float* estimatedUs) {
+  GroupState& g = tGroup;
+  if (g.depth == 0)
+    return setError(nullptr, ncclInvalidUsage, "ncclGroupSimulateEnd called without a matching ncclGroupStart");
+  if (--g.depth > 0) return ncclSuccess;
+  ncclResult_t r = g.error;
+  // Deferred communicator inits are not operations: they run, so the communicators exist after.
+  if (!g.jobs.empty()) {
+    std::vector<std::function<ncclResult_t()>> jobs = std::move(g.jobs);
+    g.jobs.clear();
+    ncclResult_t jr = runJobs(jobs);
+    if (r == ncclSuccess) r = jr;
+  }
+  // A communicator runs its operations one after another; different communicators (ranks driven
+  // by this thread) run side by side: the group takes as long as its slowest communicator.
+  std::vector<std::pair<const ncclComm*, double>> perComm;
+  for (Task& t : g.tasks) {
+    if (r != ncclSuccess) break;
+    selectAlgorithm(&t);
+    double us = estimateTaskUs(t);
+    auto it = std::find_if(perComm.begin(), perComm.end(), [&](const auto& e) { return e.first == t.comm; });
+    if (it == perComm.end())
+      perComm.emplace_back(t.comm, us);
+    else
+      it->second += us;
+  }
+  double total = 0;
+  for (const auto& e : perComm) total = std::max(total, e.second);
+  if (r == ncclSuccess) *estimatedUs = static_cast<float>(total);
   g.tasks.clear();
   g.error = ncclSuccess;
   return r;

@@ -12,6 +12,9 @@ namespace weft {
 ncclResult_t groupStart();
 ncclResult_t groupEnd();
 bool inGroup();
+// ncclGroupSimulateEnd: ends the group like groupEnd (deferred inits run) but, instead of running
+// the operations, sets *estimatedUs to the cost model's estimate of their time and drops them.
+ncclResult_t groupSimulateEnd(float* estimatedUs);
 // Records a validated task: runs it now, or at the end of the current group.
 ncclResult_t enqueue(Task&& task);
 // Defers work that NCCL runs at the end of a group (communicator init and split issued inside one).

@@ -1,19 +1,116 @@
 #include "tuning/select.h"
 
+#include <sched.h>
+
+#include <algorithm>
+#include <mutex>
+#include <set>
+
 #include "collectives/algorithms.h"
 #include "core/comm.h"
+#include "core/log.h"
 #include "core/params.h"
-#include "tuning/channels.h"
+#include "tuning/calibration.h"
+#include "tuning/tuner.h"
 
 namespace weft {
 
+void TunerDeleter::operator()(Tuner* t) const { delete t; }
+
+namespace {
+
+int usableCores() {
+  cpu_set_t set;
+  if (sched_getaffinity(0, sizeof(set), &set) == 0) return std::max(1, CPU_COUNT(&set));
+  return 1;
+}
+
+// Settings warnings print once per process for each distinct text, not once per communicator.
+void reportOnce(const std::vector<std::string>& warnings) {
+  static std::mutex mutex;
+  static std::set<std::string> printed;
+  std::lock_guard<std::mutex> lock(mutex);
+  for (const std::string& w : warnings)
+    if (printed.insert(w).second) WEFT_WARN("%s", w.c_str());
+}
+
+}  // namespace
+
+ModelInput modelInputFor(const ncclComm* comm) {
+  ModelInput in;
+  in.nranks = comm->nranks;
+  std::vector<uint64_t> hosts;
+  for (const RankInfo& r : comm->ranks) hosts.push_back(r.hostHash);
+  std::sort(hosts.begin(), hosts.end());
+  in.nHosts = std::max<int>(1, int(std::unique(hosts.begin(), hosts.end()) - hosts.begin()));
+  for (uint64_t h : hosts) {
+    int n = int(std::count_if(comm->ranks.begin(), comm->ranks.end(), [h](const RankInfo& r) { return r.hostHash == h; }));
+    in.ranksPerHost = std::max(in.ranksPerHost, n);
+  }
+  in.cores = usableCores();
+  in.maxChannels = std::max(1, comm->nChannels);
+  in.minChannels = std::clamp(comm->config.minCTAs, 1, in.maxChannels);
+  in.slotBytes = std::max<size_t>(1, comm->slotBytes);
+  in.oneShotMaxBytes = ringOneShotMaxBytes(comm);
+  return in;
+}
+
+ncclResult_t setupTuner(ncclComm* comm) {
+  TunerOptions opts = tunerOptionsFromParams();
+  reportOnce(opts.warnings);
+  ModelInput in = modelInputFor(comm);
+  opts.pluginShape = TunerPluginShape{comm->commHash, in.nranks, in.nHosts, in.nranks / in.nHosts, in.ranksPerHost};
+  comm->tuner.reset(new Tuner(in, hostConstants(), std::move(opts)));
+  if (comm->rank == 0)
+    WEFT_INFO(kLogTuning | kLogInit, "tuner ready: %d ranks on %d host(s), %d cores, channels %d..%d%s%s",
+              in.nranks, in.nHosts, in.cores, in.minChannels, in.maxChannels,
+              comm->tuner->plugin() ? ", plugin " : "",
+              comm->tuner->plugin() ? comm->tuner->plugin()->name().c_str() : "");
+  return ncclSuccess;
+}
+
+size_t tunedBytes(const Task& t) {
+  size_t bytes = t.count * dataTypeSize(t.dtype);
+  if (t.kind == CollKind::kAllGather || t.kind == CollKind::kReduceScatter) bytes *= size_t(t.comm->nranks);
+  return bytes;
+}
+
 void selectAlgorithm(Task* task) {
+  ncclComm* comm = task->comm;
   task->algorithm = Algorithm::kRing;
   task->protocol = Protocol::kSimple;
-  task->nChannels = ringChannels(task->comm, task->count * dataTypeSize(task->dtype));
-  // NCCL_ALGO naming one algorithm forces it wherever that algorithm can run the task.
-  Algorithm forced;
-  if (parseAlgorithmName(param::algo(), &forced) && algorithmSupports(forced, *task)) task->algorithm = forced;
+  task->nChannels = 1;
+  if (tunedCollIndex(task->kind) < 0 || !comm->tuner) return;
+  uint32_t supported = 0;
+  for (int a = 0; a < kNumAlgorithms; ++a)
+    if (algorithmSupports(Algorithm(a), *task)) supported |= 1u << a;
+  TunerChoice c = comm->tuner->choose(task->kind, tunedBytes(*task), supported);
+  task->algorithm = c.algorithm;
+  task->protocol = c.protocol;
+  task->nChannels = std::clamp(c.nChannels, 1, std::max(1, comm->nChannels));
+}
+
+double estimateTaskUs(const Task& t) {
+  const ncclComm* comm = t.comm;
+  if (!comm->tuner) return 0;
+  const Tuner& tuner = *comm->tuner;
+  if (tunedCollIndex(t.kind) >= 0)
+    return std::max(0.0, estimateUs(tuner.input(), tuner.constants(), t.kind, t.algorithm, t.protocol, t.nChannels,
+                                    tunedBytes(t)));
+  size_t bytes = t.count * dataTypeSize(t.dtype);
+  switch (t.kind) {
+    case CollKind::kSend:
+    case CollKind::kRecv:
+    case CollKind::kCopy: {
+      bool crossHost = t.kind != CollKind::kCopy && t.root >= 0 && t.root < int(comm->ranks.size()) &&
+                       comm->ranks[t.root].hostHash != comm->ranks[comm->rank].hostHash;
+      return estimateP2pUs(tuner.input(), tuner.constants(), bytes, crossHost);
+    }
+    default:
+      // AlltoAll(v), Gather, Scatter: one transfer per peer, issued side by side.
+      return estimateP2pUs(tuner.input(), tuner.constants(), bytes * size_t(std::max(1, comm->nranks - 1)),
+                           tuner.input().nHosts > 1);
+  }
 }
 
 }  // namespace weft

@@ -357,13 +357,21 @@ TEST(BadGroup, EndWithoutStart) {
   }).join();
 }
 
-TEST(BadGroup, SimulateEndComesWithTheTuner) {
+TEST(BadGroup, SimulateEndChecksItsStruct) {
   std::thread([] {
     ASSERT_EQ(ncclGroupStart(), ncclSuccess);
+    ncclResult_t r = ncclGroupSimulateEnd(nullptr);
+    EXPECT_EQ(r, ncclInvalidArgument) << ncclGetErrorString(r);
+    EXPECT_TRUE(mentionsAny(lastError(nullptr), {"simInfo"})) << "message: \"" << lastError(nullptr) << "\"";
+    ncclSimInfo_t zeroed{};
+    r = ncclGroupSimulateEnd(&zeroed);
+    EXPECT_EQ(r, ncclInvalidArgument) << ncclGetErrorString(r);
+    EXPECT_TRUE(mentionsAny(lastError(nullptr), {"NCCL_SIM_INFO_INITIALIZER"})) << lastError(nullptr);
+    // The rejected calls left the group open: a proper one ends it.
     ncclSimInfo_t info = NCCL_SIM_INFO_INITIALIZER;
-    const ncclResult_t r = ncclGroupSimulateEnd(&info);
-    EXPECT_EQ(r, ncclInvalidUsage) << ncclGetErrorString(r);
-    EXPECT_TRUE(mentionsAny(lastError(nullptr), {"tuner"})) << "message: \"" << lastError(nullptr) << "\"";
+    EXPECT_EQ(ncclGroupSimulateEnd(&info), ncclSuccess);
+    EXPECT_EQ(info.estimatedTime, 0.0f);
+    EXPECT_EQ(ncclGroupEnd(), ncclInvalidUsage);
   }).join();
 }
 

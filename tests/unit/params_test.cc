@@ -118,14 +118,10 @@ const std::vector<std::string> kExpectedNames = {
     "NCCL_COMM_ID", "NCCL_SOCKET_IFNAME", "NCCL_SOCKET_FAMILY", "WEFT_HOST_ID", "NCCL_NET", "NCCL_NET_PLUGIN",
     "NCCL_SOCKET_NTHREADS", "NCCL_NSOCKS_PERTHREAD", "WEFT_NET_LINK_TIMEOUT_MS", "NCCL_COMM_BLOCKING",
     "WEFT_DEVICE", "WEFT_TIMEOUT_MS", "WEFT_SPIN_US", "WEFT_LIVENESS_MS", "NCCL_CHECK_POINTERS",
-    "NCCL_TOPO_FILE", "NCCL_TOPO_DUMP_FILE", "NCCL_P2P_DISABLE", "NCCL_IB_DISABLE", "NCCL_ALGO", "NCCL_PROTO",
-    "NCCL_TUNER_PLUGIN", "NCCL_IGNORE_CPU_AFFINITY", "NCCL_LOCAL_REGISTER"};
-=======
-    "NCCL_CHECK_POINTERS", "NCCL_TOPO_FILE", "NCCL_TOPO_DUMP_FILE",
-    "NCCL_P2P_DISABLE", "NCCL_IB_DISABLE", "NCCL_NET", "NCCL_NET_PLUGIN",
-    "NCCL_SOCKET_NTHREADS", "NCCL_NSOCKS_PERTHREAD", "NCCL_ALGO", "NCCL_PROTO", "NCCL_TUNER_PLUGIN",
-    "NCCL_IGNORE_CPU_AFFINITY", "NCCL_LOCAL_REGISTER"};
->>>>>>> topology
+    "NCCL_TOPO_FILE", "NCCL_TOPO_DUMP_FILE", "NCCL_ALGO", "NCCL_PROTO", "RCCL_OVERRIDE_ALGO",
+    "RCCL_OVERRIDE_PROTO", "NCCL_TUNER_PLUGIN", "WEFT_TUNER_CALIBRATE", "WEFT_TUNER_CONSTANTS",
+    "WEFT_CACHE_DIR", "NCCL_P2P_DISABLE", "NCCL_IB_DISABLE", "NCCL_IGNORE_CPU_AFFINITY",
+    "NCCL_LOCAL_REGISTER"};
 
 TEST_F(ParamsTest, ListShowsDefaultsAsNotSet) {
   std::vector<weft::param::ParamView> params = weft::param::list();
@@ -147,7 +143,10 @@ TEST_F(ParamsTest, TableRowsAreWellFormed) {
   std::set<std::string> seen;
   for (const std::string& n : allNames()) {
     EXPECT_TRUE(seen.insert(n).second) << n << " appears twice";
-    EXPECT_TRUE(n.rfind("NCCL_", 0) == 0 || n.rfind("WEFT_", 0) == 0 || n.rfind("RCCL_", 0) == 0) << n;
+    // XDG_CACHE_HOME is the one standard variable read (as WEFT_CACHE_DIR's alias).
+    EXPECT_TRUE(n.rfind("NCCL_", 0) == 0 || n.rfind("WEFT_", 0) == 0 || n.rfind("RCCL_", 0) == 0 ||
+                n == "XDG_CACHE_HOME")
+        << n;
   }
   for (const weft::param::ParamView& p : weft::param::list()) {
     SCOPED_TRACE(p.name);

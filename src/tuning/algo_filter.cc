@@ -1,0 +1,158 @@
+#include "tuning/algo_filter.h"
+
+#include <strings.h>
+
+namespace weft {
+namespace {
+
+constexpr uint32_t kAllAlgos = (1u << kNumAlgorithms) - 1;
+constexpr uint32_t kAllProtos = (1u << kNumProtocols) - 1;
+
+// NCCL's algorithms without a Weft counterpart: valid in NCCL_ALGO, but they select nothing.
+constexpr const char* kForeignAlgos[] = {"CollNetDirect", "CollNetChain", "NVLS", "NVLSTree", "PAT",
+                                         "CollNet_Direct", "CollNet_Chain", "NVLS_Tree"};
+
+std::string trim(const std::string& s) {
+  size_t b = s.find_first_not_of(" \t"), e = s.find_last_not_of(" \t");
+  return b == std::string::npos ? "" : s.substr(b, e - b + 1);
+}
+
+std::vector<std::string> split(const std::string& s, char sep) {
+  std::vector<std::string> out;
+  size_t start = 0;
+  while (true) {
+    size_t at = s.find(sep, start);
+    out.push_back(s.substr(start, at == std::string::npos ? std::string::npos : at - start));
+    if (at == std::string::npos) return out;
+    start = at + 1;
+  }
+}
+
+int collByName(const std::string& name) {
+  for (int c = 0; c < kNumTunedColls; ++c)
+    if (strcasecmp(name.c_str(), collName(tunedCollKind(c))) == 0) return c;
+  return -1;
+}
+
+// Parses one element; returns false for an unknown name. *bit is 0 for a foreign NCCL name.
+bool elementBit(const std::string& name, bool algo, uint32_t* bit) {
+  if (algo) {
+    Algorithm a;
+    if (parseAlgorithmName(name, &a)) {
+      *bit = 1u << int(a);
+      return true;
+    }
+    for (const char* f : kForeignAlgos)
+      if (strcasecmp(name.c_str(), f) == 0) {
+        *bit = 0;
+        return true;
+      }
+    return false;
+  }
+  Protocol p;
+  if (!parseProtocolName(name, &p)) return false;
+  *bit = 1u << int(p);
+  return true;
+}
+
+void parseSetting(const std::string& text, const char* var, bool algo, uint32_t* masks,
+                  std::vector<std::string>* warnings) {
+  const uint32_t all = algo ? kAllAlgos : kAllProtos;
+  auto warn = [&](const std::string& what) {
+    warnings->push_back(std::string(var) + "=\"" + text + "\": " + what + " (ignored)");
+  };
+  std::vector<std::string> entries = split(text, ';');
+  for (size_t i = 0; i < entries.size(); ++i) {
+    std::string entry = trim(entries[i]);
+    if (entry.empty()) continue;
+    std::string list = entry;
+    bool colls[kNumTunedColls];
+    size_t colon = entry.find(':');
+    if (colon == std::string::npos) {
+      if (i != 0) {
+        warn("entry \"" + entry + "\" needs a collective prefix (only the first entry may go without one)");
+        continue;
+      }
+      for (bool& c : colls) c = true;
+    } else {
+      for (bool& c : colls) c = false;
+      bool any = false;
+      for (const std::string& raw : split(entry.substr(0, colon), ',')) {
+        int c = collByName(trim(raw));
+        if (c < 0) {
+          warn("unknown collective \"" + trim(raw) + "\"");
+          continue;
+        }
+        colls[c] = any = true;
+      }
+      if (!any) continue;
+      list = trim(entry.substr(colon + 1));
+    }
+    bool exclude = !list.empty() && list[0] == '^';
+    if (exclude) list = trim(list.substr(1));
+    uint32_t named = 0;
+    for (const std::string& raw : split(list, ',')) {
+      std::string name = trim(raw);
+      uint32_t bit;
+      if (name.empty()) continue;
+      if (!elementBit(name, algo, &bit)) {
+        warn(std::string("unknown ") + (algo ? "algorithm" : "protocol") + " \"" + name + "\"");
+        continue;
+      }
+      named |= bit;
+    }
+    for (int c = 0; c < kNumTunedColls; ++c)
+      if (colls[c]) masks[c] = exclude ? all & ~named : named;
+  }
+}
+
+void parseOverride(const std::string& text, const char* var, bool algo, int* out,
+                   std::vector<std::string>* warnings) {
+  *out = -1;
+  std::string name = trim(text);
+  if (name.empty()) return;
+  if (algo) {
+    Algorithm a;
+    if (parseAlgorithmName(name, &a)) {
+      *out = int(a);
+      return;
+    }
+  } else {
+    Protocol p;
+    if (parseProtocolName(name, &p)) {
+      *out = int(p);
+      return;
+    }
+  }
+  warnings->push_back(std::string(var) + "=\"" + text + "\": unknown " + (algo ? "algorithm" : "protocol") +
+                      " \"" + name + "\" (ignored)");
+}
+
+}  // namespace
+
+AlgoProtoFilter::AlgoProtoFilter() {
+  for (int c = 0; c < kNumTunedColls; ++c) {
+    algos[c] = kAllAlgos;
+    protos[c] = kAllProtos;
+  }
+}
+
+void parseAlgoSetting(const std::string& text, const char* varName, AlgoProtoFilter* f,
+                      std::vector<std::string>* warnings) {
+  parseSetting(text, varName, true, f->algos, warnings);
+}
+
+void parseProtoSetting(const std::string& text, const char* varName, AlgoProtoFilter* f,
+                       std::vector<std::string>* warnings) {
+  parseSetting(text, varName, false, f->protos, warnings);
+}
+
+void parseOverrideAlgo(const std::string& text, int* out, std::vector<std::string>* warnings) {
+  parseOverride(text, "RCCL_OVERRIDE_ALGO", true, out, warnings);
+}
+
+void parseOverrideProto(const std::string& text, int* out, std::vector<std::string>* warnings) {
+  parseOverride(text, "RCCL_OVERRIDE_PROTO", false, out, warnings);
+}
+
+}  // namespace weft

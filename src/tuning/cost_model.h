@@ -1,0 +1,70 @@
+// The cost model: an estimated time for one collective run with one (algorithm, protocol,
+// channel count), from the shape of the communicator (ranks, hosts, link class) and the machine's
+// constants (calibration.h). Every formula is "latency terms + bytes / bandwidth"; the per-formula
+// comments in cost_model.cc say which steps each algorithm takes.
+#pragma once
+#include <cstddef>
+
+#include "enqueue/task.h"
+#include "tuning/algorithm.h"
+
+namespace weft {
+
+// How the ranks of one host reach each other. Shared memory on one NUMA node is what host mode
+// measures; the topology detection sets the others when it knows better (a ring that crosses
+// sockets pays the cross-NUMA costs). kNet is the link between hosts.
+enum class LinkClass : uint8_t { kShm, kShmCrossNuma, kNet, kCount };
+const char* linkClassName(LinkClass c);
+
+// The machine's constants, in microseconds and GB/s (1 GB/s = 1000 bytes/us). calibration.cc
+// measures the first five on this host; the others are defaults the network and topology work
+// will refine. Every field can be overridden with WEFT_TUNER_CONSTANTS ("name=value,...").
+struct HostConstants {
+  double copyGBps = 8.0;       // memcpy of cache-resident data by one core
+  double reduceGBps = 5.0;     // out = a + b over floats by one core (bytes of out per second)
+  double handoffUs = 0.15;     // a cache line written by one core seen by another
+  double stepUs = 0.10;        // the executor's fixed cost of moving one FIFO piece
+  double futexWakeUs = 6.0;    // waking a sleeping rank (used when ranks outnumber cores)
+  double netGBps = 10.0;       // one network connection between hosts
+  double netLatUs = 15.0;      // one network message between hosts
+  double crossNumaBwScale = 0.6;   // kShmCrossNuma bandwidth = copyGBps x this
+  double crossNumaLatScale = 2.0;  // kShmCrossNuma latency = handoffUs x this
+};
+
+// One named field of HostConstants, for printing, the cache file and WEFT_TUNER_CONSTANTS.
+struct ConstantField {
+  const char* name;
+  double HostConstants::*field;
+  const char* doc;
+};
+extern const ConstantField kConstantFields[];
+extern const int kNumConstantFields;
+
+// The shape of a communicator, as far as the model cares.
+struct ModelInput {
+  int nranks = 1;
+  int nHosts = 1;
+  int ranksPerHost = 1;        // the largest number of ranks on one host
+  int cores = 1;               // cores this process may run on
+  LinkClass intraLink = LinkClass::kShm;  // within a host; topology detection may change it
+  int minChannels = 1;
+  int maxChannels = 1;
+  size_t slotBytes = 128 * 1024;  // FIFO slot: the piece size of ring and tree schedules
+  size_t oneShotMaxBytes = 0;     // the one-shot ring's limit per rank (0 = never)
+};
+
+// The collectives the tuner chooses for (point-to-point patterns have one way to run).
+constexpr int kNumTunedColls = 5;
+// 0..4 for AllReduce, Broadcast, Reduce, AllGather, ReduceScatter; -1 for the others.
+int tunedCollIndex(CollKind k);
+CollKind tunedCollKind(int index);
+
+// Estimated microseconds for `nBytes` (NCCL's size convention: AllGather and ReduceScatter count
+// the whole gathered buffer, the others one rank's buffer), or a negative value when the model
+// has no formula for the combination (such entries are never chosen by the model).
+double estimateUs(const ModelInput& in, const HostConstants& hc, CollKind coll, Algorithm algo, Protocol proto,
+                  int nChannels, size_t nBytes);
+// A point-to-point transfer of nBytes (ncclGroupSimulateEnd).
+double estimateP2pUs(const ModelInput& in, const HostConstants& hc, size_t nBytes, bool crossHost);
+
+}  // namespace weft

@@ -1,0 +1,78 @@
+// The per-communicator tuner: the cost table (collective x size bucket x algorithm x protocol,
+// each entry with its best channel count), filled at init from the cost model, and the choice
+// for one operation: the cheapest entry that NCCL_ALGO / NCCL_PROTO allow and the algorithm can
+// run, after the tuner plugin (if any) has seen and edited the costs, then RCCL_OVERRIDE_*.
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "tuning/algo_filter.h"
+#include "tuning/cost_model.h"
+#include "tuning/plugin/tuner_plugin.h"
+
+namespace weft {
+
+struct TunerOptions {
+  AlgoProtoFilter filter;
+  int overrideAlgo = -1;   // RCCL_OVERRIDE_ALGO as an Algorithm, -1 = none
+  int overrideProto = -1;  // RCCL_OVERRIDE_PROTO as a Protocol, -1 = none
+  std::string pluginSetting = "none";  // NCCL_TUNER_PLUGIN ("none": no plugin)
+  TunerPluginShape pluginShape;
+  std::vector<std::string> warnings;   // from parsing the settings
+};
+
+// Reads NCCL_ALGO, NCCL_PROTO, RCCL_OVERRIDE_ALGO, RCCL_OVERRIDE_PROTO and NCCL_TUNER_PLUGIN.
+TunerOptions tunerOptionsFromParams();
+
+struct TunerChoice {
+  Algorithm algorithm = Algorithm::kRing;
+  Protocol protocol = Protocol::kSimple;
+  int nChannels = 1;
+  float costUs = -1;  // the model's estimate for the choice (-1: none had a cost)
+};
+
+class Tuner {
+ public:
+  // Sizes from 1 B to 2^kMaxLog2 B in four buckets per power of two; larger sizes use the last.
+  static constexpr int kMaxLog2 = 40;
+  static constexpr int kBucketsPerOctave = 4;
+  static constexpr int kNumBuckets = (kMaxLog2 + 1) * kBucketsPerOctave;
+
+  Tuner(const ModelInput& in, const HostConstants& hc, TunerOptions opts);
+  const ModelInput& input() const { return in_; }
+  const HostConstants& constants() const { return hc_; }
+  const TunerOptions& options() const { return opts_; }
+  const TunerPlugin* plugin() const { return plugin_.get(); }
+
+  // `supported` has bit i set when Algorithm(i) can run the operation (algorithmSupports). No
+  // allocation, a few dozen table reads.
+  TunerChoice choose(CollKind coll, size_t nBytes, uint32_t supported) const;
+  // The table entry (cost -1 = no formula, or an algorithm/protocol the model never chooses).
+  float cost(int coll, int bucket, Algorithm a, Protocol p) const { return at(coll, bucket, a, p).costUs; }
+  int channels(int coll, int bucket, Algorithm a, Protocol p) const { return at(coll, bucket, a, p).nChannels; }
+  static int bucketOf(size_t nBytes);
+  static size_t bucketBytes(int bucket);  // the largest size of the bucket, where it was costed
+
+ private:
+  struct Entry {
+    float costUs;
+    uint8_t nChannels;
+  };
+  const Entry& at(int c, int b, Algorithm a, Protocol p) const {
+    return table_[((size_t(c) * kNumBuckets + b) * kNumAlgorithms + int(a)) * kNumProtocols + int(p)];
+  }
+  Entry& at(int c, int b, Algorithm a, Protocol p) {
+    return table_[((size_t(c) * kNumBuckets + b) * kNumAlgorithms + int(a)) * kNumProtocols + int(p)];
+  }
+  bool pick(const float (*costs)[kNumProtocols], int coll, uint32_t supported, bool useFilter, TunerChoice* out) const;
+
+  ModelInput in_;
+  HostConstants hc_;
+  TunerOptions opts_;
+  std::vector<Entry> table_;
+  std::unique_ptr<TunerPlugin> plugin_;
+};
+
+}  // namespace weft
