@@ -8,4 +8,12 @@ namespace weft {
 
 enum class Lane : uint8_t { kRing = 0, kP2p = 1 };
 
+inline const char* laneName(Lane lane) {
+  switch (lane) {
+    case Lane::kRing: return "ring";
+    case Lane::kP2p: return "p2p";
+  }
+  return "?";
+}
+
 }  // namespace weft

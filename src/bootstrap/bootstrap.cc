@@ -6,6 +6,8 @@
 
 #include <algorithm>
 #include <atomic>
+#include <map>
+#include <mutex>
 #include <cerrno>
 #include <chrono>
 #include <cstring>
@@ -40,6 +42,18 @@ struct OpHeader {
   uint64_t bytes; // per rank
 };
 
+// Opens every point-to-point message (see TcpBootstrap::send).
+constexpr uint32_t kP2pMagic = 0x50325057;  // "WP2P"
+struct P2pHeader {
+  uint32_t magic;
+  int32_t from;
+  Secret secret;
+  uint64_t tag;
+  uint64_t bytes;
+};
+// A message larger than this is refused: point-to-point messages carry connection handles.
+constexpr uint64_t kP2pMaxBytes = 1 << 20;
+
 class TcpBootstrap final : public Bootstrap {
  public:
   TcpBootstrap(int rank, int nranks, int64_t timeoutMs) : rank_(rank), nranks_(nranks), timeoutMs_(timeoutMs) {}
@@ -55,6 +69,9 @@ class TcpBootstrap final : public Bootstrap {
     std::vector<char> bytes(nranks_, 0);
     return ringAllGather(bytes.data(), 1, true, why);
   }
+
+  ncclResult_t send(int peer, uint64_t tag, const void* data, size_t bytes, std::string* why) override;
+  ncclResult_t tryRecv(int peer, uint64_t tag, void* data, size_t bytes, bool* got, std::string* why) override;
 
   void abort() override {
     aborted_.store(true, std::memory_order_release);
@@ -95,6 +112,10 @@ class TcpBootstrap final : public Bootstrap {
   Socket next_;  // to rank+1: this rank only sends on it
   Socket prev_;  // from rank-1: this rank only receives on it
   std::vector<SocketAddress> table_;
+  // Kept after setup: point-to-point messages arrive here, one connection each.
+  Socket listener_;
+  std::mutex p2pMutex_;
+  std::map<std::pair<int, uint64_t>, std::vector<char>> mailbox_;  // (from, tag) -> arrived message
   std::string broken_;
   uint64_t opSeq_ = 0;
   int setupCancelFd_ = -1;      // what interrupts waits during init()
@@ -157,6 +178,7 @@ ncclResult_t TcpBootstrap::init(const Secret& secret, const SocketAddress& root,
 
   rc = connectRing(listener, table_, why);
   if (rc != ncclSuccess) return rc;
+  listener_ = std::move(listener);
   double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   WEFT_INFO(kLogBootstrap, "bootstrap: rank %d/%d ready in %.1f ms (root %s, interface %s, listening on %s)", rank_,
             nranks_, ms, socketAddressToString(root).c_str(), iface.name.c_str(),
@@ -320,6 +342,66 @@ ncclResult_t TcpBootstrap::connectRing(const Socket& listener, const std::vector
     WEFT_INFO(kLogBootstrap, "bootstrap: rank %d dropped an unexpected connection from %s while waiting for rank %d",
               rank_, socketAddressToString(peer).c_str(), prev);
   }
+}
+
+ncclResult_t TcpBootstrap::send(int peer, uint64_t tag, const void* data, size_t bytes, std::string* why) {
+  const std::string head = "bootstrap message from " + rankText(rank_) + " to " + rankText(peer);
+  if (peer < 0 || peer >= nranks_) return fail(ncclInvalidArgument, head + ": no such rank", why);
+  if (bytes > kP2pMaxBytes) return fail(ncclInvalidArgument, head + ": too large", why);
+  if (aborted_.load(std::memory_order_acquire)) return fail(ncclRemoteError, head + ": the communicator was aborted", why);
+  const Deadline deadline = Deadline::afterMs(timeoutMs_);
+  std::string detail;
+  Socket s;
+  IoStatus st = Socket::connect(table_[peer], deadline, cancel_.fd(), &s, &detail);
+  P2pHeader h{kP2pMagic, rank_, secret_, tag, bytes};
+  if (st == IoStatus::kOk) st = s.sendAll(&h, sizeof h, deadline, cancel_.fd(), &detail);
+  if (st == IoStatus::kOk && bytes > 0) st = s.sendAll(data, bytes, deadline, cancel_.fd(), &detail);
+  if (st != IoStatus::kOk)
+    return fail(ioStatusResult(st), head + " at " + socketAddressToString(table_[peer]) + " failed: " + detail, why);
+  return ncclSuccess;
+}
+
+ncclResult_t TcpBootstrap::tryRecv(int peer, uint64_t tag, void* data, size_t bytes, bool* got, std::string* why) {
+  *got = false;
+  std::lock_guard<std::mutex> lock(p2pMutex_);
+  if (aborted_.load(std::memory_order_acquire))
+    return fail(ncclRemoteError, "bootstrap: " + rankText(rank_) + ": the communicator was aborted", why);
+  // Collect every message that is waiting. A sender writes its whole message right after it
+  // connects, so reading one is bounded by a short deadline, not by the peer's progress.
+  for (;;) {
+    Socket s;
+    SocketAddress from;
+    std::string detail;
+    if (!listener_.valid() || listener_.accept(Deadline::afterMs(0), -1, &s, &from, &detail) != IoStatus::kOk) break;
+    const Deadline readDeadline = Deadline::afterMs(std::min<int64_t>(timeoutMs_, 5000));
+    P2pHeader h{};
+    IoStatus st = s.recvAll(&h, sizeof h, readDeadline, cancel_.fd(), &detail);
+    if (st != IoStatus::kOk || h.magic != kP2pMagic || !secretEqual(h.secret, secret_) || h.from < 0 ||
+        h.from >= nranks_ || h.bytes > kP2pMaxBytes) {
+      WEFT_INFO(kLogBootstrap, "bootstrap: rank %d dropped an unexpected connection from %s", rank_,
+                socketAddressToString(from).c_str());
+      continue;
+    }
+    std::vector<char> body(h.bytes);
+    st = s.recvAll(body.data(), body.size(), readDeadline, cancel_.fd(), &detail);
+    if (st != IoStatus::kOk) {
+      WEFT_WARN("bootstrap: rank %d lost a message from rank %d (%s)", rank_, h.from, detail.c_str());
+      continue;
+    }
+    mailbox_[{h.from, h.tag}] = std::move(body);
+  }
+  auto it = mailbox_.find({peer, tag});
+  if (it == mailbox_.end()) return ncclSuccess;
+  if (it->second.size() != bytes) {
+    std::string msg = "bootstrap: " + rankText(rank_) + " expected " + std::to_string(bytes) + " bytes from " +
+                      rankText(peer) + " (tag " + std::to_string(tag) + ") but got " + std::to_string(it->second.size());
+    mailbox_.erase(it);
+    return fail(ncclInternalError, msg, why);
+  }
+  if (bytes > 0) memcpy(data, it->second.data(), bytes);
+  mailbox_.erase(it);
+  *got = true;
+  return ncclSuccess;
 }
 
 ncclResult_t TcpBootstrap::ringAllGather(void* data, size_t bytesPerRank, bool isBarrier, std::string* why) {

@@ -46,6 +46,14 @@ class Bootstrap {
   // In place: rank r's bytes are at data + r*bytesPerRank; on return every slot is filled.
   virtual ncclResult_t allGather(void* data, size_t bytesPerRank, std::string* why) = 0;
   virtual ncclResult_t barrier(std::string* why) = 0;
+  // Point-to-point messages, for connection setup that only two ranks take part in (the network
+  // transport's connection handles). send() delivers `bytes` tagged with `tag` to rank `peer`
+  // (bounded by the timeout; the peer need not be waiting). tryRecv() never blocks: it collects
+  // whatever messages have arrived and, when the one from `peer` with `tag` is there, copies it out
+  // (exactly `bytes` long, else an error) and sets *got. Thread-safe with each other, not with
+  // allGather/barrier's own sockets (which they do not use).
+  virtual ncclResult_t send(int peer, uint64_t tag, const void* data, size_t bytes, std::string* why) = 0;
+  virtual ncclResult_t tryRecv(int peer, uint64_t tag, void* data, size_t bytes, bool* got, std::string* why) = 0;
   // Makes every current and future call return ncclRemoteError promptly (ncclCommAbort).
   virtual void abort() = 0;
 };

@@ -15,7 +15,8 @@
 #include "core/local_peers.h"
 #include "core/redop_table.h"
 #include "nccl.h"
-#include "transports/shm/connection_table.h"
+#include "transports/connection_table.h"
+#include "transports/net/network.h"
 
 namespace weft {
 
@@ -61,6 +62,7 @@ struct RankInfo {
   int32_t rank;
   uint32_t slotBytes;  // the rank's FIFO slot size from NCCL_BUFFSIZE; the comm uses rank 0's
   int32_t nChannels;   // likewise
+  char hostName[64];   // for messages about this rank
 };
 
 }  // namespace weft
@@ -87,6 +89,8 @@ struct ncclComm {
   std::unique_ptr<weft::Bootstrap> bootstrap;
   weft::LocalPeers peers;
   weft::ConnectionTable connections;
+  weft::net::Network* network = nullptr;  // set when some peer is reached over the network
+  int netDevices = 0;
   weft::RedOpTable redOps;
   std::thread initThread;  // a non-blocking init runs here
   weft::CancelEvent initCancel;  // ncclCommAbort fires it to stop an init that is still waiting

@@ -18,6 +18,7 @@
 #include "core/log.h"
 #include "core/params.h"
 #include "core/result.h"
+#include "transports/transport.h"
 
 namespace weft {
 namespace {
@@ -38,10 +39,8 @@ ncclResult_t connectRingsNow(ncclComm* comm) {
   const int next = (comm->rank + 1) % comm->nranks, prev = (comm->rank + comm->nranks - 1) % comm->nranks;
   std::vector<Connection*> pending;
   for (int ch = 0; ch < comm->nChannels; ++ch) {
-    ConnectionId in{comm->commHash, Lane::kRing, ch, prev, comm->rank};
-    ConnectionId out{comm->commHash, Lane::kRing, ch, comm->rank, next};
-    pending.push_back(comm->connections.get(in, false, comm->nSlots, comm->slotBytes, comm->peers.block(prev)));
-    pending.push_back(comm->connections.get(out, true, comm->nSlots, comm->slotBytes, comm->peers.block(next)));
+    pending.push_back(getConnection(comm, Lane::kRing, ch, prev, false, comm->nSlots));
+    pending.push_back(getConnection(comm, Lane::kRing, ch, next, true, comm->nSlots));
   }
   const int64_t deadline = nowNs() + param::timeoutMs() * 1000000;
   for (;;) {
@@ -59,6 +58,26 @@ ncclResult_t connectRingsNow(ncclComm* comm) {
                       comm->rank, prev, next, static_cast<long>(param::timeoutMs()));
     std::this_thread::sleep_for(std::chrono::microseconds(50));
   }
+}
+
+// Ranks on other hosts (or every peer, under NCCL_SHM_DISABLE=1) are reached over the network:
+// pick it now, so that a missing or broken network fails the init rather than the first call.
+ncclResult_t selectNetworkIfNeeded(ncclComm* comm) {
+  bool needed = false;
+  for (int p = 0; p < comm->nranks; ++p) needed |= p != comm->rank && usesNetwork(comm, p);
+  if (!needed) return ncclSuccess;
+  std::string why;
+  ncclResult_t r = net::selectNetwork(comm->config.netName.empty() ? nullptr : comm->config.netName.c_str(), &comm->network, &why);
+  if (r != ncclSuccess)
+    return setError(comm, r, "init of rank %d: some peers are on other hosts%s, but no network is usable: %s",
+                    comm->rank, param::shmDisable() ? " or NCCL_SHM_DISABLE=1" : "", why.c_str());
+  r = comm->network->devices(&comm->netDevices);
+  if (r != ncclSuccess || comm->netDevices < 1)
+    return setError(comm, r != ncclSuccess ? r : ncclSystemError, "init of rank %d: the %s network has no devices",
+                    comm->rank, comm->network->name());
+  WEFT_INFO(kLogInit | kLogNet, "rank %d uses the %s network (%d devices) for peers on other hosts", comm->rank,
+            comm->network->name(), comm->netDevices);
+  return ncclSuccess;
 }
 
 // Everything after the rendezvous: learn the other ranks, agree on geometry, map the local peers.
@@ -80,6 +99,7 @@ ncclResult_t setupComm(ncclComm* comm, const ncclUniqueId& id) {
   me.info.slotBytes = slotBytesFromParams();
   int64_t nch = std::clamp<int64_t>(param::nChannels(), comm->config.minCTAs, comm->config.maxCTAs);
   me.info.nChannels = static_cast<int32_t>(std::clamp<int64_t>(nch, 1, 64));
+  snprintf(me.info.hostName, sizeof me.info.hostName, "%s", hostName().c_str());
   me.salt = randomU64();
   r = comm->bootstrap->allGather(all.data(), sizeof(Announce), &why);
   if (r != ncclSuccess) return setError(comm, r, "init of rank %d: exchanging rank information failed: %s", comm->rank, why.c_str());
@@ -91,16 +111,7 @@ ncclResult_t setupComm(ncclComm* comm, const ncclUniqueId& id) {
   comm->slotBytes = all[0].info.slotBytes;
   comm->nSlots = kSlotsPerFifo;
   comm->nChannels = all[0].info.nChannels;
-  for (const Announce& a : all)
-    if (a.info.hostHash != me.info.hostHash)
-      return setError(comm, ncclInvalidUsage,
-                      "rank %d runs on another host than rank %d: ranks on different hosts need the network "
-                      "transport, which this build of Weft does not have yet",
-                      a.info.rank, comm->rank);
-  if (param::shmDisable() && comm->nranks > 1)
-    return setError(comm, ncclInvalidUsage,
-                    "NCCL_SHM_DISABLE=1 leaves no transport between the ranks of this host (the network transport "
-                    "is not built yet)");
+  WEFT_CHECK(selectNetworkIfNeeded(comm));
   r = comm->peers.setup(comm->commHash, comm->rank, comm->ranks, comm->bootstrap.get(), &why);
   if (r != ncclSuccess) return setError(comm, r, "init of rank %d: shared memory setup failed: %s", comm->rank, why.c_str());
   if (!param::runtimeConnect()) WEFT_CHECK(connectRingsNow(comm));
@@ -273,6 +284,8 @@ void commAbort(ncclComm* comm) {
     futexWakeAll(&comm->peers.self()->doorbell);
   }
   if (comm->bootstrap) comm->bootstrap->abort();
+  // Network peers learn of the abort from their links closing, at once.
+  comm->connections.shutdownAll();
   // An operation running on another thread sees the flag within one sleep period.
   const int64_t deadline = nowNs() + 10'000'000'000;
   while (comm->activeOps.load() > 0 && nowNs() < deadline) std::this_thread::sleep_for(std::chrono::microseconds(100));

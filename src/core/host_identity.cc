@@ -34,6 +34,14 @@ uint64_t hostHash() {
   return fnv1a(id);
 }
 
+std::string hostName() {
+  std::string id = param::hostId();
+  if (!id.empty()) return id;
+  char name[256] = "";
+  gethostname(name, sizeof name - 1);
+  return name;
+}
+
 uint64_t randomU64() {
   uint64_t v = 0;
   if (getrandom(&v, sizeof v, 0) != sizeof v)

@@ -56,6 +56,21 @@
   X(hostId, String, "WEFT_HOST_ID", "", "", "", Bootstrap,                                         \
     "Overrides this process's host identity, so processes of one machine can act as if on "        \
     "different hosts (for tests)")                                                                 \
+  /* ---- network ---- */                                                                          \
+  X(net, String, "NCCL_NET", "", "", "", Network,                                                  \
+    "Network to use by name, case-insensitive: Socket, IB (not built yet) or an external "         \
+    "plugin's name (\"\" = the first that has devices); unknown names fail listing the choices")  \
+  X(netPlugin, String, "NCCL_NET_PLUGIN", "", "", "", Network,                                     \
+    "Network plugin to load: a name foo loads libnccl-net-foo.so (or librccl-net-foo.so), a value " \
+    "with .so or / is a file, none loads nothing (\"\" = libnccl-net.so when present)")            \
+  X(socketNThreads, Int, "NCCL_SOCKET_NTHREADS", "", "0", "0..16", Network,                        \
+    "Helper threads per Socket network connection (0 = automatic: 2); threads times sockets per "  \
+    "thread is at most 64")                                                                        \
+  X(nSocksPerThread, Int, "NCCL_NSOCKS_PERTHREAD", "", "0", "0..64", Network,                      \
+    "Data sockets per helper thread of a Socket network connection (0 = automatic: 1)")            \
+  X(netLinkTimeoutMs, Int, "WEFT_NET_LINK_TIMEOUT_MS", "", "30000", "100..3600000", Network,       \
+    "Socket network: a connection attempt, or unacknowledged data on a connection "                \
+    "(TCP_USER_TIMEOUT and keepalive), fails after this many ms")                                  \
   /* ---- communicator behaviour ---- */                                                           \
   X(commBlocking, Int, "NCCL_COMM_BLOCKING", "", "-1", "-1..1", Comm,                              \
     "1 = blocking, 0 = non-blocking communicators (calls may return ncclInProgress); -1 = not "    \
@@ -79,17 +94,6 @@
     "transports; not used in host-only builds yet)")                                               \
   X(ibDisable, Bool, "NCCL_IB_DISABLE", "", "0", "", Future,                                       \
     "1 = do not use InfiniBand or RoCE (read by the IB network transport; not built yet)")         \
-  X(net, String, "NCCL_NET", "", "", "", Future,                                                   \
-    "Network transport to use by name, e.g. Socket or IB (\"\" = the first that works) (read by "  \
-    "the network transport; not used yet)")                                                        \
-  X(netPlugin, String, "NCCL_NET_PLUGIN", "", "", "", Future,                                      \
-    "Network plugin library to load, by name or path (read by the plugin loader; not used yet)")   \
-  X(socketNThreads, Int, "NCCL_SOCKET_NTHREADS", "", "0", "0..16", Future,                         \
-    "Helper threads per socket connection, 0 = automatic (read by the socket network transport; "  \
-    "not used yet)")                                                                               \
-  X(nSocksPerThread, Int, "NCCL_NSOCKS_PERTHREAD", "", "0", "0..64", Future,                       \
-    "Sockets per helper thread, 0 = automatic (read by the socket network transport; not used "    \
-    "yet)")                                                                                        \
   X(algo, String, "NCCL_ALGO", "", "", "", Future,                                                 \
     "Algorithms the tuner may pick, e.g. Ring or ^Tree (read by the tuner; not used yet)")         \
   X(proto, String, "NCCL_PROTO", "", "", "", Future,                                               \

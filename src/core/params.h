@@ -23,6 +23,12 @@ std::string commId();          // NCCL_COMM_ID: "host:port" rendezvous address (
 std::string socketIfname();    // NCCL_SOCKET_IFNAME: prefix list, ^ excludes, = exact
 std::string socketFamily();    // NCCL_SOCKET_FAMILY: AF_INET or AF_INET6 ("" = any)
 std::string hostId();          // WEFT_HOST_ID: override this process's host identity (tests)
+// --- network (read by transports/net) ---
+std::string net();             // NCCL_NET: network by name, case-insensitive ("" = first with devices)
+std::string netPlugin();       // NCCL_NET_PLUGIN: plugin name, file, or none ("" = libnccl-net.so if any)
+int64_t socketNThreads();      // NCCL_SOCKET_NTHREADS (0 = automatic)
+int64_t nSocksPerThread();     // NCCL_NSOCKS_PERTHREAD (0 = automatic)
+int64_t netLinkTimeoutMs();    // WEFT_NET_LINK_TIMEOUT_MS: connect / dead-link detection bound
 // --- communicator behaviour ---
 int64_t commBlocking();        // NCCL_COMM_BLOCKING: -1 unset, 0 non-blocking, 1 blocking
 std::string device();          // WEFT_DEVICE: "auto" or "host"
@@ -35,10 +41,6 @@ int64_t oneShotMaxBytes();     // WEFT_ONESHOT_MAX_BYTES: one-shot ring AllReduc
 int64_t livenessMs();          // WEFT_LIVENESS_MS: how often a waiting rank checks its local peers live
 bool p2pDisable();             // NCCL_P2P_DISABLE
 bool ibDisable();              // NCCL_IB_DISABLE
-std::string net();             // NCCL_NET: network transport by name ("" = first that works)
-std::string netPlugin();       // NCCL_NET_PLUGIN
-int64_t socketNThreads();      // NCCL_SOCKET_NTHREADS (0 = automatic)
-int64_t nSocksPerThread();     // NCCL_NSOCKS_PERTHREAD (0 = automatic)
 std::string algo();            // NCCL_ALGO
 std::string proto();           // NCCL_PROTO
 std::string tunerPlugin();     // NCCL_TUNER_PLUGIN

@@ -16,7 +16,9 @@
 #include "device/reduce_host.h"
 #include "device/step_piece.h"
 #include "enqueue/task.h"
+#include "transports/net/proxy.h"
 #include "transports/shm/futex.h"
+#include "transports/transport.h"
 
 namespace weft {
 namespace {
@@ -55,13 +57,14 @@ class Executor {
   std::vector<Cursor> cursors_;
   std::vector<ncclComm*> comms_;
   ncclResult_t error_ = ncclSuccess;
+  // A connection is still being set up over the network: nobody rings our doorbell when its
+  // handshake moves on, so the executor naps briefly instead of sleeping long.
+  bool setupPending_ = false;
 };
 
 Connection* Executor::connectionFor(const Sequence& s, bool sender) {
   ncclComm* comm = s.task->comm;
-  int peer = sender ? s.sendPeer : s.recvPeer;
-  ConnectionId id{comm->commHash, s.lane, s.channel, sender ? comm->rank : peer, sender ? peer : comm->rank};
-  return comm->connections.get(id, sender, comm->laneSlots(s.lane), comm->slotBytes, comm->peers.block(peer));
+  return getConnection(comm, s.lane, s.channel, sender ? s.sendPeer : s.recvPeer, sender, comm->laneSlots(s.lane));
 }
 
 // Moves as many pieces of cursor c as the FIFOs allow. Returns true if anything moved.
@@ -108,7 +111,10 @@ bool Executor::advance(Cursor& c) {
         fail(comm, r, why);
         return moved;
       }
-      if (!ready) return moved;
+      if (!ready) {
+        setupPending_ = true;
+        return moved;
+      }
       moved = true;
     }
     if (tx && !c.send->connected()) {
@@ -117,7 +123,10 @@ bool Executor::advance(Cursor& c) {
         fail(comm, r, why);
         return moved;
       }
-      if (!ready) return moved;
+      if (!ready) {
+        setupPending_ = true;
+        return moved;
+      }
       moved = true;
     }
     if (rx && !c.recv->canRecv()) return moved;
@@ -196,6 +205,11 @@ ncclResult_t Executor::checkHealth(bool deadlinePassed, int64_t idleNs) {
       std::string failure = comm->peers.peerFailure(peer);
       if (!failure.empty()) return fail(comm, ncclRemoteError, failure + " while " + where);
     }
+    // A network link reports its own failure (the peer's process or host is gone, a link is down).
+    for (const Connection* conn : {c.recv, c.send}) {
+      std::string failure = conn != nullptr ? conn->backend().failure() : std::string();
+      if (!failure.empty()) return fail(comm, ncclRemoteError, failure + " while " + where);
+    }
     if (deadlinePassed)
       return fail(comm, ncclRemoteError,
                   where + "; no progress for " + std::to_string(idleNs / 1000000) + " ms (WEFT_TIMEOUT_MS=" +
@@ -236,10 +250,16 @@ ncclResult_t Executor::run(const Program& prog) {
   bool oversubscribed = false;
   for (ncclComm* comm : comms_) oversubscribed |= comm->peers.nLocal() > nCpus;
   RankBlock* bell = comms_.empty() ? nullptr : comms_[0]->peers.self();
+  for (ncclComm* comm : comms_)
+    if (comm->network != nullptr) {
+      net::Proxy::instance().kick();
+      break;
+    }
 
   int64_t idleSince = 0, lastCheck = 0;
   unsigned spins = 0;
   while (error_ == ncclSuccess) {
+    setupPending_ = false;
     bool moved = pass();
     bool allDone = std::all_of(cursors_.begin(), cursors_.end(), [](const Cursor& c) { return c.finished; });
     if (allDone || error_ != ncclSuccess) break;
@@ -275,7 +295,7 @@ ncclResult_t Executor::run(const Program& prog) {
     if (!pass() && error_ == ncclSuccess) {
       // One thread driving several communicators hears only the first one's doorbell: cap the
       // sleep so the others are polled often.
-      int64_t cap = comms_.size() > 1 ? 1000000 : livenessNs;
+      int64_t cap = comms_.size() > 1 || setupPending_ ? 1000000 : livenessNs;
       int64_t left = timeoutNs - (nowNs() - idleSince);
       futexWait(&bell->doorbell, seen, std::max<int64_t>(1000, std::min(cap, left)));
     } else {
@@ -288,6 +308,7 @@ ncclResult_t Executor::run(const Program& prog) {
       comm->errors.setAsync(error_);
       comm->setState(CommState::kFailed);
       comm->peers.announceFailure(comm->errors.message());
+      comm->connections.shutdownAll();
     }
   }
   return error_;

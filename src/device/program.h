@@ -8,7 +8,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "transports/shm/connection.h"
+#include "transports/connection.h"
 
 namespace weft {
 

@@ -1,4 +1,4 @@
-#include "transports/shm/connection.h"
+#include "transports/shm/shm_connection.h"
 
 #include <cinttypes>
 #include <cstdio>
@@ -9,17 +9,31 @@ namespace weft {
 
 std::string ConnectionId::shmName() const {
   char buf[96];
-  snprintf(buf, sizeof buf, "/weft-%016" PRIx64 "-%c%d-%d-%d", commHash, lane == Lane::kRing ? 'r' : 'p', channel,
+  snprintf(buf, sizeof buf, "/weft-%016" PRIx64 "-%c%d-%d-%d", commHash, laneName(lane)[0], channel,
            senderRank, receiverRank);
   return buf;
 }
 
-ncclResult_t Connection::tryConnect(bool* ready, std::string* why) {
+std::string ConnectionId::describe() const {
+  return std::string(laneName(lane)) + " lane, channel " + std::to_string(channel) + ", rank " +
+         std::to_string(senderRank) + " -> rank " + std::to_string(receiverRank);
+}
+
+namespace {
+FifoView viewOf(unsigned char* base, uint32_t nslots, uint32_t slotBytes) {
+  FifoLayout layout = FifoLayout::forGeometry(nslots, slotBytes);
+  FifoView v;
+  v.head = reinterpret_cast<FifoHead*>(base + layout.headOffset);
+  v.slots = reinterpret_cast<SlotHeader*>(base + layout.slotsOffset);
+  v.data = base + layout.dataOffset;
+  v.nslots = nslots;
+  v.slotBytes = slotBytes;
+  return v;
+}
+}  // namespace
+
+ncclResult_t ShmConnection::tryConnect(FifoView* view, bool* ready, std::string* why) {
   *ready = false;
-  if (slots_ != nullptr) {
-    *ready = true;
-    return ncclSuccess;
-  }
   const std::string name = id_.shmName();
   if (!isSender_) {
     // The receiver owns the memory: create it, describe it, then mark it ready for the sender.
@@ -27,16 +41,14 @@ ncclResult_t Connection::tryConnect(bool* ready, std::string* why) {
     ncclResult_t r = seg_.create(name, layout.totalBytes, why);
     if (r != ncclSuccess) return r;
     auto* base = static_cast<unsigned char*>(seg_.data());
-    header_ = reinterpret_cast<FifoHeader*>(base);
-    head_ = reinterpret_cast<FifoHead*>(base + layout.headOffset);
-    slots_ = reinterpret_cast<SlotHeader*>(base + layout.slotsOffset);
-    data_ = base + layout.dataOffset;
-    header_->magic = kFifoMagic;
-    header_->nslots = nslots_;
-    header_->slotBytes = slotBytes_;
-    header_->receiverRank = id_.receiverRank;
-    header_->senderRank = id_.senderRank;
-    header_->ready.store(1, std::memory_order_release);
+    auto* header = reinterpret_cast<FifoHeader*>(base);
+    header->magic = kFifoMagic;
+    header->nslots = nslots_;
+    header->slotBytes = slotBytes_;
+    header->receiverRank = id_.receiverRank;
+    header->senderRank = id_.senderRank;
+    *view = viewOf(base, nslots_, slotBytes_);
+    header->ready.store(1, std::memory_order_release);
     ringIfSleeping(peerBell_);
     WEFT_INFO(kLogShm, "connection %s created (%u slots x %u bytes)", name.c_str(), nslots_, slotBytes_);
     *ready = true;
@@ -63,11 +75,8 @@ ncclResult_t Connection::tryConnect(bool* ready, std::string* why) {
     *why = "shared memory segment " + name + " is smaller than its header says";
     return ncclInternalError;
   }
-  header_ = header;
-  head_ = reinterpret_cast<FifoHead*>(base + layout.headOffset);
-  slots_ = reinterpret_cast<SlotHeader*>(base + layout.slotsOffset);
-  data_ = base + layout.dataOffset;
-  header_->attached.store(1, std::memory_order_release);
+  *view = viewOf(base, nslots_, slotBytes_);
+  header->attached.store(1, std::memory_order_release);
   // Both sides have it mapped now: remove the name so nothing outlives the processes.
   seg_.unlink();
   WEFT_INFO(kLogShm, "connection %s attached", name.c_str());

@@ -1,0 +1,133 @@
+// One direction of one (lane, channel, peer) link between two ranks: a FIFO of slots (layout in
+// fifo.h) that the executor writes or reads. Where the FIFO lives and who sits at its other end is
+// the backend's business: the peer itself over shared memory (transports/shm), or this process's
+// network proxy (transports/net), which moves slots to and from the peer's FIFO. The executor only
+// sees slots and counters, so its hot path below is the same, inline code for every transport.
+//
+// Connections are made lazily: the first step that needs one calls tryConnect from the executor's
+// progress loop, which never blocks, so a rank waiting for its peer keeps progressing other work.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "nccl.h"
+#include "transports/fifo.h"
+#include "transports/lane.h"
+#include "transports/shm/rank_block.h"
+
+namespace weft {
+
+struct ConnectionId {
+  uint64_t commHash;
+  Lane lane;
+  int channel;
+  int senderRank;
+  int receiverRank;
+  std::string shmName() const;
+  std::string describe() const;  // "ring lane, channel 0, rank 1 -> rank 2"
+};
+
+// Where a FIFO is, once its backend has it ready.
+struct FifoView {
+  FifoHead* head = nullptr;
+  SlotHeader* slots = nullptr;
+  unsigned char* data = nullptr;
+  uint32_t nslots = 0;
+  uint32_t slotBytes = 0;
+};
+
+class ConnectionBackend {
+ public:
+  virtual ~ConnectionBackend() = default;
+  // Makes progress on connecting; once the FIFO can be used, fills *view and sets *ready. Never
+  // blocks.
+  virtual ncclResult_t tryConnect(FifoView* view, bool* ready, std::string* why) = 0;
+  // Who the executor rings after it changed the FIFO (published or released a slot).
+  virtual RankBlock* bell() const = 0;
+  // Empty while the link is healthy; otherwise why it failed (a network error, a lost peer).
+  virtual std::string failure() const { return {}; }
+  // Bytes of shared or registered memory this side owns.
+  virtual size_t ownedBytes() const = 0;
+  virtual const char* transportName() const = 0;
+  // The communicator failed or is being aborted: drop the link now so that the peer's waits end
+  // with an error at once instead of at their timeout.
+  virtual void shutdown() {}
+};
+
+class Connection {
+ public:
+  Connection(const ConnectionId& id, bool isSender, std::unique_ptr<ConnectionBackend> backend)
+      : id_(id), isSender_(isSender), backend_(std::move(backend)) {}
+  Connection(const Connection&) = delete;
+  Connection& operator=(const Connection&) = delete;
+
+  ncclResult_t tryConnect(bool* ready, std::string* why) {
+    *ready = slots_ != nullptr;
+    if (*ready) return ncclSuccess;
+    FifoView v;
+    ncclResult_t r = backend_->tryConnect(&v, ready, why);
+    if (r != ncclSuccess || !*ready) return r;
+    head_ = v.head;
+    data_ = v.data;
+    nslots_ = v.nslots;
+    slotBytes_ = v.slotBytes;
+    bell_ = backend_->bell();
+    slots_ = v.slots;
+    return ncclSuccess;
+  }
+  bool connected() const { return slots_ != nullptr; }
+  bool isSender() const { return isSender_; }
+  int peer() const { return isSender_ ? id_.receiverRank : id_.senderRank; }
+  const ConnectionId& id() const { return id_; }
+  ConnectionBackend& backend() const { return *backend_; }
+
+  // --- sender side ---
+  bool canSend() {
+    if (count_ - cachedHead_ < nslots_) return true;
+    cachedHead_ = head_->consumed.load(std::memory_order_acquire);
+    return count_ - cachedHead_ < nslots_;
+  }
+  // Where to write the next message of `bytes` (<= slotBytes): inline in the slot header for small
+  // messages, else in the slot's payload area.
+  void* sendBuffer(size_t bytes) {
+    uint64_t i = count_ % nslots_;
+    return bytes <= kInlineBytes ? static_cast<void*>(slots_[i].inl) : static_cast<void*>(data_ + i * slotBytes_);
+  }
+  void publish(size_t bytes) {
+    SlotHeader& s = slots_[count_ % nslots_];
+    s.bytes = static_cast<uint32_t>(bytes);
+    s.seq.store(count_ + 1, std::memory_order_release);
+    ++count_;
+    ringIfSleeping(bell_);
+  }
+
+  // --- receiver side ---
+  bool canRecv() const { return slots_[count_ % nslots_].seq.load(std::memory_order_acquire) == count_ + 1; }
+  const void* recvBuffer(size_t* bytes) const {
+    uint64_t i = count_ % nslots_;
+    *bytes = slots_[i].bytes;
+    return *bytes <= kInlineBytes ? static_cast<const void*>(slots_[i].inl)
+                                  : static_cast<const void*>(data_ + i * slotBytes_);
+  }
+  void release() {
+    ++count_;
+    head_->consumed.store(count_, std::memory_order_release);
+    ringIfSleeping(bell_);
+  }
+
+ private:
+  ConnectionId id_;
+  bool isSender_;
+  std::unique_ptr<ConnectionBackend> backend_;
+  uint32_t nslots_ = 0, slotBytes_ = 0;
+  RankBlock* bell_ = nullptr;
+  FifoHead* head_ = nullptr;
+  SlotHeader* slots_ = nullptr;
+  unsigned char* data_ = nullptr;
+  uint64_t count_ = 0;       // messages sent (sender) or consumed (receiver)
+  uint64_t cachedHead_ = 0;  // sender's last view of the receiver's progress
+};
+
+}  // namespace weft

@@ -1,0 +1,144 @@
+#include "transports/net/net_connection.h"
+
+#include <cstdlib>
+#include <cstring>
+
+#include "core/clock.h"
+#include "core/log.h"
+
+namespace weft {
+
+NetConnection::NetConnection(const NetConnectionSpec& spec) : spec_(spec) {}
+
+NetConnection::~NetConnection() {
+  if (link_) net::Proxy::instance().close(link_, /*drain=*/true);
+  link_.reset();
+  if (comm_ != nullptr) (void)(spec_.isSender ? spec_.network->closeSend(comm_) : spec_.network->closeRecv(comm_));
+  if (listenComm_ != nullptr) (void)spec_.network->closeListen(listenComm_);
+  free(mem_);
+}
+
+uint64_t NetConnection::handshakeTag() const {
+  // Unique per (lane, channel) of one direction between two ranks of one communicator (the
+  // bootstrap's mailbox is per communicator and keyed by sender too).
+  return (uint64_t(0x4e4554) << 40) | (uint64_t(spec_.id.lane) << 32) | uint32_t(spec_.id.channel);
+}
+
+std::string NetConnection::failure() const {
+  return link_ ? net::Proxy::instance().failureOf(*link_) : std::string();
+}
+
+void NetConnection::shutdown() {
+  if (link_) net::Proxy::instance().shutdown(link_);
+}
+
+ncclResult_t NetConnection::tryConnect(FifoView* view, bool* ready, std::string* why) {
+  *ready = false;
+  const int peer = spec_.isSender ? spec_.id.receiverRank : spec_.id.senderRank;
+  auto fail = [&](ncclResult_t r, const std::string& what) {
+    *why = "network link " + spec_.id.describe() + " (peer on host " + spec_.peerHost + "): " + what;
+    return r;
+  };
+  if (state_ == State::kStart) {
+    deadlineNs_ = nowNs() + spec_.timeoutMs * 1000000;
+    if (spec_.isSender) {
+      state_ = State::kAwaitHandle;
+    } else {
+      ncclResult_t r = spec_.network->listen(spec_.device, handle_, &listenComm_);
+      if (r != ncclSuccess) return fail(r, std::string("listen on ") + spec_.network->name() + " device " +
+                                                std::to_string(spec_.device) + " failed");
+      std::string detail;
+      r = spec_.bootstrap->send(peer, handshakeTag(), handle_, sizeof handle_, &detail);
+      if (r != ncclSuccess) return fail(r, "sending the connection handle failed: " + detail);
+      state_ = State::kAccepting;
+    }
+  }
+  ncclResult_t r;
+  switch (state_) {
+    case State::kAwaitHandle: {
+      bool got = false;
+      std::string detail;
+      if ((r = spec_.bootstrap->tryRecv(peer, handshakeTag(), handle_, sizeof handle_, &got, &detail)) != ncclSuccess)
+        return fail(r, "receiving the connection handle failed: " + detail);
+      if (!got) break;
+      state_ = State::kConnecting;
+      [[fallthrough]];
+    }
+    case State::kConnecting: {
+      void* comm = nullptr;
+      if ((r = spec_.network->connect(spec_.device, handle_, &comm)) != ncclSuccess)
+        return fail(r, std::string("connect over ") + spec_.network->name() + " failed");
+      if (comm != nullptr) {
+        r = finish(comm, view, why);
+        *ready = r == ncclSuccess;
+        return r;
+      }
+      break;
+    }
+    case State::kAccepting: {
+      void* comm = nullptr;
+      if ((r = spec_.network->accept(listenComm_, &comm)) != ncclSuccess)
+        return fail(r, std::string("accept over ") + spec_.network->name() + " failed");
+      if (comm != nullptr) {
+        (void)spec_.network->closeListen(listenComm_);
+        listenComm_ = nullptr;
+        r = finish(comm, view, why);
+        *ready = r == ncclSuccess;
+        return r;
+      }
+      break;
+    }
+    default: break;
+  }
+  if (nowNs() > deadlineNs_)
+    return fail(ncclRemoteError, std::string(spec_.isSender ? "no connection handle arrived from rank "
+                                                            : "no connection came from rank ") +
+                                     std::to_string(peer) + " within " + std::to_string(spec_.timeoutMs) +
+                                     " ms (WEFT_TIMEOUT_MS)");
+  return ncclSuccess;
+}
+
+// The network connection is up: allocate and register the local FIFO, hand the link to the proxy.
+ncclResult_t NetConnection::finish(void* comm, FifoView* view, std::string* why) {
+  comm_ = comm;
+  const FifoLayout layout = FifoLayout::forGeometry(spec_.nslots, spec_.slotBytes);
+  memBytes_ = (layout.totalBytes + 4095) & ~size_t(4095);
+  mem_ = static_cast<unsigned char*>(aligned_alloc(4096, memBytes_));
+  if (mem_ == nullptr) {
+    *why = "network link " + spec_.id.describe() + ": cannot allocate " + std::to_string(memBytes_) + " bytes";
+    return ncclSystemError;
+  }
+  memset(mem_, 0, memBytes_);
+  void* mh = nullptr;
+  ncclResult_t r = spec_.network->regMr(comm_, mem_, memBytes_, net::kPtrHost, &mh);
+  if (r != ncclSuccess) {
+    *why = "network link " + spec_.id.describe() + ": registering " + std::to_string(memBytes_) + " bytes with " +
+           spec_.network->name() + " failed";
+    return r;
+  }
+  auto link = std::make_shared<net::NetLink>();
+  link->network = spec_.network;
+  link->comm = comm_;
+  link->mhandle = mh;
+  link->isSender = spec_.isSender;
+  link->fifo.head = reinterpret_cast<FifoHead*>(mem_ + layout.headOffset);
+  link->fifo.slots = reinterpret_cast<SlotHeader*>(mem_ + layout.slotsOffset);
+  link->fifo.data = mem_ + layout.dataOffset;
+  link->fifo.nslots = spec_.nslots;
+  link->fifo.slotBytes = spec_.slotBytes;
+  link->ownerBell = spec_.ownerBell;
+  link->what = "network link " + spec_.id.describe() + " (rank " +
+               std::to_string(spec_.isSender ? spec_.id.receiverRank : spec_.id.senderRank) + " on host " +
+               spec_.peerHost + ")";
+  link->drainTimeoutMs = spec_.timeoutMs;
+  *view = link->fifo;
+  comm_ = nullptr;  // the proxy owns it now
+  link_ = link;
+  net::Proxy::instance().add(link_);
+  WEFT_INFO(kLogNet, "%s connected over %s (%u slots x %u bytes)", link_->what.c_str(), spec_.network->name(),
+            spec_.nslots, spec_.slotBytes);
+  state_ = State::kReady;
+  return ncclSuccess;
+}
+
+}  // namespace weft

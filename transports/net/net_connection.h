@@ -1,0 +1,55 @@
+// The network backend of a Connection: the FIFO lives in this process's memory and the network
+// proxy moves its slots to or from the peer. Setting the link up is a handshake that never blocks
+// the executor: the receiver listens and sends its handle to the sender over the bootstrap, the
+// sender connects with it, the receiver accepts; then the link goes to the proxy.
+#pragma once
+#include <memory>
+#include <string>
+
+#include "bootstrap/bootstrap.h"
+#include "transports/connection.h"
+#include "transports/net/network.h"
+#include "transports/net/proxy.h"
+
+namespace weft {
+
+struct NetConnectionSpec {
+  ConnectionId id;
+  bool isSender = false;
+  uint32_t nslots = 0, slotBytes = 0;
+  net::Network* network = nullptr;
+  int device = 0;
+  Bootstrap* bootstrap = nullptr;  // outlives the connection (both belong to one communicator)
+  RankBlock* ownerBell = nullptr;  // this rank's doorbell, rung by the proxy
+  std::string peerHost;            // for messages
+  int64_t timeoutMs = 0;
+};
+
+class NetConnection final : public ConnectionBackend {
+ public:
+  explicit NetConnection(const NetConnectionSpec& spec);
+  ~NetConnection() override;
+  ncclResult_t tryConnect(FifoView* view, bool* ready, std::string* why) override;
+  RankBlock* bell() const override { return net::Proxy::instance().bell(); }
+  std::string failure() const override;
+  size_t ownedBytes() const override { return memBytes_; }
+  const char* transportName() const override { return "net"; }
+  void shutdown() override;
+
+ private:
+  enum class State { kStart, kAwaitHandle, kConnecting, kAccepting, kReady };
+  ncclResult_t finish(void* comm, FifoView* view, std::string* why);
+  uint64_t handshakeTag() const;
+
+  NetConnectionSpec spec_;
+  State state_ = State::kStart;
+  int64_t deadlineNs_ = 0;
+  unsigned char handle_[net::kHandleBytes] = {};
+  void* listenComm_ = nullptr;
+  void* comm_ = nullptr;  // until handed to the proxy
+  unsigned char* mem_ = nullptr;
+  size_t memBytes_ = 0;
+  std::shared_ptr<net::NetLink> link_;
+};
+
+}  // namespace weft

@@ -1,0 +1,232 @@
+#include "transports/net/proxy.h"
+
+#include <sched.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+
+#include "core/clock.h"
+#include "core/log.h"
+#include "transports/shm/futex.h"
+
+namespace weft::net {
+namespace {
+
+// While requests are in flight the proxy cannot sleep on its doorbell (the network does not ring
+// it): it yields for kSpinNs after the last progress, then naps kNapNs at a time, then, with nothing
+// in flight for the last kHotNs, sleeps until an executor rings or kIdleSleepNs pass.
+constexpr int64_t kSpinNs = 200 * 1000;
+constexpr int64_t kNapNs = 50 * 1000;
+constexpr int64_t kHotNs = 20 * 1000 * 1000;
+constexpr int64_t kIdleSleepNs = 2 * 1000 * 1000;
+
+Proxy* gProxy = nullptr;
+pid_t gProxyPid = 0;
+std::mutex gProxyMutex;
+
+}  // namespace
+
+Proxy& Proxy::instance() {
+  std::lock_guard<std::mutex> lock(gProxyMutex);
+  // A forked child does not inherit the parent's proxy thread: it starts its own (the parent's
+  // object is left alone, as its mutex may have been held at the fork).
+  if (gProxy == nullptr || gProxyPid != getpid()) {
+    gProxy = new Proxy();
+    gProxyPid = getpid();
+  }
+  return *gProxy;
+}
+
+Proxy::Proxy() {
+  thread_ = std::thread([this] { loop(); });
+  // Lives as long as the process: links of communicators that were never destroyed keep their
+  // memory until exit.
+  thread_.detach();
+}
+
+void Proxy::add(const std::shared_ptr<NetLink>& link) {
+  link->requests.assign(link->fifo.nslots, nullptr);
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    links_.push_back(link);
+  }
+  kick();
+}
+
+void Proxy::kick() {
+  hotUntilNs_.store(nowNs() + kHotNs, std::memory_order_relaxed);
+  ringIfSleeping(&bell_);
+}
+
+void Proxy::close(const std::shared_ptr<NetLink>& link, bool drain) {
+  std::unique_lock<std::mutex> lock(mutex_);
+  if (!link->closed) {
+    // A link already told to close at once (abort, failure) is not drained after all.
+    if (link->close != NetLink::Close::kNow)
+      link->close = drain && link->isSender && !link->failed.load() ? NetLink::Close::kDrain : NetLink::Close::kNow;
+    link->drainDeadlineNs = nowNs() + link->drainTimeoutMs * 1000000;
+  }
+  lock.unlock();
+  kick();
+  lock.lock();
+  const auto limit = std::chrono::milliseconds(link->drainTimeoutMs + 5000);
+  if (!closedCv_.wait_for(lock, limit, [&] { return link->closed; }))
+    WEFT_WARN("%s: the network proxy did not release the link in time; leaving it open", link->what.c_str());
+  // Whatever happened, the executor's doorbell must not be touched any more.
+  link->ownerBell = nullptr;
+}
+
+void Proxy::shutdown(const std::shared_ptr<NetLink>& link) {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (!link->closed) link->close = NetLink::Close::kNow;
+  }
+  kick();
+}
+
+std::string Proxy::failureOf(const NetLink& link) {
+  if (!link.failed.load(std::memory_order_acquire)) return {};
+  std::lock_guard<std::mutex> lock(mutex_);
+  return link.failure;
+}
+
+void Proxy::fail(NetLink& link, ncclResult_t r, const char* call) {
+  link.failure = link.what + ": the " + link.network->name() + " network failed (" + call + " returned " +
+                 ncclGetErrorString(r) + "; the peer process or its host may be gone)";
+  WEFT_WARN("%s", link.failure.c_str());
+  link.failed.store(true, std::memory_order_release);
+  closeNow(link);
+}
+
+void Proxy::closeNow(NetLink& link) {
+  if (link.closed) return;
+  if (link.mhandle != nullptr) (void)link.network->deregMr(link.comm, link.mhandle);
+  if (link.isSender)
+    (void)link.network->closeSend(link.comm);
+  else
+    (void)link.network->closeRecv(link.comm);
+  link.mhandle = link.comm = nullptr;
+  link.closed = true;
+  // Wake the executor so that it sees the failure (or the closed link) now.
+  if (link.ownerBell != nullptr) ringIfSleeping(link.ownerBell);
+  link.ownerBell = nullptr;
+  closedCv_.notify_all();
+}
+
+// One pass over one link. Returns true if anything moved; *busy when requests are in flight.
+bool Proxy::progress(NetLink& link, bool* busy) {
+  if (link.closed) return false;
+  if (link.close == NetLink::Close::kNow) {
+    closeNow(link);
+    return true;
+  }
+  FifoView& f = link.fifo;
+  bool moved = false, ring = false;
+  ncclResult_t r;
+  if (link.isSender) {
+    // Hand every slot the executor published to the network, in order.
+    while (link.posted - link.done < f.nslots) {
+      const uint32_t i = link.posted % f.nslots;
+      SlotHeader& s = f.slots[i];
+      if (s.seq.load(std::memory_order_acquire) != link.posted + 1) break;
+      const uint32_t bytes = s.bytes;
+      void* src = bytes <= kInlineBytes ? static_cast<void*>(s.inl) : static_cast<void*>(f.data + size_t(i) * f.slotBytes);
+      void* req = nullptr;
+      if ((r = link.network->isend(link.comm, src, bytes, 0, link.mhandle, &req)) != ncclSuccess) {
+        fail(link, r, "isend");
+        return true;
+      }
+      if (req == nullptr) break;
+      link.requests[i] = req;
+      ++link.posted;
+      moved = true;
+    }
+  } else {
+    // Keep a receive posted in every slot the executor has consumed.
+    const uint64_t consumed = f.head->consumed.load(std::memory_order_acquire);
+    while (link.posted < consumed + f.nslots) {
+      const uint32_t i = link.posted % f.nslots;
+      void* req = nullptr;
+      if ((r = link.network->irecv(link.comm, f.data + size_t(i) * f.slotBytes, f.slotBytes, 0, link.mhandle, &req)) !=
+          ncclSuccess) {
+        fail(link, r, "irecv");
+        return true;
+      }
+      if (req == nullptr) break;
+      link.requests[i] = req;
+      ++link.posted;
+      moved = true;
+    }
+  }
+  // Requests complete in the order they were posted.
+  while (link.done < link.posted) {
+    const uint32_t i = link.done % f.nslots;
+    int done = 0;
+    size_t size = 0;
+    if ((r = link.network->test(link.requests[i], &done, &size)) != ncclSuccess) {
+      fail(link, r, "test");
+      return true;
+    }
+    if (!done) break;
+    link.requests[i] = nullptr;
+    ++link.done;
+    if (link.isSender) {
+      f.head->consumed.store(link.done, std::memory_order_release);
+    } else {
+      SlotHeader& s = f.slots[i];
+      if (size <= kInlineBytes) memcpy(s.inl, f.data + size_t(i) * f.slotBytes, size);
+      s.bytes = static_cast<uint32_t>(size);
+      s.seq.store(link.done, std::memory_order_release);
+    }
+    moved = ring = true;
+  }
+  if (ring && link.ownerBell != nullptr) ringIfSleeping(link.ownerBell);
+  if (link.posted > link.done) *busy = true;
+  if (link.close == NetLink::Close::kDrain) {
+    const bool published = f.slots[link.posted % f.nslots].seq.load(std::memory_order_acquire) == link.posted + 1;
+    if (link.posted == link.done && !published) {
+      closeNow(link);
+    } else if (nowNs() > link.drainDeadlineNs) {
+      WEFT_WARN("%s: closing with %llu messages not delivered after %lld ms", link.what.c_str(),
+                static_cast<unsigned long long>(link.posted - link.done + (published ? 1 : 0)),
+                static_cast<long long>(link.drainTimeoutMs));
+      closeNow(link);
+    }
+    moved = true;
+  }
+  return moved;
+}
+
+void Proxy::loop() {
+  int64_t idleSince = 0;
+  for (;;) {
+    bool moved = false, busy = false;
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      for (auto& l : links_) moved |= progress(*l, &busy);
+      links_.erase(std::remove_if(links_.begin(), links_.end(), [](const auto& l) { return l->closed; }), links_.end());
+    }
+    if (moved) {
+      idleSince = 0;
+      continue;
+    }
+    const int64_t now = nowNs();
+    if (idleSince == 0) idleSince = now;
+    const bool hot = busy || now < hotUntilNs_.load(std::memory_order_relaxed);
+    if (hot && now - idleSince < kSpinNs) {
+      sched_yield();
+      continue;
+    }
+    // Sleep on the doorbell: executors ring it when they publish or release a slot. With requests
+    // in flight (or an operation just started), only nap: the network's progress is polled.
+    uint32_t seen = bell_.doorbell.load(std::memory_order_acquire);
+    bell_.sleeping.store(1, std::memory_order_relaxed);
+    std::atomic_thread_fence(std::memory_order_seq_cst);
+    futexWait(&bell_.doorbell, seen, hot ? kNapNs : kIdleSleepNs);
+    bell_.sleeping.store(0, std::memory_order_relaxed);
+  }
+}
+
+}  // namespace weft::net

@@ -1,0 +1,75 @@
+// The network proxy: one thread per process that moves the slots of every network link between
+// the local FIFO the executor sees and the network, for all communicators of the process. It keeps
+// running after an operation returns (a send is done for the executor once its data sits in the
+// local FIFO), so a communicator waits for it to drain before it goes away.
+#pragma once
+#include <atomic>
+#include <condition_variable>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "transports/connection.h"
+#include "transports/net/network.h"
+
+namespace weft::net {
+
+// One established network link and its local FIFO. Created by NetConnection once the network
+// connection is up; from then on only the proxy thread touches the network side.
+struct NetLink {
+  Network* network = nullptr;
+  void* comm = nullptr;     // the plugin's send or receive comm
+  void* mhandle = nullptr;  // the FIFO's memory registration
+  bool isSender = false;
+  FifoView fifo;
+  RankBlock* ownerBell = nullptr;  // the executor's doorbell; null once the link is closing
+  std::string what;                // "network link rank 0 -> rank 2 (ring lane, channel 0)", for messages
+  int64_t drainTimeoutMs = 0;
+
+  // Proxy state, guarded by the proxy's mutex.
+  uint64_t posted = 0, done = 0;  // requests handed to the network / completed
+  std::vector<void*> requests;    // one per slot
+  enum class Close { kOpen, kDrain, kNow } close = Close::kOpen;
+  int64_t drainDeadlineNs = 0;
+  bool closed = false;
+  std::string failure;  // set once, when the network reports an error
+  std::atomic<bool> failed{false};
+};
+
+class Proxy {
+ public:
+  // This process's proxy, started on first use (a forked child gets its own).
+  static Proxy& instance();
+
+  // Hands a connected link to the proxy thread.
+  void add(const std::shared_ptr<NetLink>& link);
+  // Closes a link. drain: a sending link first delivers what the executor already published (up to
+  // its drainTimeoutMs). Returns once the proxy let go of the link's network comm and memory
+  // registration, so the caller may free the memory.
+  void close(const std::shared_ptr<NetLink>& link, bool drain);
+  // Closes a link at the next pass without waiting (communicator failure or abort).
+  void shutdown(const std::shared_ptr<NetLink>& link);
+  // The doorbell executors ring after they publish or release a slot of a network link.
+  RankBlock* bell() { return &bell_; }
+  // An operation on network links starts: poll the network eagerly for a while.
+  void kick();
+  std::string failureOf(const NetLink& link);
+
+ private:
+  Proxy();
+  void loop();
+  bool progress(NetLink& link, bool* busy);
+  void fail(NetLink& link, ncclResult_t r, const char* call);
+  void closeNow(NetLink& link);
+
+  RankBlock bell_{};
+  std::mutex mutex_;
+  std::condition_variable closedCv_;
+  std::vector<std::shared_ptr<NetLink>> links_;
+  std::atomic<int64_t> hotUntilNs_{0};
+  std::thread thread_;
+};
+
+}  // namespace weft::net

@@ -1,0 +1,129 @@
+// One established connection of the built-in Socket network, and its data path.
+//
+// A connection is one control socket plus nData data sockets (NCCL_SOCKET_NTHREADS x
+// NCCL_NSOCKS_PERTHREAD). For every message the sender writes an 8-byte size on the control
+// socket; messages of at most kInlineBytes follow it inline there and are moved by whichever
+// thread calls isend/irecv/test (one socket, no hand-off: small messages stay fast). Larger ones
+// are cut into chunks of at least kMinChunk spread round-robin over the data sockets, moved by
+// helper threads. Both ends walk messages in the same order and cut them the same way, so each
+// data socket carries its chunks in the same order on both sides and no chunk needs a header.
+#pragma once
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "bootstrap/socket.h"
+#include "nccl.h"
+
+namespace weft::net::socketnet {
+
+constexpr size_t kInlineBytes = 16 * 1024;  // at most this travels on the control socket
+constexpr size_t kMinChunk = 64 * 1024;     // below this, splitting costs more than it gains
+constexpr int kMaxRequests = 32;            // NCCL_NET_MAX_REQUESTS
+constexpr int kMaxDataSockets = 64;         // NCCL's limit on threads x sockets per thread
+
+class Comm;
+
+struct Request {
+  Comm* comm = nullptr;
+  bool inUse = false;
+  char* data = nullptr;
+  size_t capacity = 0;  // receive: the posted size
+  size_t size = 0;      // bytes sent / received (receive: known once the size header arrived)
+  uint64_t header = 0;  // the size header, as written or being read
+  size_t ctrlDone = 0;  // bytes of header (+ inline payload) moved on the control socket
+  bool ctrlFinished = false;
+  std::atomic<int> pendingChunks{0};  // chunks the helper threads still have to move
+};
+
+// One helper thread and the data sockets it serves.
+class Worker {
+ public:
+  Worker(Comm* comm, bool send);
+  ~Worker();
+  Worker(const Worker&) = delete;
+  Worker& operator=(const Worker&) = delete;
+  // slot: this worker's index of the socket (from addSocket).
+  int addSocket(int fd);
+  void start();
+  void post(int slot, char* ptr, size_t len, Request* req);
+  void stop();
+  // True once the worker has seen the connection fail and dropped its chunks.
+  bool quiesced() const { return quiesced_.load(std::memory_order_acquire); }
+  void wake();
+
+ private:
+  struct Chunk {
+    int slot;
+    char* ptr;
+    size_t len;
+    size_t done;
+    Request* req;
+  };
+  void run();
+  // Moves bytes on one socket's queue; false on a socket error (the comm is then failed).
+  bool progress(std::deque<Chunk>& q, int fd, bool* moved);
+
+  Comm* comm_;
+  bool send_;
+  int eventFd_ = -1;
+  std::vector<int> fds_;
+  std::vector<std::deque<Chunk>> queues_;
+  std::mutex mu_;
+  std::vector<Chunk> incoming_;
+  std::atomic<bool> stop_{false};
+  std::atomic<bool> quiesced_{false};
+  std::thread thread_;
+};
+
+class Comm {
+ public:
+  // ctrl and data are connected sockets; nThreads helper threads serve the data sockets.
+  Comm(bool send, Socket ctrl, std::vector<Socket> data, int nThreads);
+  ~Comm();
+  Comm(const Comm&) = delete;
+  Comm& operator=(const Comm&) = delete;
+
+  bool isSend() const { return send_; }
+  const std::string& peer() const { return peer_; }
+  // *request null when all kMaxRequests are in flight.
+  ncclResult_t post(void* data, size_t size, Request** request);
+  ncclResult_t test(Request* req, int* done, size_t* size);
+
+  // Marks the connection failed (first cause wins, logged once with the peer's address) and
+  // shuts its sockets down so every helper and every later call sees it at once.
+  void fail(ncclResult_t code, const std::string& what);
+  ncclResult_t failure() const { return failCode_.load(std::memory_order_acquire); }
+
+ private:
+  ncclResult_t progressControl();  // called with mu_ held
+  void postChunks(Request* req);   // called with mu_ held, in message order
+  void waitWorkersQuiesced();
+
+  bool send_;
+  Socket ctrl_;
+  std::vector<Socket> data_;
+  std::vector<std::unique_ptr<Worker>> workers_;
+  std::vector<std::pair<int, int>> socketOwner_;  // data socket -> (worker, slot)
+  std::string peer_;
+  std::mutex mu_;
+  Request reqs_[kMaxRequests];
+  std::deque<Request*> ctrlQueue_;  // posted requests whose control part is not finished
+  size_t nextSocket_ = 0;           // round-robin start, advanced identically on both ends
+  std::atomic<ncclResult_t> failCode_{ncclSuccess};
+  std::mutex failMu_;
+  std::string failText_;
+};
+
+// Sets TCP_NODELAY, keepalive and TCP_USER_TIMEOUT so that a dead link fails within timeoutMs.
+void configureSocket(int fd, int64_t timeoutMs);
+// ncclRemoteError when err means the peer went away, ncclSystemError otherwise.
+ncclResult_t errnoResult(int err);
+
+}  // namespace weft::net::socketnet

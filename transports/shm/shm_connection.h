@@ -1,0 +1,30 @@
+// The shared-memory backend of a Connection: the FIFO is a POSIX shared-memory segment that the
+// receiver creates and the sender maps, so each side reads and writes the other's slots directly.
+#pragma once
+#include <string>
+
+#include "transports/connection.h"
+#include "transports/shm/shm_segment.h"
+
+namespace weft {
+
+class ShmConnection final : public ConnectionBackend {
+ public:
+  // peerBell: the other rank's block, rung after every FIFO change.
+  ShmConnection(const ConnectionId& id, bool isSender, uint32_t nslots, uint32_t slotBytes, RankBlock* peerBell)
+      : id_(id), isSender_(isSender), nslots_(nslots), slotBytes_(slotBytes), peerBell_(peerBell) {}
+  // A receiver whose sender never attached still owns the name: its ShmSegment removes it.
+  ncclResult_t tryConnect(FifoView* view, bool* ready, std::string* why) override;
+  RankBlock* bell() const override { return peerBell_; }
+  size_t ownedBytes() const override { return isSender_ ? 0 : seg_.size(); }
+  const char* transportName() const override { return "shm"; }
+
+ private:
+  ConnectionId id_;
+  bool isSender_;
+  uint32_t nslots_, slotBytes_;
+  RankBlock* peerBell_;
+  ShmSegment seg_;
+};
+
+}  // namespace weft
