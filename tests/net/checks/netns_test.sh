@@ -9,7 +9,8 @@
 #   4x1      4 hosts x 1 rank
 #   linkcut  4 hosts x 1 rank running AllReduce in a loop; then host 3's link goes down (its
 #            bridge-side veth); every rank must report a network error within WEFT_TIMEOUT_MS
-#            plus a margin, and no process may hang
+#            (10 s; the Socket network's WEFT_NET_LINK_TIMEOUT_MS is 5 s) plus a margin, and no
+#            process may hang
 # --one-host gives every namespace the same WEFT_HOST_ID: data then moves through shared memory
 # and only the bootstrap crosses the bridge, which checks this script without the network transport.
 # Exit 77 (ctest's skip code) when namespaces cannot be made here: not root, no CAP_NET_ADMIN,
@@ -88,7 +89,8 @@ for ((r = 0; r < nranks; ++r)); do
   h=$((r / per_host))
   # Namespaces share the machine's host name and boot id, so each says which host it is.
   envs=(RANK=$r WORLD_SIZE=$nranks NCCL_COMM_ID=$(host_ip 0):$port NCCL_SOCKET_IFNAME=eth0
-        WEFT_HOST_ID=nshost$((one_host ? 0 : h)) WEFT_TIMEOUT_MS=$timeout_ms WEFT_DEVICE=host)
+        WEFT_HOST_ID=nshost$((one_host ? 0 : h)) WEFT_TIMEOUT_MS=$timeout_ms WEFT_NET_LINK_TIMEOUT_MS=5000
+        WEFT_DEVICE=host)
   if [ "$case_name" = linkcut ]; then
     args=(--until-error 60 --event-file "$event_file" --loop-count 4096)
   else
