@@ -112,7 +112,7 @@ if [ "$case_name" = linkcut ]; then
   nc_wait_all
   for ((r = 0; r < nranks; ++r)); do
     nc_expect "rank$r" 0 || status=1
-    nc_check_error_report "rank$r" "" $((timeout_ms + 10000)) || status=1
+    nc_check_error_report "rank$r" $((timeout_ms + 10000)) || status=1
   done
 else
   nc_wait_all
