@@ -389,13 +389,6 @@ Deadline Deadline::afterMs(int64_t ms) {
   return d;
 }
 
-Deadline Deadline::now() {
-  Deadline d;
-  d.never_ = false;
-  d.at_ = Clock::now();
-  return d;
-}
-
 bool Deadline::expired() const { return !never_ && Clock::now() >= at_; }
 
 int64_t Deadline::remainingMs() const {

@@ -79,8 +79,6 @@ class Deadline {
   static Deadline never() { return Deadline(); }
   // ms <= 0 means no limit: Weft treats a zero or negative timeout as "wait forever".
   static Deadline afterMs(int64_t ms);
-  // Already passed: a wait on it looks once and does not block (afterMs(0) would never expire).
-  static Deadline now();
   bool isNever() const { return never_; }
   bool expired() const;
   // Milliseconds left, rounded up, at least 0; -1 for never.
