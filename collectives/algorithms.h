@@ -15,6 +15,9 @@ void buildRingProgram(const Task& task, int nChannels, Program* prog);
 size_t ringOneShotScratchBytes(const Task& task);
 // Largest per-rank message for which the one-shot AllReduce is used.
 size_t ringOneShotMaxBytes(const ncclComm* comm);
+// Double binary tree (collectives/tree): AllReduce, Broadcast and Reduce over two complementary
+// trees per channel, on tree-lane connection channels 2c and 2c + 1 of channel c.
+void buildTreeProgram(const Task& task, int nChannels, Program* prog);
 // Point-to-point patterns (collectives/p2p): Send, Recv, AlltoAll, AlltoAllv, Gather, Scatter.
 void buildP2pProgram(const Task& task, Program* prog);
 

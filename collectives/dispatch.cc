@@ -16,6 +16,8 @@ bool algorithmSupports(Algorithm algo, const Task& task) {
   if (!isCollective(task.kind)) return false;
   switch (algo) {
     case Algorithm::kRing: return true;
+    case Algorithm::kTree:
+      return task.kind == CollKind::kAllReduce || task.kind == CollKind::kBroadcast || task.kind == CollKind::kReduce;
     default: return false;
   }
 }
@@ -24,6 +26,7 @@ size_t algorithmScratchBytes(const Task& task) {
   if (!isCollective(task.kind)) return 0;
   switch (task.algorithm) {
     case Algorithm::kRing: return ringOneShotScratchBytes(task);
+    case Algorithm::kTree: return 0;
     default: return 0;
   }
 }
@@ -34,6 +37,7 @@ void buildProgram(const Task& task, Program* prog) {
     return;
   }
   switch (task.algorithm) {
+    case Algorithm::kTree: buildTreeProgram(task, task.nChannels, prog); return;
     case Algorithm::kRing:
     default:
       buildRingProgram(task, task.nChannels, prog);

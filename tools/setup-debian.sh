@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs what building and testing Weft needs on Debian 12 (run as root). Safe to run again.
 set -euo pipefail
-pkgs=(cmake make g++ pkg-config libgtest-dev libgmock-dev python3 iproute2 procps)
+pkgs=(cmake make g++ pkg-config libgtest-dev libgmock-dev libhwloc-dev python3 iproute2 procps)
 missing=()
 for p in "${pkgs[@]}"; do dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p"); done
 if [ ${#missing[@]} -gt 0 ]; then

@@ -8,17 +8,23 @@
 #include <vector>
 
 #include "core/params.h"
+#include "topology/describe.h"
+#include "topology/nccl_xml.h"
+#include "topology/system.h"
 #include "weft/build_config.h"
 
 namespace {
 
 void usage(FILE* to) {
   std::fprintf(to,
-               "usage: weft-info [--markdown | --json] [-o FILE]\n"
+               "usage: weft-info [--markdown | --json | --topology | --topology-xml] [-o FILE]\n"
                "  (no option)  this build and every environment variable Weft reads, with the value\n"
                "               in effect now\n"
                "  --markdown   docs/env.md, the reference of those variables\n"
                "  --json       the same facts as the plain listing, for scripts\n"
+               "  --topology   the machine as Weft sees it: hwloc's detection merged under\n"
+               "               NCCL_TOPO_FILE when that is set\n"
+               "  --topology-xml  the same topology as NCCL topology XML (what NCCL_TOPO_DUMP_FILE gets)\n"
                "  -o FILE      write to FILE instead of stdout\n");
 }
 
@@ -142,7 +148,7 @@ std::string renderText() {
 }  // namespace
 
 int main(int argc, char** argv) {
-  enum class Mode { Text, Markdown, Json } mode = Mode::Text;
+  enum class Mode { Text, Markdown, Json, Topology, TopologyXml } mode = Mode::Text;
   const char* outPath = nullptr;
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i];
@@ -150,6 +156,10 @@ int main(int argc, char** argv) {
       mode = Mode::Markdown;
     } else if (arg == "--json") {
       mode = Mode::Json;
+    } else if (arg == "--topology") {
+      mode = Mode::Topology;
+    } else if (arg == "--topology-xml") {
+      mode = Mode::TopologyXml;
     } else if (arg == "-o" && i + 1 < argc) {
       outPath = argv[++i];
     } else if (arg == "-h" || arg == "--help") {
@@ -161,9 +171,22 @@ int main(int argc, char** argv) {
       return 2;
     }
   }
-  std::string text = mode == Mode::Markdown ? weft::param::renderMarkdown()
-                     : mode == Mode::Json   ? renderJson()
-                                            : renderText();
+  std::string text;
+  int status = 0;
+  if (mode == Mode::Topology || mode == Mode::TopologyXml) {
+    const weft::topo::SystemTopology* sys = nullptr;
+    // An invalid NCCL_TOPO_FILE still gets its description (which names file and line).
+    if (weft::topo::getSystemTopology(&sys) != ncclSuccess) status = 1;
+    if (mode == Mode::Topology || status != 0) {
+      text = weft::topo::describeTopology(*sys);
+    } else {
+      text = weft::topo::topologyToXmlText(sys->topology);
+    }
+  } else {
+    text = mode == Mode::Markdown ? weft::param::renderMarkdown()
+           : mode == Mode::Json   ? renderJson()
+                                  : renderText();
+  }
   FILE* out = stdout;
   if (outPath != nullptr) {
     out = std::fopen(outPath, "w");
@@ -178,5 +201,5 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "weft-info: write failed\n");
     return 1;
   }
-  return 0;
+  return status;
 }

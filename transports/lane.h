@@ -6,12 +6,14 @@
 
 namespace weft {
 
-enum class Lane : uint8_t { kRing = 0, kP2p = 1 };
+// ConnectionTable keys a lane in a few bits of a 64-bit key: keep the values small.
+enum class Lane : uint8_t { kRing = 0, kP2p = 1, kTree = 2 };
 
 inline const char* laneName(Lane lane) {
   switch (lane) {
     case Lane::kRing: return "ring";
     case Lane::kP2p: return "p2p";
+    case Lane::kTree: return "tree";
   }
   return "?";
 }

@@ -372,7 +372,7 @@ ncclResult_t TcpBootstrap::tryRecv(int peer, uint64_t tag, void* data, size_t by
     Socket s;
     SocketAddress from;
     std::string detail;
-    if (!listener_.valid() || listener_.accept(Deadline::afterMs(0), -1, &s, &from, &detail) != IoStatus::kOk) break;
+    if (!listener_.valid() || listener_.accept(Deadline::immediate(), -1, &s, &from, &detail) != IoStatus::kOk) break;
     const Deadline readDeadline = Deadline::afterMs(std::min<int64_t>(timeoutMs_, 5000));
     P2pHeader h{};
     IoStatus st = s.recvAll(&h, sizeof h, readDeadline, cancel_.fd(), &detail);

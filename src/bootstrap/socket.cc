@@ -380,6 +380,13 @@ ncclResult_t selectInterface(NetInterface* out, std::string* why) {
 // ---------------------------------------------------------------------------------------------
 // Deadlines, statuses, cancellation
 
+Deadline Deadline::immediate() {
+  Deadline d;
+  d.never_ = false;
+  d.at_ = Clock::now();
+  return d;
+}
+
 Deadline Deadline::afterMs(int64_t ms) {
   Deadline d;
   // Beyond ~30 years the addition could overflow the clock; such a limit is "never" anyway.

@@ -77,6 +77,8 @@ class Deadline {
  public:
   using Clock = std::chrono::steady_clock;
   static Deadline never() { return Deadline(); }
+  // Already expired: a wait with it only looks, never blocks.
+  static Deadline immediate();
   // ms <= 0 means no limit: Weft treats a zero or negative timeout as "wait forever".
   static Deadline afterMs(int64_t ms);
   bool isNever() const { return never_; }

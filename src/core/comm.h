@@ -98,10 +98,13 @@ struct ncclComm {
   std::mutex regMutex;
   std::vector<std::unique_ptr<weft::Registration>> registrations;  // ncclCommRegister handles
 
-  // Point-to-point FIFOs carry one peer's messages each, and a rank may hold one per peer: half as
-  // many slots (same slot size, so the same pieces) keep an 8-rank AlltoAll inside a container's
-  // default 64 MiB /dev/shm. Rings keep the full depth for their pipelines.
-  uint32_t laneSlots(weft::Lane lane) const { return lane == weft::Lane::kP2p ? (nSlots + 1) / 2 : nSlots; }
+  // Point-to-point FIFOs carry one peer's messages each, and a rank may hold one per peer; a tree
+  // channel holds up to three (parent, two children) per tree, two trees per channel. Those lanes
+  // get half as many slots (same slot size, so the same pieces), which keeps an 8-rank AlltoAll
+  // inside a container's default 64 MiB /dev/shm. Rings keep the full depth for their pipelines.
+  uint32_t laneSlots(weft::Lane lane) const {
+    return lane == weft::Lane::kP2p || lane == weft::Lane::kTree ? (nSlots + 1) / 2 : nSlots;
+  }
 
   weft::CommState getState() const { return static_cast<weft::CommState>(state.load(std::memory_order_acquire)); }
   void setState(weft::CommState s) { state.store(static_cast<int>(s), std::memory_order_release); }

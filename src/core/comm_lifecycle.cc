@@ -261,6 +261,11 @@ static void unlinkSenderNames(ncclComm* comm) {
                    .c_str());
   for (int p = 0; p < comm->nranks; ++p)
     if (p != comm->rank) shm_unlink(ConnectionId{comm->commHash, Lane::kP2p, 0, comm->rank, p}.shmName().c_str());
+  // Tree channels come in pairs (two trees per channel), and a tree rooted at any rank may link
+  // this rank to any other.
+  for (int ch = 0; ch < 2 * comm->nChannels; ++ch)
+    for (int p = 0; p < comm->nranks; ++p)
+      if (p != comm->rank) shm_unlink(ConnectionId{comm->commHash, Lane::kTree, ch, comm->rank, p}.shmName().c_str());
 }
 
 void commFree(ncclComm* comm) {

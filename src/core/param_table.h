@@ -88,6 +88,14 @@
   X(checkPointers, Int, "NCCL_CHECK_POINTERS", "", "0", "0..1", Future,                            \
     "1 = validate device pointers with the GPU runtime (read by the GPU executors; host mode "     \
     "checks only for NULL buffers)")                                                               \
+  /* ---- topology ---- */                                                                          \
+  X(topoFile, String, "NCCL_TOPO_FILE", "", "", "", Topology,                                      \
+    "NCCL topology XML (e.g. a cloud provider's file for its GPU VMs) that describes this host; "  \
+    "its CPUs, PCI switches, GPUs and NICs win over what hwloc detects, detected devices it does " \
+    "not list are added (\"\" = detection only)")                                                  \
+  X(topoDumpFile, String, "NCCL_TOPO_DUMP_FILE", "", "", "", Topology,                             \
+    "Rank 0 writes the topology it uses (detected, merged with NCCL_TOPO_FILE) to this path as "   \
+    "NCCL topology XML during communicator init")                                                  \
   /* ---- read now, used by features that are not built yet ---- */                                \
   X(p2pDisable, Bool, "NCCL_P2P_DISABLE", "", "0", "", Future,                                     \
     "1 = no direct GPU peer-to-peer copies between devices of one host (read by the GPU "          \
@@ -100,11 +108,6 @@
     "Protocols the tuner may pick, e.g. Simple or ^LL128 (read by the tuner; not used yet)")       \
   X(tunerPlugin, String, "NCCL_TUNER_PLUGIN", "", "", "", Future,                                  \
     "Tuner plugin library to load, by name or path (read by the plugin loader; not used yet)")     \
-  X(topoFile, String, "NCCL_TOPO_FILE", "", "", "", Future,                                        \
-    "XML topology to load instead of detecting the machine (read by topology detection; not "      \
-    "used yet)")                                                                                   \
-  X(topoDumpFile, String, "NCCL_TOPO_DUMP_FILE", "", "", "", Future,                               \
-    "Write the detected topology as XML to this path (read by topology detection; not used yet)")  \
   X(ignoreCpuAffinity, Bool, "NCCL_IGNORE_CPU_AFFINITY", "", "0", "", Future,                      \
     "1 = ignore the process's CPU affinity when placing helper threads (read by topology "         \
     "detection; not used yet)")                                                                    \

@@ -37,6 +37,9 @@ int64_t spinUs();              // WEFT_SPIN_US: how long a waiting rank spins be
 int64_t checkPointers();       // NCCL_CHECK_POINTERS
 int64_t nChannels();
 int64_t oneShotMaxBytes();     // WEFT_ONESHOT_MAX_BYTES: one-shot ring AllReduce up to this size           // WEFT_NCHANNELS: ring channels in host mode before MIN/MAX clamping
+// --- topology (read by src/topology) ---
+std::string topoFile();        // NCCL_TOPO_FILE: NCCL topology XML merged over hwloc's detection
+std::string topoDumpFile();    // NCCL_TOPO_DUMP_FILE: rank 0 writes the topology it uses here
 // --- read now for features that are not built yet (docs/env.md says so) ---
 int64_t livenessMs();          // WEFT_LIVENESS_MS: how often a waiting rank checks its local peers live
 bool p2pDisable();             // NCCL_P2P_DISABLE
@@ -44,8 +47,6 @@ bool ibDisable();              // NCCL_IB_DISABLE
 std::string algo();            // NCCL_ALGO
 std::string proto();           // NCCL_PROTO
 std::string tunerPlugin();     // NCCL_TUNER_PLUGIN
-std::string topoFile();        // NCCL_TOPO_FILE
-std::string topoDumpFile();    // NCCL_TOPO_DUMP_FILE
 bool ignoreCpuAffinity();      // NCCL_IGNORE_CPU_AFFINITY
 bool localRegister();          // NCCL_LOCAL_REGISTER (default 1)
 

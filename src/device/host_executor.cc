@@ -34,6 +34,9 @@ struct Cursor {
   Connection* send = nullptr;
   Connection* recv = nullptr;
   bool finished = false;
+  bool multiPeer = false;  // the chain has multi-peer sequences: advanceMulti runs it
+  Connection* sends[kMaxSeqPeers] = {};  // multi-peer sequences: by peer index
+  Connection* recvs[kMaxSeqPeers] = {};
 };
 
 std::pair<uintptr_t, ChainKey> chainKey(const Sequence& s) {
@@ -46,11 +49,14 @@ class Executor {
 
  private:
   bool advance(Cursor& c);
+  bool advanceMulti(Cursor& c);
   bool pass();
   ncclResult_t fail(ncclComm* comm, ncclResult_t code, const std::string& what);
   std::string describe(const Cursor& c, int* peer) const;
   ncclResult_t checkHealth(bool deadlinePassed, int64_t idleNs);
   Connection* connectionFor(const Sequence& s, bool sender);
+  Connection* connectionTo(const Sequence& s, int peer, bool sender);
+  int waitingPeer(const Cursor& c, const Sequence& s, const Step& st, bool* rx) const;
 
   const Program* progp_ = nullptr;
   std::vector<uint32_t> order_;
@@ -104,30 +110,23 @@ bool Executor::advance(Cursor& c) {
     std::string why;
     if (rx && c.recv == nullptr) c.recv = connectionFor(s, false);
     if (tx && c.send == nullptr) c.send = connectionFor(s, true);
-    bool ready = true;
-    if (rx && !c.recv->connected()) {
-      ncclResult_t r = c.recv->tryConnect(&ready, &why);
+    // Both directions progress their setup in the same pass: over the network, the peer's side of
+    // our receive link may be waiting for our send link's handshake.
+    bool pending = false;
+    for (Connection* conn : {rx ? c.recv : nullptr, tx ? c.send : nullptr}) {
+      if (conn == nullptr || conn->connected()) continue;
+      bool ready = false;
+      ncclResult_t r = conn->tryConnect(&ready, &why);
       if (r != ncclSuccess) {
         fail(comm, r, why);
         return moved;
       }
-      if (!ready) {
-        setupPending_ = true;
-        return moved;
-      }
-      moved = true;
+      pending |= !ready;
+      moved |= ready;
     }
-    if (tx && !c.send->connected()) {
-      ncclResult_t r = c.send->tryConnect(&ready, &why);
-      if (r != ncclSuccess) {
-        fail(comm, r, why);
-        return moved;
-      }
-      if (!ready) {
-        setupPending_ = true;
-        return moved;
-      }
-      moved = true;
+    if (pending) {
+      setupPending_ = true;
+      return moved;
     }
     if (rx && !c.recv->canRecv()) return moved;
     if (tx && !c.send->canSend()) return moved;
@@ -161,10 +160,141 @@ bool Executor::advance(Cursor& c) {
   return moved;
 }
 
+// ---- Multi-peer sequences (the tree lane) ----
+// The connection to one given peer of a multi-peer sequence: the single-peer lookup with that peer.
+Connection* Executor::connectionTo(const Sequence& s, int peer, bool sender) {
+  Sequence one = s;
+  (sender ? one.sendPeer : one.recvPeer) = peer;
+  return connectionFor(one, sender);
+}
+
+// The same protocol as advance, over every peer a step names: a piece moves only when each of its
+// receive peers has a message and each of its send peers has room, so a piece is never half done.
+// Kept apart from advance so that the single-peer path (ring, p2p) pays nothing for it.
+bool Executor::advanceMulti(Cursor& c) {
+  bool moved = false;
+  while (!c.finished && error_ == ncclSuccess) {
+    const Sequence& s = progp_->sequences[order_[c.pos]];
+    if (c.step >= s.nSteps) {
+      c.step = 0;
+      c.done = 0;
+      for (int i = 0; i < kMaxSeqPeers; ++i) c.sends[i] = c.recvs[i] = nullptr;
+      if (++c.pos == c.end) c.finished = true;
+      moved = true;
+      continue;
+    }
+    const Step& st = progp_->steps[s.firstStep + c.step];
+    const Task& t = *s.task;
+    ncclComm* comm = t.comm;
+    std::string why;
+    if (s.nRecvPeers > 0 && c.recvs[0] == nullptr) {
+      // As in advance: every receive FIFO exists from the start of the sequence, since a sender
+      // may be blocked on it before this rank receives anything.
+      for (int i = 0; i < s.nRecvPeers; ++i) {
+        c.recvs[i] = connectionTo(s, s.recvPeers[i], false);
+        bool created = false;
+        ncclResult_t r = c.recvs[i]->tryConnect(&created, &why);
+        if (r != ncclSuccess) {
+          fail(comm, r, why);
+          return moved;
+        }
+      }
+    }
+    if (st.count == 0) {
+      ++c.step;
+      continue;
+    }
+    const unsigned rmask = stepReceives(st.op) ? st.recvMask : 0u, smask = stepSends(st.op) ? st.sendMask : 0u;
+    Connection* rx[kMaxSeqPeers];
+    Connection* tx[kMaxSeqPeers];
+    int nIn = 0, nOut = 0;
+    for (int i = 0; i < s.nRecvPeers; ++i)
+      if (rmask & (1u << i)) rx[nIn++] = c.recvs[i];
+    for (int i = 0; i < s.nSendPeers; ++i)
+      if (smask & (1u << i)) {
+        if (c.sends[i] == nullptr) c.sends[i] = connectionTo(s, s.sendPeers[i], true);
+        tx[nOut++] = c.sends[i];
+      }
+    // Every link of the step progresses its setup in the same pass (see advance).
+    bool pending = false;
+    for (int k = 0; k < nIn + nOut; ++k) {
+      Connection* conn = k < nIn ? rx[k] : tx[k - nIn];
+      if (conn->connected()) continue;
+      bool ready = false;
+      ncclResult_t r = conn->tryConnect(&ready, &why);
+      if (r != ncclSuccess) {
+        fail(comm, r, why);
+        return moved;
+      }
+      pending |= !ready;
+      moved |= ready;
+    }
+    if (pending) {
+      setupPending_ = true;
+      return moved;
+    }
+    for (int k = 0; k < nIn; ++k)
+      if (!rx[k]->canRecv()) return moved;
+    for (int k = 0; k < nOut; ++k)
+      if (!tx[k]->canSend()) return moved;
+
+    const size_t es = dataTypeSize(t.dtype);
+    const size_t n = std::min(st.count - c.done, size_t(comm->slotBytes / es));
+    const size_t bytes = n * es;
+    const void* in[kMaxSeqPeers];
+    void* out[kMaxSeqPeers];
+    for (int k = 0; k < nIn; ++k) {
+      size_t got = 0;
+      in[k] = rx[k]->recvBuffer(&got);
+      if (got != bytes) {
+        fail(comm, ncclInvalidUsage,
+             "rank " + std::to_string(comm->rank) + " expected a message of " + std::to_string(bytes) +
+                 " bytes from rank " + std::to_string(rx[k]->peer()) + " in " + collName(t.kind) + " #" +
+                 std::to_string(t.seq) + " (" + laneName(s.lane) + " lane) but got " + std::to_string(got) +
+                 " (do the counts and datatypes of matching calls agree?)");
+        return moved;
+      }
+    }
+    for (int k = 0; k < nOut; ++k) out[k] = tx[k]->sendBuffer(bytes);
+    runMultiPeerPiece(t, st, c.done, n, in, nIn, out, nOut);
+    for (int k = 0; k < nOut; ++k) tx[k]->publish(bytes);
+    for (int k = 0; k < nIn; ++k) rx[k]->release();
+    moved = true;
+    c.done += n;
+    if (c.done == st.count) {
+      ++c.step;
+      c.done = 0;
+    }
+  }
+  return moved;
+}
+
+// The peer a stuck cursor waits for: the first receive peer without a message, else the first
+// send peer without room (for single-peer sequences, the receive peer if the step receives and
+// has nothing yet, else the send peer).
+int Executor::waitingPeer(const Cursor& c, const Sequence& s, const Step& st, bool* rx) const {
+  if (!c.multiPeer) {
+    *rx = stepReceives(st.op) && (c.recv == nullptr || !c.recv->connected() || !c.recv->canRecv());
+    return *rx ? s.recvPeer : s.sendPeer;
+  }
+  for (int i = 0; i < s.nRecvPeers; ++i)
+    if (stepReceives(st.op) && (st.recvMask & (1u << i)) &&
+        (c.recvs[i] == nullptr || !c.recvs[i]->connected() || !c.recvs[i]->canRecv())) {
+      *rx = true;
+      return s.recvPeers[i];
+    }
+  *rx = false;
+  for (int i = 0; i < s.nSendPeers; ++i)
+    if (stepSends(st.op) && (st.sendMask & (1u << i)) &&
+        (c.sends[i] == nullptr || !c.sends[i]->connected() || !c.sends[i]->canSend()))
+      return s.sendPeers[i];
+  return s.sendPeer;
+}
+
 bool Executor::pass() {
   bool moved = false;
   for (Cursor& c : cursors_)
-    if (!c.finished) moved |= advance(c);
+    if (!c.finished) moved |= c.multiPeer ? advanceMulti(c) : advance(c);
   return moved;
 }
 
@@ -179,13 +309,13 @@ std::string Executor::describe(const Cursor& c, int* peer) const {
   const Sequence& s = progp_->sequences[order_[c.pos]];
   const Task& t = *s.task;
   const Step& st = progp_->steps[s.firstStep + std::min(c.step, s.nSteps - 1)];
-  const bool rx = stepReceives(st.op) && (c.recv == nullptr || !c.recv->connected() || !c.recv->canRecv());
-  *peer = rx ? s.recvPeer : s.sendPeer;
+  bool rx = false;
+  *peer = waitingPeer(c, s, st, &rx);
   char buf[512];
   snprintf(buf, sizeof buf,
            "rank %d is waiting %s rank %d in %s #%" PRIu64 " (%zu x %s, %s lane, channel %d, step %u of %u: %s, %zu of %zu elements done)",
            t.comm->rank, rx ? "to receive from" : "for room to send to", *peer, collName(t.kind), t.seq, t.count,
-           dataTypeName(t.dtype), s.lane == Lane::kRing ? "ring" : "p2p", s.channel, c.step + 1, s.nSteps,
+           dataTypeName(t.dtype), laneName(s.lane), s.channel, c.step + 1, s.nSteps,
            stepName(st.op), c.done, st.count);
   return buf;
 }
@@ -206,7 +336,12 @@ ncclResult_t Executor::checkHealth(bool deadlinePassed, int64_t idleNs) {
       if (!failure.empty()) return fail(comm, ncclRemoteError, failure + " while " + where);
     }
     // A network link reports its own failure (the peer's process or host is gone, a link is down).
-    for (const Connection* conn : {c.recv, c.send}) {
+    const Connection* links[2 + 2 * kMaxSeqPeers] = {c.recv, c.send};
+    for (int i = 0; i < kMaxSeqPeers; ++i) {
+      links[2 + i] = c.recvs[i];
+      links[2 + kMaxSeqPeers + i] = c.sends[i];
+    }
+    for (const Connection* conn : links) {
       std::string failure = conn != nullptr ? conn->backend().failure() : std::string();
       if (!failure.empty()) return fail(comm, ncclRemoteError, failure + " while " + where);
     }
@@ -237,6 +372,7 @@ ncclResult_t Executor::run(const Program& prog) {
     uint32_t j = i + 1;
     while (j < nseq && chainKey(progp_->sequences[order_[j]]) == chainKey(progp_->sequences[order_[i]])) ++j;
     cursors_.push_back(Cursor{i, j});
+    for (uint32_t k = i; k < j; ++k) cursors_.back().multiPeer |= progp_->sequences[order_[k]].multiPeer();
     ncclComm* comm = progp_->sequences[order_[i]].task->comm;
     if (std::find(comms_.begin(), comms_.end(), comm) == comms_.end()) comms_.push_back(comm);
     i = j;

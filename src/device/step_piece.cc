@@ -1,5 +1,8 @@
 #include "device/step_piece.h"
 
+#include <cstring>
+
+#include "core/comm.h"
 #include "device/reduce_host.h"
 
 namespace weft {
@@ -51,6 +54,38 @@ void runStepPiece(const Task& t, const Step& st, int nranks, size_t done, size_t
       break;
     }
   }
+}
+
+void runMultiPeerPiece(const Task& t, const Step& st, size_t done, size_t n, const void* const* ins, int nIn,
+                       void* const* outs, int nOut) {
+  if (nIn <= 1 && nOut <= 1)
+    return runStepPiece(t, st, t.comm->nranks, done, n, nIn ? ins[0] : nullptr, nOut ? outs[0] : nullptr);
+  const size_t es = dataTypeSize(t.dtype);
+  const char* src =
+      stepReadsSrc(st.op) ? static_cast<const char*>(bufferOf(t, st.srcBuf)) + (st.srcOffset + done) * es : nullptr;
+  char* dst = stepWritesDst(st.op)
+                  ? static_cast<char*>(const_cast<void*>(bufferOf(t, st.dstBuf))) + (st.dstOffset + done) * es
+                  : nullptr;
+  if (st.op == StepOp::kCopySend && src == dst) dst = nullptr;  // in place: nothing to copy locally
+  const unsigned pre = (st.flags & kStepPre) ? kApplyPre : 0u, post = (st.flags & kStepPost) ? kApplyPost : 0u;
+  // The value is computed once, into the first target (and the second alongside), then copied to
+  // the rest: every peer receives the very bits this rank keeps.
+  void* targets[kMaxSeqPeers + 1];
+  int nt = 0;
+  if (dst != nullptr) targets[nt++] = dst;
+  for (int i = 0; i < nOut; ++i) targets[nt++] = outs[i];
+  void* acc = targets[0];
+  void* second = nt > 1 ? targets[1] : nullptr;
+  if (nIn == 0) {
+    reduceCopy(t.spec, acc, second, nullptr, src, n, pre | post);
+  } else {
+    for (int i = 0; i < nIn; ++i) {
+      const bool last = i == nIn - 1;
+      reduceCopy(t.spec, acc, last ? second : nullptr, ins[i], i == 0 ? src : acc, n,
+                 (i == 0 ? pre : 0u) | (last ? post : 0u));
+    }
+  }
+  for (int k = 2; k < nt; ++k) memcpy(targets[k], acc, n * es);
 }
 
 }  // namespace weft

@@ -24,4 +24,12 @@ inline bool stepWritesDst(StepOp op) {
 // communicator's size (the scratch fold reads that many blocks).
 void runStepPiece(const Task& t, const Step& st, int nranks, size_t done, size_t n, const void* in, void* out);
 
+// The same for a step of a multi-peer sequence: ins are the nIn received messages (the recvMask
+// peers, in mask order), outs the nOut slots to fill (the sendMask peers). The first message is
+// combined with the rank's own input (pre-multiplied) when the step reads one, then each further
+// message with that running value, so the order is fixed by the program. dst and every out get
+// the same bytes. With at most one of each, this is exactly runStepPiece.
+void runMultiPeerPiece(const Task& t, const Step& st, size_t done, size_t n, const void* const* ins, int nIn,
+                       void* const* outs, int nOut);
+
 }  // namespace weft

@@ -8,7 +8,10 @@
 //    calls, pre/post flags and the same two skips (kCopySend does not copy onto itself, kCopy onto
 //    itself without flags does nothing);
 //  - every (lane, channel, sender, receiver) link is a FIFO of nSlots messages, so a step can only
-//    run ahead of its receiver by nSlots pieces.
+//    run ahead of its receiver by nSlots pieces;
+//  - a step of a multi-peer sequence (the tree lane) moves a piece only when every receive peer of
+//    its recvMask has a message and every send peer of its sendMask has room, and moves the data
+//    with the executor's runMultiPeerPiece.
 // Rounds visit every rank's cursors in turn, each advancing as far as it can. A bounded FIFO network
 // of deterministic processes gives the same result and the same deadlocks under any fair schedule,
 // so one round-robin order stands for all of the executor's thread interleavings, except where two
@@ -204,7 +207,7 @@ class Simulator {
     const char* waiting = "";  // what blocked it last, for the deadlock dump
   };
 
-  static std::string laneName(int lane) { return lane == int(Lane::kRing) ? "ring" : "p2p"; }
+  static std::string laneName(int lane) { return weft::laneName(static_cast<Lane>(lane)); }
   static std::string linkName(const LinkKey& k) {
     return laneName(std::get<0>(k)) + " ch " + std::to_string(std::get<1>(k)) + " " +
            std::to_string(std::get<2>(k)) + "->" + std::to_string(std::get<3>(k));
@@ -229,6 +232,8 @@ class Simulator {
           bad = "does not belong to this rank's tasks";
         else if (s.sendPeer < -1 || s.sendPeer >= geo_.nranks || s.recvPeer < -1 || s.recvPeer >= geo_.nranks)
           bad = "names a peer outside [0, nranks)";
+        else if (s.multiPeer())
+          bad = badMultiPeer(r, s);
         else if (s.firstStep + uint64_t(s.nSteps) > p.steps.size())
           bad = "has steps past the end of the program";
         if (!bad.empty()) {
@@ -245,19 +250,25 @@ class Simulator {
         std::map<LinkKey, bool> mine;
         for (uint32_t i : seqs) {
           const Sequence& s = p.sequences[i];
-          const LinkKey links[2] = {{int(s.lane), s.channel, r, s.sendPeer}, {int(s.lane), s.channel, s.recvPeer, r}};
-          const bool used[2] = {s.sendPeer >= 0, s.recvPeer >= 0};
-          for (int d = 0; d < 2; ++d) {
-            if (!used[d]) continue;
-            auto [o, fresh] = linkUser.emplace(links[d], i);
-            if (fresh) mine[links[d]] = true;
-            if (fresh || mine.count(links[d]) || allowShared_) continue;
+          // Every link the sequence may use: send links first, then receive links.
+          std::vector<std::pair<LinkKey, int>> links;  // link, direction (0 send, 1 receive)
+          if (s.multiPeer()) {
+            for (int k = 0; k < s.nSendPeers; ++k) links.push_back({{int(s.lane), s.channel, r, s.sendPeers[k]}, 0});
+            for (int k = 0; k < s.nRecvPeers; ++k) links.push_back({{int(s.lane), s.channel, s.recvPeers[k], r}, 1});
+          } else {
+            if (s.sendPeer >= 0) links.push_back({{int(s.lane), s.channel, r, s.sendPeer}, 0});
+            if (s.recvPeer >= 0) links.push_back({{int(s.lane), s.channel, s.recvPeer, r}, 1});
+          }
+          for (const auto& [link, d] : links) {
+            auto [o, fresh] = linkUser.emplace(link, i);
+            if (fresh) mine[link] = true;
+            if (fresh || mine.count(link) || allowShared_) continue;
             const Sequence& first = p.sequences[o->second];
             out->ok = false;
             out->error = "rank " + std::to_string(r) + ": " + collName(first.task->kind) + " #" +
                          std::to_string(first.task->seq) + " and " + collName(s.task->kind) + " #" +
                          std::to_string(s.task->seq) + " are in different chains but both " +
-                         (d == 0 ? "send on " : "receive on ") + linkName(links[d]) +
+                         (d == 0 ? "send on " : "receive on ") + linkName(link) +
                          ": their messages interleave in whatever order the two chains run";
             return false;
           }
@@ -266,6 +277,31 @@ class Simulator {
       }
     }
     return true;
+  }
+
+  // What is wrong with a multi-peer sequence's peers or its steps' masks ("" when nothing).
+  std::string badMultiPeer(int r, const Sequence& s) const {
+    if (s.nSendPeers > kMaxSeqPeers || s.nRecvPeers > kMaxSeqPeers) return "has more than kMaxSeqPeers peers";
+    for (int k = 0; k < s.nSendPeers + s.nRecvPeers; ++k) {
+      const int peer = k < s.nSendPeers ? s.sendPeers[k] : s.recvPeers[k - s.nSendPeers];
+      if (peer < 0 || peer >= geo_.nranks) return "names a peer outside [0, nranks)";
+      if (peer == r) return "names itself as a peer";
+    }
+    for (int k = 0; k < s.nSendPeers; ++k)
+      for (int j = 0; j < k; ++j)
+        if (s.sendPeers[j] == s.sendPeers[k]) return "names a send peer twice";
+    for (int k = 0; k < s.nRecvPeers; ++k)
+      for (int j = 0; j < k; ++j)
+        if (s.recvPeers[j] == s.recvPeers[k]) return "names a receive peer twice";
+    const Program& p = progs_[r];
+    for (uint32_t i = 0; i < s.nSteps && s.firstStep + uint64_t(i) < p.steps.size(); ++i) {
+      const Step& st = p.steps[s.firstStep + i];
+      if ((st.recvMask >> s.nRecvPeers) != 0 || (st.sendMask >> s.nSendPeers) != 0)
+        return "has step " + std::to_string(i) + " whose mask names a peer the sequence lacks";
+      if (stepReceives(st.op) != (st.recvMask != 0) || stepSends(st.op) != (st.sendMask != 0))
+        return "has step " + std::to_string(i) + " (" + stepName(st.op) + ") whose masks do not match its op";
+    }
+    return "";
   }
 
   bool fail(Outcome* out, const Cursor& c, const std::string& what) {
@@ -277,9 +313,14 @@ class Simulator {
   std::string describe(const Cursor& c) const {
     const Program& p = progs_[c.rank];
     const Sequence& s = p.sequences[c.seqs[c.pos]];
+    std::string send = std::to_string(s.sendPeer), recv = std::to_string(s.recvPeer);
+    if (s.multiPeer()) {
+      send = recv = "";
+      for (int k = 0; k < s.nSendPeers; ++k) send += (k ? "," : "") + std::to_string(s.sendPeers[k]);
+      for (int k = 0; k < s.nRecvPeers; ++k) recv += (k ? "," : "") + std::to_string(s.recvPeers[k]);
+    }
     std::string d = "rank " + std::to_string(c.rank) + " [" + laneName(int(s.lane)) + " ch " +
-                    std::to_string(s.channel) + " send->" + std::to_string(s.sendPeer) + " recv<-" +
-                    std::to_string(s.recvPeer) + "] " + collName(s.task->kind) + " #" +
+                    std::to_string(s.channel) + " send->" + send + " recv<-" + recv + "] " + collName(s.task->kind) + " #" +
                     std::to_string(s.task->seq) + " sequence " + std::to_string(c.seqs[c.pos]);
     if (c.step < s.nSteps) {
       const Step& st = p.steps[s.firstStep + c.step];
@@ -302,18 +343,28 @@ class Simulator {
   }
 
   // Piece ranges must lie inside the declared extents; a source and a destination may be the same
-  // memory or disjoint, never partly overlapping (reduceCopy's contract).
+  // memory or disjoint, never partly overlapping (reduceCopy's contract). A step may name either
+  // user buffer as its source or destination (the tree root sends from its receive buffer); the
+  // scratch area has no declared extent here.
   bool checkPiece(const Cursor& c, const Step& st, const Rec& rec, size_t n, size_t es, Outcome* out) {
+    auto extent = [&](Buf b) { return b == Buf::kSend ? rec.sendElems : b == Buf::kRecv ? rec.recvElems : SIZE_MAX; };
+    auto name = [](Buf b) { return b == Buf::kSend ? "sendbuff" : b == Buf::kRecv ? "recvbuff" : "scratch"; };
+    auto base = [&](Buf b) {
+      return reinterpret_cast<uintptr_t>(b == Buf::kSend ? rec.task.sendbuff
+                                         : b == Buf::kRecv ? static_cast<const void*>(rec.task.recvbuff)
+                                                           : rec.task.scratch);
+    };
     const size_t from = st.srcOffset + c.done, to = st.dstOffset + c.done;
-    if (stepReadsSrc(st.op) && (from > rec.sendElems || n > rec.sendElems - from))
-      return fail(out, c, "reads sendbuff elements [" + std::to_string(from) + ", " + std::to_string(from + n) +
-                              ") outside its " + std::to_string(rec.sendElems) + " elements");
-    if (stepWritesDst(st.op) && (to > rec.recvElems || n > rec.recvElems - to))
-      return fail(out, c, "writes recvbuff elements [" + std::to_string(to) + ", " + std::to_string(to + n) +
-                              ") outside its " + std::to_string(rec.recvElems) + " elements");
+    const size_t srcN = extent(st.srcBuf), dstN = extent(st.dstBuf);
+    if (stepReadsSrc(st.op) && (from > srcN || n > srcN - from))
+      return fail(out, c, std::string("reads ") + name(st.srcBuf) + " elements [" + std::to_string(from) + ", " +
+                              std::to_string(from + n) + ") outside its " + std::to_string(srcN) + " elements");
+    if (stepWritesDst(st.op) && (to > dstN || n > dstN - to))
+      return fail(out, c, std::string("writes ") + name(st.dstBuf) + " elements [" + std::to_string(to) + ", " +
+                              std::to_string(to + n) + ") outside its " + std::to_string(dstN) + " elements");
     if (stepReadsSrc(st.op) && stepWritesDst(st.op)) {
-      auto a = reinterpret_cast<uintptr_t>(rec.task.sendbuff) + from * es;
-      auto b = reinterpret_cast<uintptr_t>(rec.task.recvbuff) + to * es;
+      auto a = base(st.srcBuf) + from * es;
+      auto b = base(st.dstBuf) + to * es;
       if (a != b && a < b + n * es && b < a + n * es)
         return fail(out, c, "source and destination partially overlap");
     }
@@ -343,6 +394,11 @@ class Simulator {
       const Rec& rec = *extents_.at(&t);
       const size_t es = dataTypeSize(t.dtype);
       if (es == 0 || geo_.slotBytes < es) return fail(out, c, "a FIFO slot cannot hold one element");
+      if (s.multiPeer()) {
+        if (!advanceMultiPiece(c, s, st, rec, es, out)) return progress;
+        progress = true;
+        continue;
+      }
       const bool rx = stepReceives(st.op), tx = stepSends(st.op);
       if (rx && s.recvPeer < 0) return fail(out, c, "step receives but its sequence has no receive peer");
       if (tx && s.sendPeer < 0) return fail(out, c, "step sends but its sequence has no send peer");
@@ -382,6 +438,60 @@ class Simulator {
       }
     }
     return progress;
+  }
+
+  // One piece of a multi-peer step, if every FIFO it needs is ready; false when it cannot move
+  // (out->ok says whether that is an error). Advances c's position within the step.
+  bool advanceMultiPiece(Cursor& c, const Sequence& s, const Step& st, const Rec& rec, size_t es, Outcome* out) {
+    Fifo* ins[kMaxSeqPeers];
+    Fifo* outs[kMaxSeqPeers];
+    int from[kMaxSeqPeers];
+    int nIn = 0, nOut = 0;
+    if (stepReceives(st.op))
+      for (int k = 0; k < s.nRecvPeers; ++k)
+        if (st.recvMask & (1u << k)) {
+          from[nIn] = s.recvPeers[k];
+          ins[nIn++] = fifo({int(s.lane), s.channel, s.recvPeers[k], c.rank});
+        }
+    if (stepSends(st.op))
+      for (int k = 0; k < s.nSendPeers; ++k)
+        if (st.sendMask & (1u << k)) outs[nOut++] = fifo({int(s.lane), s.channel, c.rank, s.sendPeers[k]});
+    for (int k = 0; k < nIn; ++k)
+      if (ins[k]->empty()) {
+        c.waiting = "waiting to receive (FIFO empty)";
+        return false;
+      }
+    for (int k = 0; k < nOut; ++k)
+      if (outs[k]->full()) {
+        c.waiting = "waiting for room to send (FIFO full)";
+        return false;
+      }
+    const size_t n = std::min(st.count - c.done, size_t(geo_.slotBytes) / es);
+    const size_t bytes = n * es;
+    if (!checkPiece(c, st, rec, n, es, out)) return false;
+    const void* msg[kMaxSeqPeers];
+    void* slot[kMaxSeqPeers];
+    for (int k = 0; k < nIn; ++k) {
+      size_t got = 0;
+      msg[k] = ins[k]->front(&got);
+      if (got != bytes)
+        return fail(out, c, "expected a message of " + std::to_string(bytes) + " bytes from rank " +
+                                std::to_string(from[k]) + " but got " + std::to_string(got));
+    }
+    for (int k = 0; k < nOut; ++k) slot[k] = outs[k]->sendBuffer();
+    runMultiPeerPiece(*s.task, st, c.done, n, msg, nIn, slot, nOut);
+    for (int k = 0; k < nOut; ++k) {
+      outs[k]->publish(bytes);
+      ++out->messages;
+    }
+    for (int k = 0; k < nIn; ++k) ins[k]->release();
+    c.waiting = "";
+    c.done += n;
+    if (c.done == st.count) {
+      ++c.step;
+      c.done = 0;
+    }
+    return true;
   }
 
   Geometry geo_;

@@ -95,7 +95,9 @@ std::string Proxy::failureOf(const NetLink& link) {
 void Proxy::fail(NetLink& link, ncclResult_t r, const char* call) {
   link.failure = link.what + ": the " + link.network->name() + " network failed (" + call + " returned " +
                  ncclGetErrorString(r) + "; the peer process or its host may be gone)";
-  WEFT_WARN("%s", link.failure.c_str());
+  // Not a warning by itself: a peer that destroyed its communicator closes its links too. The
+  // executor reports the failure if an operation needed the link.
+  WEFT_INFO(kLogNet, "%s", link.failure.c_str());
   link.failed.store(true, std::memory_order_release);
   closeNow(link);
 }

@@ -187,14 +187,17 @@ Comm::~Comm() {
   for (auto& w : workers_) w->stop();
 }
 
-void Comm::fail(ncclResult_t code, const std::string& what) {
+void Comm::fail(ncclResult_t code, const std::string& what, bool quiet) {
   {
     std::lock_guard<std::mutex> lock(failMu_);
     if (failCode_.load(std::memory_order_acquire) != ncclSuccess) return;
     failText_ = what;
     failCode_.store(code, std::memory_order_release);
   }
-  WEFT_WARN("Socket network: connection %s %s failed: %s", send_ ? "to" : "from", peer_.c_str(), what.c_str());
+  if (quiet)
+    WEFT_INFO(kLogNet, "Socket network: connection %s %s ended: %s", send_ ? "to" : "from", peer_.c_str(), what.c_str());
+  else
+    WEFT_WARN("Socket network: connection %s %s failed: %s", send_ ? "to" : "from", peer_.c_str(), what.c_str());
   ::shutdown(ctrl_.fd(), SHUT_RDWR);
   for (Socket& s : data_) ::shutdown(s.fd(), SHUT_RDWR);
   for (auto& w : workers_) w->wake();
@@ -301,6 +304,13 @@ ncclResult_t Comm::progressControl() {
           want = r->size - off;
         }
         ssize_t n = ::recv(fd, dst, want, MSG_DONTWAIT);
+        if (n == 0 && r->ctrlDone == 0) {
+          // A clean close between messages: the sender is done (its communicator went away after
+          // its last send completed). Messages already announced still arrive on the data
+          // sockets; only receives that no message will ever fill fail (see test()).
+          peerClosed_ = true;
+          return ncclSuccess;
+        }
         if (n == 0) {
           fail(ncclRemoteError, "the peer closed the connection");
           return failure();
@@ -348,6 +358,14 @@ ncclResult_t Comm::test(Request* req, int* done, size_t* size) {
     return ncclSuccess;
   }
   ncclResult_t f = failure();
+  if (f == ncclSuccess && peerClosed_ && !req->ctrlFinished) {
+    // No message will come for this receive. Fail it once the messages before it have landed,
+    // since failing shuts the data sockets down.
+    for (const Request& r : reqs_)
+      if (r.inUse && r.ctrlFinished && r.pendingChunks.load(std::memory_order_acquire) > 0) return ncclSuccess;
+    fail(ncclRemoteError, "the peer closed the connection", /*quiet=*/true);
+    f = failure();
+  }
   if (f == ncclSuccess) return ncclSuccess;
   lock.unlock();
   waitWorkersQuiesced();

@@ -98,7 +98,8 @@ class Comm {
 
   // Marks the connection failed (first cause wins, logged once with the peer's address) and
   // shuts its sockets down so every helper and every later call sees it at once.
-  void fail(ncclResult_t code, const std::string& what);
+  // quiet: log at INFO only (the peer closed cleanly; an error only if someone still waits).
+  void fail(ncclResult_t code, const std::string& what, bool quiet = false);
   ncclResult_t failure() const { return failCode_.load(std::memory_order_acquire); }
 
  private:
@@ -116,6 +117,7 @@ class Comm {
   Request reqs_[kMaxRequests];
   std::deque<Request*> ctrlQueue_;  // posted requests whose control part is not finished
   size_t nextSocket_ = 0;           // round-robin start, advanced identically on both ends
+  bool peerClosed_ = false;  // receiver: the sender closed cleanly between messages (guarded by mu_)
   std::atomic<ncclResult_t> failCode_{ncclSuccess};
   std::mutex failMu_;
   std::string failText_;
