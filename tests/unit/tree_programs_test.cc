@@ -364,6 +364,8 @@ TEST(TreeDispatch, NcclAlgoTreeSelectsTheTree) {
   comm.nranks = 4;
   comm.slotBytes = 4096;
   comm.nChannels = 2;
+  comm.ranks.resize(4);  // one host
+  ASSERT_EQ(weft::setupTuner(&comm), ncclSuccess);
   std::vector<float> in(100), outv(400);
   for (CollKind kind : {CollKind::kAllReduce, CollKind::kBroadcast, CollKind::kReduce, CollKind::kAllGather}) {
     Task t;
