@@ -15,6 +15,7 @@
 #include "core/local_peers.h"
 #include "core/redop_table.h"
 #include "nccl.h"
+#include "topology/placement.h"
 #include "transports/connection_table.h"
 #include "transports/net/network.h"
 
@@ -96,6 +97,7 @@ struct ncclComm {
   weft::ConnectionTable connections;
   weft::net::Network* network = nullptr;  // set when some peer is reached over the network
   int netDevices = 0;
+  std::vector<weft::topo::RankPlacement> placements;  // every rank's, gathered at init
   weft::RedOpTable redOps;
   std::thread initThread;  // a non-blocking init runs here
   weft::CancelEvent initCancel;  // ncclCommAbort fires it to stop an init that is still waiting

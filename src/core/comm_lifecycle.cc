@@ -18,6 +18,8 @@
 #include "core/log.h"
 #include "core/params.h"
 #include "core/result.h"
+#include "topology/placement_query.h"
+#include "topology/system.h"
 #include "transports/transport.h"
 #include "tuning/select.h"
 
@@ -81,6 +83,19 @@ ncclResult_t selectNetworkIfNeeded(ncclComm* comm) {
   return ncclSuccess;
 }
 
+// Where every rank sits (host, NUMA node, PCI path of its devices), for topology queries and the
+// NCCL_TOPO_DUMP_FILE dump. An invalid NCCL_TOPO_FILE fails the init here, naming file and line.
+ncclResult_t setupPlacement(ncclComm* comm) {
+  const topo::SystemTopology* sys = nullptr;
+  WEFT_CHECK(topo::getSystemTopology(&sys));
+  comm->placements.assign(comm->nranks, topo::RankPlacement{});
+  WEFT_CHECK(topo::localRankPlacement("", &comm->placements[comm->rank]));
+  std::string why;
+  ncclResult_t r = comm->bootstrap->allGather(comm->placements.data(), sizeof(topo::RankPlacement), &why);
+  if (r != ncclSuccess) return setError(comm, r, "init of rank %d: exchanging placements failed: %s", comm->rank, why.c_str());
+  return topo::topologyDumpIfRequested(comm->rank, comm->placements);
+}
+
 // Everything after the rendezvous: learn the other ranks, agree on geometry, map the local peers.
 ncclResult_t setupComm(ncclComm* comm, const ncclUniqueId& id) {
   std::string why;
@@ -116,6 +131,7 @@ ncclResult_t setupComm(ncclComm* comm, const ncclUniqueId& id) {
   r = comm->peers.setup(comm->commHash, comm->rank, comm->ranks, comm->bootstrap.get(), &why);
   if (r != ncclSuccess) return setError(comm, r, "init of rank %d: shared memory setup failed: %s", comm->rank, why.c_str());
   if (!param::runtimeConnect()) WEFT_CHECK(connectRingsNow(comm));
+  WEFT_CHECK(setupPlacement(comm));
   WEFT_CHECK(setupTuner(comm));  // the cost model, NCCL_ALGO/NCCL_PROTO and the tuner plugin
   WEFT_INFO(kLogInit, "comm %p rank %d nranks %d hash %016lx ready: %d channels, FIFO %u x %u bytes, host mode",
             static_cast<void*>(comm), comm->rank, comm->nranks, static_cast<unsigned long>(comm->commHash),
