@@ -1,11 +1,12 @@
 // Lanes keep the traffic of different kinds of algorithm apart: each lane has its own connections
 // between two ranks, so a send/recv in the same group as a collective can never interleave with the
-// collective's messages, and two algorithms never read each other's FIFO slots.
+// collective's messages, and two algorithms never read each other's FIFO slots. The direct lane has
+// no connections at all: its sequences read the peers' staging areas (transports/shm/direct_area.h).
 #pragma once
 #include <cstdint>
 
 namespace weft {
 
-enum class Lane : uint8_t { kRing = 0, kP2p = 1 };
+enum class Lane : uint8_t { kRing = 0, kP2p = 1, kDirect = 2 };
 
 }  // namespace weft

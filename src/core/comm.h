@@ -16,6 +16,7 @@
 #include "core/redop_table.h"
 #include "nccl.h"
 #include "transports/shm/connection_table.h"
+#include "transports/shm/direct_area.h"
 
 namespace weft {
 
@@ -87,6 +88,7 @@ struct ncclComm {
   std::unique_ptr<weft::Bootstrap> bootstrap;
   weft::LocalPeers peers;
   weft::ConnectionTable connections;
+  weft::DirectAreas direct;  // staging areas of the direct lane (DDA, low precision), made on first use
   weft::RedOpTable redOps;
   std::thread initThread;  // a non-blocking init runs here
   weft::CancelEvent initCancel;  // ncclCommAbort fires it to stop an init that is still waiting

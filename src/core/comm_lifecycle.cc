@@ -257,6 +257,7 @@ void commFree(ncclComm* comm) {
   unregisterComm(comm);
   unlinkSenderNames(comm);
   comm->connections.clear();
+  comm->direct.clear();
   comm->magic = 0;
   delete comm;
 }

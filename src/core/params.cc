@@ -18,7 +18,7 @@ namespace weft::param {
 namespace {
 
 enum class Type { Int, Size, Bool, String };
-enum class Group { Logging, Transport, Bootstrap, Comm, Future };
+enum class Group { Logging, Transport, Bootstrap, Comm, Dda, Future };
 
 const char* typeName(Type t) {
   switch (t) {
@@ -36,6 +36,7 @@ const char* groupTitle(Group g) {
     case Group::Transport: return "Transports and buffers";
     case Group::Bootstrap: return "Bootstrap";
     case Group::Comm: return "Communicator behaviour";
+    case Group::Dda: return "Direct data access and low precision";
     case Group::Future: return "Read now, used by features not built yet";
   }
   return "?";
@@ -453,7 +454,8 @@ std::string renderMarkdown() {
       "wins and a warning says so.\n"
       "- Weft reads the environment only: NCCL's configuration files (`NCCL_CONF_FILE`, "
       "`~/.nccl.conf`, `/etc/nccl.conf`) are not read.\n";
-  constexpr Group kGroups[] = {Group::Logging, Group::Transport, Group::Bootstrap, Group::Comm, Group::Future};
+  constexpr Group kGroups[] = {Group::Logging, Group::Transport, Group::Bootstrap, Group::Comm, Group::Dda,
+                               Group::Future};
   for (Group g : kGroups) {
     md += std::string("\n## ") + groupTitle(g) + "\n\n";
     if (g == Group::Logging) {

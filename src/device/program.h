@@ -24,6 +24,17 @@ enum class StepOp : uint8_t {
   kCopySend,           // src -> dst (skipped when the same memory) and next
   kCopy,               // src -> dst, no peer
   kReduceScratch,      // dst = scratch block 0 (+) block 1 (+) ... (+) block nranks-1, in rank order
+  // Direct lane (no connection; see direct_step.h). Staging offsets count elements of the task's
+  // datatype from the start of a staging area's data, or for the lowp ops 260-byte FP8 blocks.
+  kDirectStage,        // src -> own staging at dstOffset (pre-multiplied with kStepPre)
+  kDirectBarrier,      // arrive, then wait until every local rank has arrived as often
+  kDirectReduce,       // dst = staging[0] (+) ... (+) staging[nranks-1] at srcOffset, in rank order
+  kDirectCopy,         // staging of rank `aux` at srcOffset -> dst
+  kLowpQuantize,       // src -> own staging as FP8 blocks starting at block dstOffset
+  kLowpReduce,         // dst = sum in float of every rank's FP8 blocks at srcOffset, rank order;
+                       // with kStepRequant the sum is re-quantized into own block `aux` first
+                       // and dst gets the dequantized value every rank will read
+  kLowpDequant,        // FP8 blocks of rank `aux` at srcOffset -> dst
 };
 
 inline bool stepReceives(StepOp op) {
@@ -39,7 +50,10 @@ const char* stepName(StepOp op);
 enum StepFlags : uint8_t {
   kStepPre = 1,   // this rank's own input enters the reduction here (apply pre-multiply)
   kStepPost = 2,  // the final value is produced here (apply post-divide)
+  kStepRequant = 4,  // kLowpReduce: re-quantize the sum into own staging (AllReduce)
 };
+
+inline bool stepIsDirect(StepOp op) { return op >= StepOp::kDirectStage; }
 
 // Which buffer a step offset refers to: the task's send or receive buffer, or the communicator's
 // scratch area (used by algorithms that collect every rank's input before reducing it).
@@ -50,6 +64,7 @@ struct Step {
   uint8_t flags;
   Buf srcBuf;
   Buf dstBuf;
+  uint32_t aux;      // op-specific (see StepOp): a peer rank or a staging block; fills padding
   size_t srcOffset;  // elements from the start of srcBuf
   size_t dstOffset;  // elements from the start of dstBuf
   size_t count;      // elements
@@ -75,7 +90,9 @@ struct ChainKey {
   friend auto operator<=>(const ChainKey&, const ChainKey&) = default;
 };
 inline ChainKey chainKeyOf(const Sequence& s) {
-  if (s.lane == Lane::kRing) return ChainKey{static_cast<int>(s.lane), s.channel, -2, -2};
+  // Every direct sequence of a communicator barriers with the same peers, so all of them form one
+  // chain, in issue order: the same barriers in the same order on every rank.
+  if (s.lane == Lane::kRing || s.lane == Lane::kDirect) return ChainKey{static_cast<int>(s.lane), s.channel, -2, -2};
   return ChainKey{static_cast<int>(s.lane), s.channel, s.sendPeer, s.recvPeer};
 }
 
@@ -95,7 +112,11 @@ struct Program {
     addStep(op, flags, Buf::kSend, srcOffset, Buf::kRecv, dstOffset, count);
   }
   void addStep(StepOp op, uint8_t flags, Buf srcBuf, size_t srcOffset, Buf dstBuf, size_t dstOffset, size_t count) {
-    steps.push_back(Step{op, flags, srcBuf, dstBuf, srcOffset, dstOffset, count});
+    addStep(op, flags, srcBuf, srcOffset, dstBuf, dstOffset, count, 0);
+  }
+  void addStep(StepOp op, uint8_t flags, Buf srcBuf, size_t srcOffset, Buf dstBuf, size_t dstOffset, size_t count,
+               uint32_t aux) {
+    steps.push_back(Step{op, flags, srcBuf, dstBuf, aux, srcOffset, dstOffset, count});
     sequences.back().nSteps++;
   }
 };
