@@ -1,6 +1,7 @@
 #include "device/direct_exec.h"
 
 #include "core/comm.h"
+#include "core/log.h"
 #include "device/direct_step.h"
 
 namespace weft {
@@ -13,7 +14,11 @@ DirectProgress advanceDirectStep(const Task& t, const Step& st, size_t* phase, s
     ncclResult_t r = comm->direct.tryConnect(comm->commHash, comm->rank, comm->nranks, &ready, why);
     if (r != ncclSuccess) return DirectProgress::kFailed;
     // Peers asleep waiting for this rank's area learn at once that it exists.
-    if (!created && comm->direct.ownedBytes() != 0) comm->peers.ringAll();
+    if (!created && comm->direct.ownedBytes() != 0) {
+      comm->peers.ringAll();
+      WEFT_INFO(kLogShm, "comm %p rank %d: direct-access staging area of %zu bytes for %s #%llu", static_cast<void*>(comm),
+                comm->rank, comm->direct.dataBytes(), collName(t.kind), static_cast<unsigned long long>(t.seq));
+    }
     if (!ready) return DirectProgress::kWaiting;
   }
   const DirectView v = comm->direct.view();
