@@ -250,6 +250,11 @@ static void unlinkSenderNames(ncclComm* comm) {
                    .c_str());
   for (int p = 0; p < comm->nranks; ++p)
     if (p != comm->rank) shm_unlink(ConnectionId{comm->commHash, Lane::kP2p, 0, comm->rank, p}.shmName().c_str());
+  // Likewise a peer's direct-access staging area: its last mapper removes the name, so it can
+  // only still exist when this rank never mapped it, and then it never will (every direct
+  // operation needs all ranks, this one included).
+  for (int p = 0; p < comm->nranks; ++p)
+    if (p != comm->rank) shm_unlink(directAreaName(comm->commHash, p).c_str());
 }
 
 void commFree(ncclComm* comm) {

@@ -39,16 +39,14 @@ DirectProgress advanceDirectStep(const Task& t, const Step& st, size_t* phase, s
 
 std::string describeDirectWait(const Task& t, const Step& st, size_t phase, std::vector<int>* waitingOn) {
   ncclComm* comm = t.comm;
-  std::string what;
-  if (!comm->direct.connected()) {
+  const bool mapping = !comm->direct.connected();
+  if (mapping)
     *waitingOn = comm->direct.unmapped();
-    what = "for the direct-access staging areas of ranks ";
-  } else {
+  else
     directAllArrived(comm->direct.view(), waitingOn);
-    what = "at a direct-access barrier for ranks ";
-  }
+  std::string what = mapping ? "for the direct-access staging areas of ranks " : "at a direct-access barrier for ranks ";
   for (size_t i = 0; i < waitingOn->size(); ++i) what += (i ? ", " : "") + std::to_string((*waitingOn)[i]);
-  return what + " (not arrived yet)";
+  return what + (mapping ? " (not created yet)" : " (not arrived yet)");
 }
 
 }  // namespace weft
