@@ -53,7 +53,7 @@ void allReduceTree(const Task& t, Program* p) {
     for (int k = 1; k < n; ++k) {
       const int q = (r + k) % n;
       p->addStep(StepOp::kDirectCopy, 0, Buf::kSend, base + sBegin(q), Buf::kRecv, off + sBegin(q), sLen(q),
-                 static_cast<uint32_t>(q));
+                 static_cast<uint16_t>(q));
     }
   }
 }
@@ -70,7 +70,7 @@ void allGather(const Task& t, Program* p) {
     for (int k = 0; k < n; ++k) {
       const int q = (r + k) % n;
       p->addStep(StepOp::kDirectCopy, 0, Buf::kSend, base, Buf::kRecv, size_t(q) * t.count + off, len,
-                 static_cast<uint32_t>(q));
+                 static_cast<uint16_t>(q));
     }
   }
 }
@@ -105,7 +105,7 @@ void alltoAll(const Task& t, Program* p) {
     for (int k = 0; k < n; ++k) {
       const int q = (r + k) % n;
       p->addStep(StepOp::kDirectCopy, 0, Buf::kSend, rs.base(j) + size_t(r) * rs.perBlock, Buf::kRecv,
-                 size_t(q) * t.count + rs.offset(j), rs.length(j, t.count), static_cast<uint32_t>(q));
+                 size_t(q) * t.count + rs.offset(j), rs.length(j, t.count), static_cast<uint16_t>(q));
     }
   }
 }
@@ -114,7 +114,9 @@ void alltoAll(const Task& t, Program* p) {
 
 bool ddaEligible(const Task& t) {
   const ncclComm* comm = t.comm;
-  if (comm->nranks < 2 || comm->peers.nLocal() != comm->nranks || param::shmDisable()) return false;
+  // Steps name the peer they read in 16 bits.
+  if (comm->nranks < 2 || comm->nranks > 65535 || comm->peers.nLocal() != comm->nranks || param::shmDisable())
+    return false;
   switch (t.kind) {
     case CollKind::kAllReduce:
     case CollKind::kAllGather:

@@ -7,9 +7,9 @@
 // staging area exactly as the DDA rounds do (see collectives/dda), with the same round counter.
 //
 // AllReduce, per round: every rank quantizes its chunk; barrier; rank r sums slice r of every
-// rank's blocks in float (rank order), re-quantizes the sum into a second region of its own half
-// and keeps the decoded value of that; barrier; every rank decodes each other slice from its
-// owner. All ranks therefore hold the same bits, including the owner of each slice.
+// rank's blocks in float (rank order), re-quantizes the sum over its own slice r (which only it
+// reads) and keeps the decoded value of that; barrier; every rank decodes each other slice from
+// its owner. All ranks therefore hold the same bits, including the owner of each slice.
 #include <algorithm>
 
 #include "collectives/algorithms.h"
@@ -28,8 +28,8 @@ size_t halfBlocks(const Task& t) { return t.comm->direct.dataBytes() / 2 / sizeo
 
 void allReduce(const Task& t, Program* p) {
   const int n = t.comm->nranks, r = t.comm->rank;
-  // Each rank's slice takes sliceBlocks blocks in the input region and as many in the sum region.
-  const size_t sliceBlocks = std::max<size_t>(1, halfBlocks(t) / (2 * size_t(n)));
+  // Each rank's slice is at most sliceBlocks blocks of the half.
+  const size_t sliceBlocks = std::max<size_t>(1, halfBlocks(t) / size_t(n));
   Rounds rs(t.comm, t.count, halfBlocks(t), size_t(n) * sliceBlocks * kLowpBlockElems);
   p->beginSequence(&t, Lane::kDirect, 0, -1, -1);
   for (uint64_t j = 0; j < rs.count; ++j) {
@@ -37,18 +37,17 @@ void allReduce(const Task& t, Program* p) {
     // Slices are whole blocks, so slice q starts at block q * sb of the input region.
     const size_t sb = lowpBlocks((len + size_t(n) - 1) / size_t(n));
     const size_t slice = sb * kLowpBlockElems;
-    const size_t sums = base + size_t(n) * sb;
     auto sBegin = [&](int q) { return std::min(len, size_t(q) * slice); };
     auto sLen = [&](int q) { return std::min(len, size_t(q + 1) * slice) - sBegin(q); };
     p->addStep(StepOp::kLowpQuantize, 0, Buf::kSend, off, Buf::kRecv, base, len);
     p->addStep(StepOp::kDirectBarrier, 0, 0, 0, 0);
     p->addStep(StepOp::kLowpReduce, kStepRequant, Buf::kSend, base + size_t(r) * sb, Buf::kRecv, off + sBegin(r),
-               sLen(r), static_cast<uint32_t>(sums + size_t(r) * sb));
+               sLen(r));
     p->addStep(StepOp::kDirectBarrier, 0, 0, 0, 0);
     for (int k = 1; k < n; ++k) {
       const int q = (r + k) % n;
-      p->addStep(StepOp::kLowpDequant, 0, Buf::kSend, sums + size_t(q) * sb, Buf::kRecv, off + sBegin(q), sLen(q),
-                 static_cast<uint32_t>(q));
+      p->addStep(StepOp::kLowpDequant, 0, Buf::kSend, base + size_t(q) * sb, Buf::kRecv, off + sBegin(q), sLen(q),
+                 static_cast<uint16_t>(q));
     }
   }
 }
@@ -65,7 +64,7 @@ void allGather(const Task& t, Program* p) {
     for (int k = 0; k < n; ++k) {
       const int q = (r + k) % n;
       p->addStep(StepOp::kLowpDequant, 0, Buf::kSend, base, Buf::kRecv, size_t(q) * t.count + off, len,
-                 static_cast<uint32_t>(q));
+                 static_cast<uint16_t>(q));
     }
   }
 }
@@ -101,7 +100,7 @@ void alltoAll(const Task& t, Program* p) {
     for (int k = 0; k < n; ++k) {
       const int q = (r + k) % n;
       p->addStep(StepOp::kLowpDequant, 0, Buf::kSend, rs.base(j) + size_t(r) * per, Buf::kRecv,
-                 size_t(q) * t.count + rs.offset(j), rs.length(j, t.count), static_cast<uint32_t>(q));
+                 size_t(q) * t.count + rs.offset(j), rs.length(j, t.count), static_cast<uint16_t>(q));
     }
   }
 }

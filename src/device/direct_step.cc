@@ -42,7 +42,7 @@ void lowpStep(const Task& t, const Step& st, const DirectView& v) {
                       blocksOf(v, v.rank, st.dstOffset), 0, 1);
       return;
     case StepOp::kLowpDequant:
-      lowpDequantize<T>(blocksOf(v, static_cast<int>(st.aux), st.srcOffset), n,
+      lowpDequantize<T>(blocksOf(v, st.peer, st.srcOffset), n,
                         static_cast<M*>(taskBuffer(t, st.dstBuf)) + st.dstOffset, 0, 1);
       return;
     case StepOp::kLowpReduce: {
@@ -54,7 +54,8 @@ void lowpStep(const Task& t, const Step& st, const DirectView& v) {
         for (int b = 0; b < v.nranks; ++b) lowpAccumulateBlock(blocksOf(v, b, st.srcOffset)[k], m, acc);
         if (st.flags & kStepRequant) {
           // The owner keeps exactly what its peers will decode, so every rank ends with the same bits.
-          LowpBlock* mine = blocksOf(v, v.rank, st.aux) + k;
+          // Block k of every rank has been read by now, and no peer reads this rank's own slice.
+          LowpBlock* mine = blocksOf(v, v.rank, st.srcOffset) + k;
           lowpQuantizeFloatBlock(acc, m, mine);
           lowpDequantizeBlock<T>(*mine, m, dst + k * kLowpBlockElems);
         } else {
@@ -101,7 +102,7 @@ void runDirectData(const Task& t, const Step& st, const DirectView& v) {
       foldPeers(t, st, v, static_cast<char*>(taskBuffer(t, st.dstBuf)) + st.dstOffset * es);
       return;
     case StepOp::kDirectCopy:
-      memcpy(static_cast<char*>(taskBuffer(t, st.dstBuf)) + st.dstOffset * es, v.data[st.aux] + st.srcOffset * es,
+      memcpy(static_cast<char*>(taskBuffer(t, st.dstBuf)) + st.dstOffset * es, v.data[st.peer] + st.srcOffset * es,
              st.count * es);
       return;
     case StepOp::kLowpQuantize:

@@ -29,12 +29,13 @@ enum class StepOp : uint8_t {
   kDirectStage,        // src -> own staging at dstOffset (pre-multiplied with kStepPre)
   kDirectBarrier,      // arrive, then wait until every local rank has arrived as often
   kDirectReduce,       // dst = staging[0] (+) ... (+) staging[nranks-1] at srcOffset, in rank order
-  kDirectCopy,         // staging of rank `aux` at srcOffset -> dst
+  kDirectCopy,         // staging of rank `peer` at srcOffset -> dst
   kLowpQuantize,       // src -> own staging as FP8 blocks starting at block dstOffset
   kLowpReduce,         // dst = sum in float of every rank's FP8 blocks at srcOffset, rank order;
-                       // with kStepRequant the sum is re-quantized into own block `aux` first
-                       // and dst gets the dequantized value every rank will read
-  kLowpDequant,        // FP8 blocks of rank `aux` at srcOffset -> dst
+                       // with kStepRequant the sum is re-quantized over the own blocks it was
+                       // read from (only this rank reads them) and dst gets the decoded value
+                       // every rank will read
+  kLowpDequant,        // FP8 blocks of rank `peer` at srcOffset -> dst
 };
 
 inline bool stepReceives(StepOp op) {
@@ -53,8 +54,6 @@ enum StepFlags : uint8_t {
   kStepRequant = 4,  // kLowpReduce: re-quantize the sum into own staging (AllReduce)
 };
 
-inline bool stepIsDirect(StepOp op) { return op >= StepOp::kDirectStage; }
-
 // Which buffer a step offset refers to: the task's send or receive buffer, or the communicator's
 // scratch area (used by algorithms that collect every rank's input before reducing it).
 enum class Buf : uint8_t { kSend, kRecv, kScratch };
@@ -64,11 +63,12 @@ struct Step {
   uint8_t flags;
   Buf srcBuf;
   Buf dstBuf;
-  uint32_t aux;      // op-specific (see StepOp): a peer rank or a staging block; fills padding
+  uint16_t peer;     // direct-lane ops: the rank whose staging area is read (fits the padding)
   size_t srcOffset;  // elements from the start of srcBuf
   size_t dstOffset;  // elements from the start of dstBuf
   size_t count;      // elements
 };
+static_assert(sizeof(Step) == 32, "Step fields beyond the offsets must fit the padding");
 
 struct Sequence {
   const Task* task;
@@ -115,8 +115,8 @@ struct Program {
     addStep(op, flags, srcBuf, srcOffset, dstBuf, dstOffset, count, 0);
   }
   void addStep(StepOp op, uint8_t flags, Buf srcBuf, size_t srcOffset, Buf dstBuf, size_t dstOffset, size_t count,
-               uint32_t aux) {
-    steps.push_back(Step{op, flags, srcBuf, dstBuf, aux, srcOffset, dstOffset, count});
+               uint16_t peer) {
+    steps.push_back(Step{op, flags, srcBuf, dstBuf, peer, srcOffset, dstOffset, count});
     sequences.back().nSteps++;
   }
 };
