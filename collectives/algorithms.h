@@ -21,6 +21,21 @@ void buildTreeProgram(const Task& task, int nChannels, Program* prog);
 // Point-to-point patterns (collectives/p2p): Send, Recv, AlltoAll, AlltoAllv, Gather, Scatter.
 void buildP2pProgram(const Task& task, Program* prog);
 
+// DDA (collectives/dda): AllReduce (flat: kDdaFlat, tree: kDdaTree), AllGather, ReduceScatter and
+// AlltoAll (either DDA algorithm) by direct reads of the peers' staging areas.
+void buildDdaProgram(const Task& task, Program* prog);
+// Whether DDA can run the task: at least two ranks, all on this host, shared memory allowed.
+bool ddaEligible(const Task& task);
+// The rule of the RCCL_ENABLE_DDA_* switches and size limits: true (and *algo set) when they ask
+// for DDA for this task. The tuner calls this; it does not look at NCCL_ALGO.
+bool ddaPreferred(const Task& task, Algorithm* algo);
+// Low precision (collectives/lowprec): FP8 e4m3 with block scales over the DDA staging areas.
+void buildLowPrecisionProgram(const Task& task, Program* prog);
+// Whether it can run the task: DDA-eligible, float32/bfloat16/float16, and sum for reductions.
+bool lowPrecisionEligible(const Task& task);
+// The rule of the RCCL_LOW_PRECISION_ENABLE* switches and WEFT_LOW_PRECISION_MIN_BYTES.
+bool lowPrecisionPreferred(const Task& task);
+
 // The dispatch over all algorithms (collectives/dispatch.cc): what the tuner may choose from, and
 // how the chosen one is built. Adding an algorithm means one case in each of these.
 // Whether `algo` can run this collective task (kind, datatype, op, ranks and where they live).

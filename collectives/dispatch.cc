@@ -13,11 +13,14 @@ bool isCollective(CollKind k) {
 }  // namespace
 
 bool algorithmSupports(Algorithm algo, const Task& task) {
-  if (!isCollective(task.kind)) return false;
   switch (algo) {
-    case Algorithm::kRing: return true;
+    case Algorithm::kRing: return isCollective(task.kind);
     case Algorithm::kTree:
       return task.kind == CollKind::kAllReduce || task.kind == CollKind::kBroadcast || task.kind == CollKind::kReduce;
+    // AlltoAll is a point-to-point pattern unless one of these is chosen for it.
+    case Algorithm::kDdaFlat:
+    case Algorithm::kDdaTree: return ddaEligible(task);
+    case Algorithm::kLowPrecision: return lowPrecisionEligible(task);
     default: return false;
   }
 }
@@ -27,11 +30,23 @@ size_t algorithmScratchBytes(const Task& task) {
   switch (task.algorithm) {
     case Algorithm::kRing: return ringOneShotScratchBytes(task);
     case Algorithm::kTree: return 0;
+    // The direct lane stages data in the communicator's staging areas, not in its scratch.
+    case Algorithm::kDdaFlat:
+    case Algorithm::kDdaTree:
+    case Algorithm::kLowPrecision: return 0;
     default: return 0;
   }
 }
 
 void buildProgram(const Task& task, Program* prog) {
+  if (task.algorithm == Algorithm::kDdaFlat || task.algorithm == Algorithm::kDdaTree) {
+    buildDdaProgram(task, prog);
+    return;
+  }
+  if (task.algorithm == Algorithm::kLowPrecision) {
+    buildLowPrecisionProgram(task, prog);
+    return;
+  }
   if (!isCollective(task.kind)) {
     buildP2pProgram(task, prog);
     return;

@@ -18,6 +18,7 @@
 #include "topology/placement.h"
 #include "transports/connection_table.h"
 #include "transports/net/network.h"
+#include "transports/shm/direct_area.h"
 
 namespace weft {
 
@@ -98,6 +99,7 @@ struct ncclComm {
   weft::net::Network* network = nullptr;  // set when some peer is reached over the network
   int netDevices = 0;
   std::vector<weft::topo::RankPlacement> placements;  // every rank's, gathered at init
+  weft::DirectAreas direct;  // staging areas of the direct lane (DDA, low precision), made on first use
   weft::RedOpTable redOps;
   std::thread initThread;  // a non-blocking init runs here
   weft::CancelEvent initCancel;  // ncclCommAbort fires it to stop an init that is still waiting

@@ -281,6 +281,11 @@ static void unlinkSenderNames(ncclComm* comm) {
   for (int ch = 0; ch < 2 * comm->nChannels; ++ch)
     for (int p = 0; p < comm->nranks; ++p)
       if (p != comm->rank) shm_unlink(ConnectionId{comm->commHash, Lane::kTree, ch, comm->rank, p}.shmName().c_str());
+  // Likewise a peer's direct-access staging area: its last mapper removes the name, so it can
+  // only still exist when this rank never mapped it, and then it never will (every direct
+  // operation needs all ranks, this one included).
+  for (int p = 0; p < comm->nranks; ++p)
+    if (p != comm->rank) shm_unlink(directAreaName(comm->commHash, p).c_str());
 }
 
 void commFree(ncclComm* comm) {
@@ -288,6 +293,7 @@ void commFree(ncclComm* comm) {
   unregisterComm(comm);
   unlinkSenderNames(comm);
   comm->connections.clear();
+  comm->direct.clear();
   comm->magic = 0;
   delete comm;
 }

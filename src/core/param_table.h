@@ -97,6 +97,51 @@
   X(topoDumpFile, String, "NCCL_TOPO_DUMP_FILE", "", "", "", Topology,                             \
     "Rank 0 writes the topology it uses (detected, merged with NCCL_TOPO_FILE) to this path as "   \
     "NCCL topology XML during communicator init")                                                  \
+  /* ---- dda and low precision ---- */                                                           \
+  X(ddaAllReduce, Bool, "RCCL_ENABLE_DDA_ALL_REDUCE", "", "1", "", Dda,                            \
+    "1 = on a communicator whose ranks all share one host, the tuner may run AllReduce with "      \
+    "direct data access (flat up to RCCL_DDA_ALL_REDUCE_FLAT_MAX_BYTES, tree up to "               \
+    "RCCL_DDA_ALL_REDUCE_TREE_MAX_BYTES) where its cost model says that is faster; 0 = never")    \
+  X(ddaFlatMaxBytes, Size, "RCCL_DDA_ALL_REDUCE_FLAT_MAX_BYTES", "", "204800", "0..", Dda,         \
+    "Largest AllReduce (bytes) that takes DDA flat: every rank reduces all peers' inputs")        \
+  X(ddaTreeMaxBytes, Size, "RCCL_DDA_ALL_REDUCE_TREE_MAX_BYTES", "", "30408704", "0..", Dda,            \
+    "Largest AllReduce (bytes) that takes DDA tree: reduce-scatter then all-gather by direct "      \
+    "reads; larger ones use the ring")                                                             \
+  X(ddaSendbufBytes, Size, "RCCL_DDA_SENDBUF_BYTES", "", "2097152", "65536..1073741824", Dda,           \
+    "Bytes of each rank's direct-access staging area in /dev/shm, made on first DDA or low-"       \
+    "precision use; larger messages go in rounds of half of it (RCCL's default is 32 MiB of GPU " \
+    "memory)")                                                                                     \
+  X(ddaMaxBlocks, Int, "RCCL_DDA_MAX_BLOCKS", "", "24", "1..1024", Dda,                            \
+    "Most thread blocks of a DDA kernel (read by the GPU executors; host mode runs one thread "   \
+    "per rank)")                                                                                   \
+  X(ddaAllGather, Bool, "RCCL_ENABLE_DDA_ALL_GATHER", "", "0", "", Dda,                            \
+    "1 = AllGather up to RCCL_DDA_ALL_GATHER_MAX_BYTES (all ranks' data) uses direct reads")       \
+  X(ddaAllGatherMaxBytes, Size, "RCCL_DDA_ALL_GATHER_MAX_BYTES", "", "16777216", "0..", Dda,            \
+    "Largest AllGather (bytes of the whole output) that uses direct reads")                        \
+  X(ddaReduceScatter, Bool, "RCCL_ENABLE_DDA_REDUCE_SCATTER", "", "0", "", Dda,                    \
+    "1 = ReduceScatter up to RCCL_DDA_REDUCE_SCATTER_MAX_BYTES (the whole input) uses direct "     \
+    "reads")                                                                                       \
+  X(ddaReduceScatterMaxBytes, Size, "RCCL_DDA_REDUCE_SCATTER_MAX_BYTES", "", "8388608", "0..", Dda,     \
+    "Largest ReduceScatter (bytes of one rank's whole input) that uses direct reads")              \
+  X(ddaAllToAll, Bool, "RCCL_ENABLE_DDA_ALL_TO_ALL", "", "0", "", Dda,                             \
+    "1 = AlltoAll up to RCCL_DDA_ALL_TO_ALL_MAX_BYTES (one rank's whole input) uses direct reads") \
+  X(ddaAllToAllMaxBytes, Size, "RCCL_DDA_ALL_TO_ALL_MAX_BYTES", "", "2097152", "0..", Dda,              \
+    "Largest AlltoAll (bytes of one rank's whole input) that uses direct reads")                   \
+  X(lowPrecision, Bool, "RCCL_LOW_PRECISION_ENABLE", "", "0", "", Dda,                             \
+    "1 = float32, bfloat16 and float16 AllReduce, AllGather, ReduceScatter and AlltoAll (sum "     \
+    "only) of at least WEFT_LOW_PRECISION_MIN_BYTES travel as FP8 e4m3 with a float32 scale per "  \
+    "256 elements: lossy, about 2 significant digits")                                             \
+  X(lowPrecisionAllReduce, Int, "RCCL_LOW_PRECISION_ENABLE_ALLREDUCE", "", "-1", "-1..1", Dda,     \
+    "Low-precision AllReduce: 1 = on, 0 = off, -1 = as RCCL_LOW_PRECISION_ENABLE says")            \
+  X(lowPrecisionAllGather, Int, "RCCL_LOW_PRECISION_ENABLE_ALLGATHER", "", "-1", "-1..1", Dda,     \
+    "Low-precision AllGather: 1 = on, 0 = off, -1 = as RCCL_LOW_PRECISION_ENABLE says")            \
+  X(lowPrecisionReduceScatter, Int, "RCCL_LOW_PRECISION_ENABLE_REDUCESCATTER", "", "-1", "-1..1",  \
+    Dda, "Low-precision ReduceScatter: 1 = on, 0 = off, -1 = as RCCL_LOW_PRECISION_ENABLE says")   \
+  X(lowPrecisionAllToAll, Int, "RCCL_LOW_PRECISION_ENABLE_ALLTOALL", "", "-1", "-1..1", Dda,       \
+    "Low-precision AlltoAll: 1 = on, 0 = off, -1 = as RCCL_LOW_PRECISION_ENABLE says")             \
+  X(lowPrecisionMinBytes, Size, "WEFT_LOW_PRECISION_MIN_BYTES", "", "16777216", "0..", Dda,             \
+    "Smallest message (bytes, as RCCL counts them: the whole AllGather output, one rank's whole "  \
+    "ReduceScatter or AlltoAll input) that takes the low-precision path when it is enabled")       \
   /* ---- tuning ---- */                                                                           \
   X(algo, String, "NCCL_ALGO", "", "", "", Tuning,                                                 \
     "Algorithms the tuner may choose: comma list of Ring, Tree, DDAFlat, DDATree, LowPrecision "    \

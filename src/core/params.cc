@@ -18,7 +18,7 @@ namespace weft::param {
 namespace {
 
 enum class Type { Int, Size, Bool, String };
-enum class Group { Logging, Transport, Bootstrap, Network, Comm, Topology, Tuning, Future };
+enum class Group { Logging, Transport, Bootstrap, Network, Comm, Topology, Dda, Tuning, Future };
 
 const char* typeName(Type t) {
   switch (t) {
@@ -38,6 +38,7 @@ const char* groupTitle(Group g) {
     case Group::Network: return "Network";
     case Group::Comm: return "Communicator behaviour";
     case Group::Topology: return "Topology";
+    case Group::Dda: return "Direct data access and low precision";
     case Group::Tuning: return "Tuning";
     case Group::Future: return "Read now, used by features not built yet";
   }
@@ -456,8 +457,8 @@ std::string renderMarkdown() {
       "wins and a warning says so.\n"
       "- Weft reads the environment only: NCCL's configuration files (`NCCL_CONF_FILE`, "
       "`~/.nccl.conf`, `/etc/nccl.conf`) are not read.\n";
-  constexpr Group kGroups[] = {Group::Logging, Group::Transport, Group::Bootstrap, Group::Network,
-                               Group::Comm,    Group::Topology,  Group::Tuning,    Group::Future};
+  constexpr Group kGroups[] = {Group::Logging, Group::Transport, Group::Bootstrap, Group::Network, Group::Comm,
+                               Group::Topology, Group::Dda,       Group::Tuning,    Group::Future};
   for (Group g : kGroups) {
     md += std::string("\n## ") + groupTitle(g) + "\n\n";
     if (g == Group::Logging) {

@@ -49,6 +49,24 @@ std::string tunerPlugin();     // NCCL_TUNER_PLUGIN: path, libX.so, NAME or none
 std::string tunerCalibrate();  // WEFT_TUNER_CALIBRATE: auto, redo or off
 std::string tunerConstants();  // WEFT_TUNER_CONSTANTS: "name=value,..." model constant overrides
 std::string cacheDir();        // WEFT_CACHE_DIR (alias XDG_CACHE_HOME): the calibration goes in weft/
+// --- direct data access and low precision (collectives/dda, collectives/lowprec) ---
+bool ddaAllReduce();                  // RCCL_ENABLE_DDA_ALL_REDUCE
+int64_t ddaFlatMaxBytes();            // RCCL_DDA_ALL_REDUCE_FLAT_MAX_BYTES
+int64_t ddaTreeMaxBytes();            // RCCL_DDA_ALL_REDUCE_TREE_MAX_BYTES
+int64_t ddaSendbufBytes();            // RCCL_DDA_SENDBUF_BYTES: staging area per rank
+int64_t ddaMaxBlocks();               // RCCL_DDA_MAX_BLOCKS (GPU executors)
+bool ddaAllGather();                  // RCCL_ENABLE_DDA_ALL_GATHER
+int64_t ddaAllGatherMaxBytes();       // RCCL_DDA_ALL_GATHER_MAX_BYTES
+bool ddaReduceScatter();              // RCCL_ENABLE_DDA_REDUCE_SCATTER
+int64_t ddaReduceScatterMaxBytes();   // RCCL_DDA_REDUCE_SCATTER_MAX_BYTES
+bool ddaAllToAll();                   // RCCL_ENABLE_DDA_ALL_TO_ALL
+int64_t ddaAllToAllMaxBytes();        // RCCL_DDA_ALL_TO_ALL_MAX_BYTES
+bool lowPrecision();                  // RCCL_LOW_PRECISION_ENABLE
+int64_t lowPrecisionAllReduce();      // RCCL_LOW_PRECISION_ENABLE_ALLREDUCE: -1 follow, 0 off, 1 on
+int64_t lowPrecisionAllGather();      // RCCL_LOW_PRECISION_ENABLE_ALLGATHER
+int64_t lowPrecisionReduceScatter();  // RCCL_LOW_PRECISION_ENABLE_REDUCESCATTER
+int64_t lowPrecisionAllToAll();       // RCCL_LOW_PRECISION_ENABLE_ALLTOALL
+int64_t lowPrecisionMinBytes();       // WEFT_LOW_PRECISION_MIN_BYTES
 // --- read now for features that are not built yet (docs/env.md says so) ---
 int64_t livenessMs();          // WEFT_LIVENESS_MS: how often a waiting rank checks its local peers live
 bool p2pDisable();             // NCCL_P2P_DISABLE

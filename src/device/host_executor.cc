@@ -13,6 +13,7 @@
 #include "core/comm.h"
 #include "core/errors.h"
 #include "core/params.h"
+#include "device/direct_exec.h"
 #include "device/reduce_host.h"
 #include "device/step_piece.h"
 #include "enqueue/task.h"
@@ -50,9 +51,11 @@ class Executor {
  private:
   bool advance(Cursor& c);
   bool advanceMulti(Cursor& c);
+  bool advanceDirect(Cursor& c, const Task& t, const Step& st);
   bool pass();
   ncclResult_t fail(ncclComm* comm, ncclResult_t code, const std::string& what);
-  std::string describe(const Cursor& c, int* peer) const;
+  // What cursor c waits for; *peer is the first rank it waits on, *peers all of them.
+  std::string describe(const Cursor& c, int* peer, std::vector<int>* peers) const;
   ncclResult_t checkHealth(bool deadlinePassed, int64_t idleNs);
   Connection* connectionFor(const Sequence& s, bool sender);
   Connection* connectionTo(const Sequence& s, int peer, bool sender);
@@ -66,6 +69,7 @@ class Executor {
   // A connection is still being set up over the network: nobody rings our doorbell when its
   // handshake moves on, so the executor naps briefly instead of sleeping long.
   bool setupPending_ = false;
+  bool progressed_ = false;  // a pass made progress that moved no cursor (a barrier arrival)
 };
 
 Connection* Executor::connectionFor(const Sequence& s, bool sender) {
@@ -89,6 +93,11 @@ bool Executor::advance(Cursor& c) {
     const Step& st = progp_->steps[s.firstStep + c.step];
     const Task& t = *s.task;
     ncclComm* comm = t.comm;
+    if (s.lane == Lane::kDirect) {
+      if (!advanceDirect(c, t, st)) return moved;
+      moved = true;
+      continue;
+    }
     if (c.recv == nullptr && s.recvPeer >= 0) {
       // The receiving side creates its FIFO as soon as the sequence starts, whatever the first
       // step is: its sender may be blocked on exactly this FIFO before it can receive anything.
@@ -291,11 +300,28 @@ int Executor::waitingPeer(const Cursor& c, const Sequence& s, const Step& st, bo
   return s.sendPeer;
 }
 
+// A direct-lane step (no connection): true when it completed, so the cursor moves on. A barrier
+// arrival counts as progress too (the idle clock restarts), but the cursor stays on the step.
+bool Executor::advanceDirect(Cursor& c, const Task& t, const Step& st) {
+  std::string why;
+  switch (advanceDirectStep(t, st, &c.done, &why)) {
+    case DirectProgress::kDone:
+      ++c.step;
+      c.done = 0;
+      return true;
+    case DirectProgress::kArrived: progressed_ = true; return false;
+    case DirectProgress::kWaiting: return false;
+    case DirectProgress::kFailed: fail(t.comm, ncclSystemError, why); return false;
+  }
+  return false;
+}
+
 bool Executor::pass() {
   bool moved = false;
+  progressed_ = false;
   for (Cursor& c : cursors_)
     if (!c.finished) moved |= c.multiPeer ? advanceMulti(c) : advance(c);
-  return moved;
+  return moved || progressed_;
 }
 
 ncclResult_t Executor::fail(ncclComm* comm, ncclResult_t code, const std::string& what) {
@@ -305,13 +331,22 @@ ncclResult_t Executor::fail(ncclComm* comm, ncclResult_t code, const std::string
   return code;
 }
 
-std::string Executor::describe(const Cursor& c, int* peer) const {
+std::string Executor::describe(const Cursor& c, int* peer, std::vector<int>* peers) const {
   const Sequence& s = progp_->sequences[order_[c.pos]];
   const Task& t = *s.task;
   const Step& st = progp_->steps[s.firstStep + std::min(c.step, s.nSteps - 1)];
+  char buf[512];
+  if (s.lane == Lane::kDirect) {
+    std::string what = describeDirectWait(t, st, c.done, peers);
+    *peer = peers->empty() ? -1 : peers->front();
+    snprintf(buf, sizeof buf, "rank %d is waiting %s in %s #%" PRIu64 " (%zu x %s, direct lane, step %u of %u: %s)",
+             t.comm->rank, what.c_str(), collName(t.kind), t.seq, t.count, dataTypeName(t.dtype), c.step + 1,
+             s.nSteps, stepName(st.op));
+    return buf;
+  }
   bool rx = false;
   *peer = waitingPeer(c, s, st, &rx);
-  char buf[512];
+  peers->push_back(*peer);
   snprintf(buf, sizeof buf,
            "rank %d is waiting %s rank %d in %s #%" PRIu64 " (%zu x %s, %s lane, channel %d, step %u of %u: %s, %zu of %zu elements done)",
            t.comm->rank, rx ? "to receive from" : "for room to send to", *peer, collName(t.kind), t.seq, t.count,
@@ -329,10 +364,12 @@ ncclResult_t Executor::checkHealth(bool deadlinePassed, int64_t idleNs) {
   for (const Cursor& c : cursors_) {
     if (c.finished) continue;
     int peer = -1;
-    std::string where = describe(c, &peer);
+    std::vector<int> peers;
+    std::string where = describe(c, &peer, &peers);
     ncclComm* comm = progp_->sequences[order_[c.pos]].task->comm;
-    if (peer >= 0) {
-      std::string failure = comm->peers.peerFailure(peer);
+    for (int p : peers) {
+      if (p < 0) continue;
+      std::string failure = comm->peers.peerFailure(p);
       if (!failure.empty()) return fail(comm, ncclRemoteError, failure + " while " + where);
     }
     // A network link reports its own failure (the peer's process or host is gone, a link is down).
@@ -463,6 +500,13 @@ const char* stepName(StepOp op) {
     case StepOp::kCopySend: return "copySend";
     case StepOp::kCopy: return "copy";
     case StepOp::kReduceScratch: return "reduceScratch";
+    case StepOp::kDirectStage: return "directStage";
+    case StepOp::kDirectBarrier: return "directBarrier";
+    case StepOp::kDirectReduce: return "directReduce";
+    case StepOp::kDirectCopy: return "directCopy";
+    case StepOp::kLowpQuantize: return "lowpQuantize";
+    case StepOp::kLowpReduce: return "lowpReduce";
+    case StepOp::kLowpDequant: return "lowpDequant";
   }
   return "?";
 }

@@ -25,6 +25,18 @@ enum class StepOp : uint8_t {
   kCopySend,           // src -> dst (skipped when the same memory) and next
   kCopy,               // src -> dst, no peer
   kReduceScratch,      // dst = scratch block 0 (+) block 1 (+) ... (+) block nranks-1, in rank order
+  // Direct lane (no connection; see direct_step.h). Staging offsets count elements of the task's
+  // datatype from the start of a staging area's data, or for the lowp ops 260-byte FP8 blocks.
+  kDirectStage,        // src -> own staging at dstOffset (pre-multiplied with kStepPre)
+  kDirectBarrier,      // arrive, then wait until every local rank has arrived as often
+  kDirectReduce,       // dst = staging[0] (+) ... (+) staging[nranks-1] at srcOffset, in rank order
+  kDirectCopy,         // staging of rank `peer` at srcOffset -> dst
+  kLowpQuantize,       // src -> own staging as FP8 blocks starting at block dstOffset
+  kLowpReduce,         // dst = sum in float of every rank's FP8 blocks at srcOffset, rank order;
+                       // with kStepRequant the sum is re-quantized over the own blocks it was
+                       // read from (only this rank reads them) and dst gets the decoded value
+                       // every rank will read
+  kLowpDequant,        // FP8 blocks of rank `peer` at srcOffset -> dst
 };
 
 inline bool stepReceives(StepOp op) {
@@ -40,6 +52,7 @@ const char* stepName(StepOp op);
 enum StepFlags : uint8_t {
   kStepPre = 1,   // this rank's own input enters the reduction here (apply pre-multiply)
   kStepPost = 2,  // the final value is produced here (apply post-divide)
+  kStepRequant = 4,  // kLowpReduce: re-quantize the sum into own staging (AllReduce)
 };
 
 // Which buffer a step offset refers to: the task's send or receive buffer, or the communicator's
@@ -59,10 +72,12 @@ struct Step {
   Buf dstBuf;
   uint8_t recvMask;  // multi-peer sequences only (fits the padding: Step stays 32 bytes)
   uint8_t sendMask;
+  uint16_t peer;     // direct-lane ops: the rank whose staging area is read (fits the padding)
   size_t srcOffset;  // elements from the start of srcBuf
   size_t dstOffset;  // elements from the start of dstBuf
   size_t count;      // elements
 };
+static_assert(sizeof(Step) == 32, "Step fields beyond the offsets must fit the padding");
 
 struct Sequence {
   const Task* task;
@@ -92,7 +107,11 @@ struct ChainKey {
   friend auto operator<=>(const ChainKey&, const ChainKey&) = default;
 };
 inline ChainKey chainKeyOf(const Sequence& s) {
-  if (s.lane == Lane::kRing || s.lane == Lane::kTree) return ChainKey{static_cast<int>(s.lane), s.channel, -2, -2};
+  // Ring and tree sequences of a channel share its links, and every direct sequence of a
+  // communicator barriers with the same peers: each of these lanes forms one chain per channel,
+  // run in issue order (the same order on every rank).
+  if (s.lane == Lane::kRing || s.lane == Lane::kTree || s.lane == Lane::kDirect)
+    return ChainKey{static_cast<int>(s.lane), s.channel, -2, -2};
   return ChainKey{static_cast<int>(s.lane), s.channel, s.sendPeer, s.recvPeer};
 }
 
@@ -124,14 +143,18 @@ struct Program {
     addStep(op, flags, Buf::kSend, srcOffset, Buf::kRecv, dstOffset, count);
   }
   void addStep(StepOp op, uint8_t flags, Buf srcBuf, size_t srcOffset, Buf dstBuf, size_t dstOffset, size_t count) {
-    steps.push_back(Step{op, flags, srcBuf, dstBuf, 0, 0, srcOffset, dstOffset, count});
+    addStep(op, flags, srcBuf, srcOffset, dstBuf, dstOffset, count, 0);
+  }
+  void addStep(StepOp op, uint8_t flags, Buf srcBuf, size_t srcOffset, Buf dstBuf, size_t dstOffset, size_t count,
+               uint16_t peer) {
+    steps.push_back(Step{op, flags, srcBuf, dstBuf, 0, 0, peer, srcOffset, dstOffset, count});
     sequences.back().nSteps++;
   }
   // A step of a multi-peer sequence: it receives from the recvMask peers and sends to the
   // sendMask peers (bit i: the sequence's i-th peer of that direction).
   void addPeerStep(StepOp op, uint8_t flags, uint8_t recvMask, uint8_t sendMask, Buf srcBuf, size_t srcOffset,
                    Buf dstBuf, size_t dstOffset, size_t count) {
-    steps.push_back(Step{op, flags, srcBuf, dstBuf, recvMask, sendMask, srcOffset, dstOffset, count});
+    steps.push_back(Step{op, flags, srcBuf, dstBuf, recvMask, sendMask, 0, srcOffset, dstOffset, count});
     sequences.back().nSteps++;
   }
 };

@@ -6,27 +6,15 @@
 #include "device/reduce_host.h"
 
 namespace weft {
-namespace {
-
-const void* bufferOf(const Task& t, Buf b) {
-  switch (b) {
-    case Buf::kSend: return t.sendbuff;
-    case Buf::kRecv: return t.recvbuff;
-    case Buf::kScratch: return t.scratch;
-  }
-  return nullptr;
-}
-
-}  // namespace
 
 void runStepPiece(const Task& t, const Step& st, int nranks, size_t done, size_t n, const void* in, void* out) {
   const size_t es = dataTypeSize(t.dtype);
   // Only the buffers a step uses are addressed: a Send's task has no receive buffer and a Recv's
   // no send buffer, and offsetting a null pointer would be undefined.
   const char* src =
-      stepReadsSrc(st.op) ? static_cast<const char*>(bufferOf(t, st.srcBuf)) + (st.srcOffset + done) * es : nullptr;
+      stepReadsSrc(st.op) ? static_cast<const char*>(taskBuffer(t, st.srcBuf)) + (st.srcOffset + done) * es : nullptr;
   char* dst = stepWritesDst(st.op)
-                  ? static_cast<char*>(const_cast<void*>(bufferOf(t, st.dstBuf))) + (st.dstOffset + done) * es
+                  ? static_cast<char*>(taskBuffer(t, st.dstBuf)) + (st.dstOffset + done) * es
                   : nullptr;
   const unsigned flags = ((st.flags & kStepPre) ? kApplyPre : 0u) | ((st.flags & kStepPost) ? kApplyPost : 0u);
   switch (st.op) {
@@ -53,6 +41,7 @@ void runStepPiece(const Task& t, const Step& st, int nranks, size_t done, size_t
                    b == nranks - 1 ? (flags & kApplyPost) : 0u);
       break;
     }
+    default: break;  // direct-lane ops: direct_step.cc
   }
 }
 
@@ -62,9 +51,9 @@ void runMultiPeerPiece(const Task& t, const Step& st, size_t done, size_t n, con
     return runStepPiece(t, st, t.comm->nranks, done, n, nIn ? ins[0] : nullptr, nOut ? outs[0] : nullptr);
   const size_t es = dataTypeSize(t.dtype);
   const char* src =
-      stepReadsSrc(st.op) ? static_cast<const char*>(bufferOf(t, st.srcBuf)) + (st.srcOffset + done) * es : nullptr;
+      stepReadsSrc(st.op) ? static_cast<const char*>(taskBuffer(t, st.srcBuf)) + (st.srcOffset + done) * es : nullptr;
   char* dst = stepWritesDst(st.op)
-                  ? static_cast<char*>(const_cast<void*>(bufferOf(t, st.dstBuf))) + (st.dstOffset + done) * es
+                  ? static_cast<char*>(const_cast<void*>(taskBuffer(t, st.dstBuf))) + (st.dstOffset + done) * es
                   : nullptr;
   if (st.op == StepOp::kCopySend && src == dst) dst = nullptr;  // in place: nothing to copy locally
   const unsigned pre = (st.flags & kStepPre) ? kApplyPre : 0u, post = (st.flags & kStepPost) ? kApplyPost : 0u;

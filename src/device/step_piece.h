@@ -19,6 +19,16 @@ inline bool stepWritesDst(StepOp op) {
          op == StepOp::kReduceScratch;
 }
 
+// The start of one of the task's buffers (the communicator's scratch for Buf::kScratch).
+inline void* taskBuffer(const Task& t, Buf b) {
+  switch (b) {
+    case Buf::kSend: return const_cast<void*>(t.sendbuff);
+    case Buf::kRecv: return t.recvbuff;
+    case Buf::kScratch: return t.scratch;
+  }
+  return nullptr;
+}
+
 // Moves elements [done, done + n) of step st of task t. `in` is the received message for steps
 // that receive, `out` the slot to fill for steps that send (both null otherwise). nranks is the
 // communicator's size (the scratch fold reads that many blocks).

@@ -19,6 +19,14 @@ void TunerDeleter::operator()(Tuner* t) const { delete t; }
 
 namespace {
 
+// RCCL_ENABLE_DDA_ALL_REDUCE and its size limits bound where the model may pick DDA AllReduce.
+bool ddaAllowed(Algorithm a, const Task& t) {
+  if ((a != Algorithm::kDdaFlat && a != Algorithm::kDdaTree) || t.kind != CollKind::kAllReduce) return true;
+  const size_t bytes = t.count * dataTypeSize(t.dtype);
+  if (!param::ddaAllReduce()) return false;
+  return bytes <= size_t(a == Algorithm::kDdaFlat ? param::ddaFlatMaxBytes() : param::ddaTreeMaxBytes());
+}
+
 int usableCores() {
   cpu_set_t set;
   if (sched_getaffinity(0, sizeof(set), &set) == 0) return std::max(1, CPU_COUNT(&set));
@@ -80,10 +88,25 @@ void selectAlgorithm(Task* task) {
   task->algorithm = Algorithm::kRing;
   task->protocol = Protocol::kSimple;
   task->nChannels = 1;
+  // The RCCL switches come first, in RCCL's order. Low precision changes results, so it runs only
+  // where the user enabled it (RCCL_LOW_PRECISION_ENABLE*), never on the model's say-so.
+  if (lowPrecisionPreferred(*task)) {
+    task->algorithm = Algorithm::kLowPrecision;
+    return;
+  }
+  // RCCL_ENABLE_DDA_ALL_GATHER / _REDUCE_SCATTER / _ALL_TO_ALL force direct reads up to their
+  // limits; DDA AllReduce is the model's choice (within RCCL_ENABLE_DDA_ALL_REDUCE's limits).
+  Algorithm dda;
+  if (task->kind != CollKind::kAllReduce && ddaPreferred(*task, &dda)) {
+    task->algorithm = dda;
+    return;
+  }
   if (tunedCollIndex(task->kind) < 0 || !comm->tuner) return;
   uint32_t supported = 0;
   for (int a = 0; a < kNumAlgorithms; ++a)
-    if (algorithmSupports(Algorithm(a), *task)) supported |= 1u << a;
+    if (algorithmSupports(Algorithm(a), *task) && Algorithm(a) != Algorithm::kLowPrecision &&
+        ddaAllowed(Algorithm(a), *task))
+      supported |= 1u << a;
   TunerChoice c = comm->tuner->choose(task->kind, tunedBytes(*task), supported);
   task->algorithm = c.algorithm;
   task->protocol = c.protocol;

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdlib>
 #include <set>
 #include <string>
 #include <thread>
@@ -154,6 +155,36 @@ TEST(Failure, PeerKilledDuringAllReduce) {
   WEFT_REQUIRE_FRESH_PROCESS("this test sets WEFT_TIMEOUT_MS");
   ScopedEnv timeout("WEFT_TIMEOUT_MS", "5000");
   EXPECT_RUN_OK(peerKilledInAllReduce(15.0));
+}
+
+// With DDA forced (the procs.ddaflat variant), a rank that never joins an AllReduce leaves its
+// peers at the direct-access barrier: they time out with a message naming it as not arrived.
+TEST(Failure, DdaBarrierTimeoutNamesTheMissingRank) {
+  const char* algo = getenv("NCCL_ALGO");
+  if (algo == nullptr || std::string(algo) != "DDAFlat") GTEST_SKIP() << "runs under NCCL_ALGO=DDAFlat";
+  WEFT_REQUIRE_FRESH_PROCESS("this test sets WEFT_TIMEOUT_MS");
+  ScopedEnv timeout("WEFT_TIMEOUT_MS", "1500");
+  RunOptions opts;
+  opts.deadlineMs = 30000;
+  EXPECT_RUN_OK(runRanks(Mode::kProcs, 3, [](RankCtx& ctx) {
+    std::vector<float> warm(1000, 1.0f);
+    // First a call all ranks join, so the staging areas exist and the wait is at the barrier.
+    if (!ctx.ok(ncclAllReduce(warm.data(), warm.data(), warm.size(), ncclFloat32, ncclSum, ctx.comm, nullptr), "warm-up"))
+      return;
+    if (ctx.rank == 2) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(3000));
+    } else {
+      std::vector<float> v(1000, 1.0f);
+      ctx.step("AllReduce that rank 2 never joins");
+      const ncclResult_t r = ncclAllReduce(v.data(), v.data(), v.size(), ncclFloat32, ncclSum, ctx.comm, nullptr);
+      const std::string msg = lastError(ctx.comm);
+      if (r != ncclRemoteError) ctx.failf("expected ncclRemoteError, got %s", ncclGetErrorString(r));
+      if (!namesRank(msg, 2) || msg.find("not arrived") == std::string::npos || msg.find("barrier") == std::string::npos)
+        ctx.failf("the timeout message does not name rank 2 as not arrived at the barrier: \"%s\"", msg.c_str());
+    }
+    ctx.ok(ncclCommAbort(ctx.comm), "ncclCommAbort");
+    ctx.comm = nullptr;
+  }, opts));
 }
 
 TEST(Failure, ShrinkWithoutADeadPeer) {

@@ -1,0 +1,162 @@
+// DDA (direct data access) collectives for the ranks of one host. Every rank copies its input into
+// its own staging area (transports/shm/direct_area.h), the ranks meet at a barrier, and then each
+// rank reads what it needs straight from its peers' staging areas. No FIFO, no ring pipeline: the
+// latency is a barrier or two whatever the rank count.
+//
+// Messages larger than half a staging area go in rounds. Round k of the communicator (counted
+// across operations) uses half k % 2 of every staging area. A rank reaches the barrier of round
+// k+1 only after its reads of round k, so once a rank has passed that barrier no peer still reads
+// the half that round k+2 overwrites: one barrier per round suffices, and no closing barrier is
+// needed at the end of an operation.
+#include <algorithm>
+
+#include "collectives/algorithms.h"
+#include "collectives/dda/dda_rounds.h"
+#include "core/comm.h"
+#include "core/params.h"
+
+namespace weft {
+namespace {
+
+using dda::Rounds;
+
+// Flat AllReduce: stage, barrier, every rank folds all staged inputs in rank order.
+void allReduceFlat(const Task& t, Program* p) {
+  Rounds rs(t, t.count, 1);
+  p->beginSequence(&t, Lane::kDirect, 0, -1, -1);
+  for (uint64_t j = 0; j < rs.count; ++j) {
+    const size_t off = rs.offset(j), len = rs.length(j, t.count), base = rs.base(j);
+    p->addStep(StepOp::kDirectStage, kStepPre, Buf::kSend, off, Buf::kRecv, base, len);
+    p->addStep(StepOp::kDirectBarrier, 0, 0, 0, 0);
+    p->addStep(StepOp::kDirectReduce, kStepPost, Buf::kSend, base, Buf::kRecv, off, len);
+  }
+}
+
+// Tree AllReduce: rank r reduces slice r of every staged input (a reduce-scatter by direct reads)
+// and stages the result in place of its own slice r, which only it reads; after a second barrier
+// every rank copies each slice from its owner (an all-gather by direct reads). The owner computed
+// each value once, so all ranks hold the same bits.
+void allReduceTree(const Task& t, Program* p) {
+  const int n = t.comm->nranks, r = t.comm->rank;
+  Rounds rs(t, t.count, 1);
+  p->beginSequence(&t, Lane::kDirect, 0, -1, -1);
+  for (uint64_t j = 0; j < rs.count; ++j) {
+    const size_t off = rs.offset(j), len = rs.length(j, t.count), base = rs.base(j);
+    const size_t slice = dda::sliceElems(len, n, dataTypeSize(t.dtype));
+    auto sBegin = [&](int q) { return std::min(len, size_t(q) * slice); };
+    auto sLen = [&](int q) { return std::min(len, size_t(q + 1) * slice) - sBegin(q); };
+    p->addStep(StepOp::kDirectStage, kStepPre, Buf::kSend, off, Buf::kRecv, base, len);
+    p->addStep(StepOp::kDirectBarrier, 0, 0, 0, 0);
+    p->addStep(StepOp::kDirectReduce, kStepPost, Buf::kSend, base + sBegin(r), Buf::kRecv, off + sBegin(r), sLen(r));
+    p->addStep(StepOp::kDirectStage, 0, Buf::kRecv, off + sBegin(r), Buf::kRecv, base + sBegin(r), sLen(r));
+    p->addStep(StepOp::kDirectBarrier, 0, 0, 0, 0);
+    for (int k = 1; k < n; ++k) {
+      const int q = (r + k) % n;
+      p->addStep(StepOp::kDirectCopy, 0, Buf::kSend, base + sBegin(q), Buf::kRecv, off + sBegin(q), sLen(q),
+                 static_cast<uint16_t>(q));
+    }
+  }
+}
+
+// AllGather: stage the input, barrier, copy every rank's staged input to its place.
+void allGather(const Task& t, Program* p) {
+  const int n = t.comm->nranks, r = t.comm->rank;
+  Rounds rs(t, t.count, 1);
+  p->beginSequence(&t, Lane::kDirect, 0, -1, -1);
+  for (uint64_t j = 0; j < rs.count; ++j) {
+    const size_t off = rs.offset(j), len = rs.length(j, t.count), base = rs.base(j);
+    p->addStep(StepOp::kDirectStage, 0, Buf::kSend, off, Buf::kRecv, base, len);
+    p->addStep(StepOp::kDirectBarrier, 0, 0, 0, 0);
+    for (int k = 0; k < n; ++k) {
+      const int q = (r + k) % n;
+      p->addStep(StepOp::kDirectCopy, 0, Buf::kSend, base, Buf::kRecv, size_t(q) * t.count + off, len,
+                 static_cast<uint16_t>(q));
+    }
+  }
+}
+
+// ReduceScatter and AlltoAll stage a piece of each of the n blocks of the input per round, block b
+// at b * rs.perBlock; rank r then reads block r from every rank.
+void stageBlocks(const Task& t, const Rounds& rs, uint64_t j, uint8_t flags, Program* p) {
+  const size_t off = rs.offset(j), len = rs.length(j, t.count), base = rs.base(j);
+  for (int b = 0; b < t.comm->nranks; ++b)
+    p->addStep(StepOp::kDirectStage, flags, Buf::kSend, size_t(b) * t.count + off, Buf::kRecv,
+               base + size_t(b) * rs.perBlock, len);
+  p->addStep(StepOp::kDirectBarrier, 0, 0, 0, 0);
+}
+
+void reduceScatter(const Task& t, Program* p) {
+  const int n = t.comm->nranks, r = t.comm->rank;
+  Rounds rs(t, t.count, n);
+  p->beginSequence(&t, Lane::kDirect, 0, -1, -1);
+  for (uint64_t j = 0; j < rs.count; ++j) {
+    stageBlocks(t, rs, j, kStepPre, p);
+    p->addStep(StepOp::kDirectReduce, kStepPost, Buf::kSend, rs.base(j) + size_t(r) * rs.perBlock, Buf::kRecv,
+               rs.offset(j), rs.length(j, t.count));
+  }
+}
+
+void alltoAll(const Task& t, Program* p) {
+  const int n = t.comm->nranks, r = t.comm->rank;
+  Rounds rs(t, t.count, n);
+  p->beginSequence(&t, Lane::kDirect, 0, -1, -1);
+  for (uint64_t j = 0; j < rs.count; ++j) {
+    stageBlocks(t, rs, j, 0, p);
+    for (int k = 0; k < n; ++k) {
+      const int q = (r + k) % n;
+      p->addStep(StepOp::kDirectCopy, 0, Buf::kSend, rs.base(j) + size_t(r) * rs.perBlock, Buf::kRecv,
+                 size_t(q) * t.count + rs.offset(j), rs.length(j, t.count), static_cast<uint16_t>(q));
+    }
+  }
+}
+
+}  // namespace
+
+bool ddaEligible(const Task& t) {
+  const ncclComm* comm = t.comm;
+  // Steps name the peer they read in 16 bits.
+  if (comm->nranks < 2 || comm->nranks > 65535 || comm->peers.nLocal() != comm->nranks || param::shmDisable())
+    return false;
+  switch (t.kind) {
+    case CollKind::kAllReduce:
+    case CollKind::kAllGather:
+    case CollKind::kReduceScatter:
+    case CollKind::kAlltoAll: return true;
+    default: return false;
+  }
+}
+
+bool ddaPreferred(const Task& t, Algorithm* algo) {
+  if (!ddaEligible(t)) return false;
+  const size_t bytes = t.count * dataTypeSize(t.dtype);
+  const size_t all = bytes * size_t(t.comm->nranks);
+  *algo = Algorithm::kDdaFlat;
+  switch (t.kind) {
+    case CollKind::kAllReduce:
+      if (!param::ddaAllReduce() || bytes > size_t(param::ddaTreeMaxBytes())) return false;
+      if (bytes > size_t(param::ddaFlatMaxBytes())) *algo = Algorithm::kDdaTree;
+      return true;
+    case CollKind::kAllGather: return param::ddaAllGather() && all <= size_t(param::ddaAllGatherMaxBytes());
+    case CollKind::kReduceScatter:
+      return param::ddaReduceScatter() && all <= size_t(param::ddaReduceScatterMaxBytes());
+    case CollKind::kAlltoAll: return param::ddaAllToAll() && all <= size_t(param::ddaAllToAllMaxBytes());
+    default: return false;
+  }
+}
+
+void buildDdaProgram(const Task& t, Program* p) {
+  switch (t.kind) {
+    case CollKind::kAllReduce:
+      if (t.algorithm == Algorithm::kDdaTree)
+        allReduceTree(t, p);
+      else
+        allReduceFlat(t, p);
+      return;
+    case CollKind::kAllGather: allGather(t, p); return;
+    case CollKind::kReduceScatter: reduceScatter(t, p); return;
+    case CollKind::kAlltoAll: alltoAll(t, p); return;
+    default: return;
+  }
+}
+
+}  // namespace weft

@@ -1,0 +1,98 @@
+#include "transports/shm/direct_area.h"
+
+#include <sys/mman.h>
+
+#include <cinttypes>
+#include <cstdio>
+
+#include "core/params.h"
+
+namespace weft {
+
+std::string directAreaName(uint64_t commHash, int rank) {
+  char buf[64];
+  snprintf(buf, sizeof buf, "/weft-%016" PRIx64 "-d%d", commHash, rank);
+  return buf;
+}
+
+size_t DirectAreas::dataBytes() {
+  // Two halves of whole pages each: rounds alternate between them.
+  if (dataBytes_ == 0) dataBytes_ = (static_cast<size_t>(param::ddaSendbufBytes()) + 8191) / 8192 * 8192;
+  return dataBytes_;
+}
+
+ncclResult_t DirectAreas::tryConnect(uint64_t commHash, int rank, int nranks, bool* ready, std::string* why) {
+  *ready = connected_;
+  if (connected_) return ncclSuccess;
+  const size_t bytes = dataBytes();
+  if (mine_ == nullptr) {
+    rank_ = rank;
+    nranks_ = nranks;
+    mine_ = std::make_unique<ShmSegment>();
+    ncclResult_t r = mine_->create(directAreaName(commHash, rank), kDirectDataOffset + bytes, why);
+    if (r != ncclSuccess) {
+      *why = "rank " + std::to_string(rank) + " cannot create its direct-access staging area (RCCL_DDA_SENDBUF_BYTES=" +
+             std::to_string(bytes) + "): " + *why;
+      mine_.reset();
+      return r;
+    }
+    auto* h = new (mine_->data()) DirectHeader();
+    h->owner = static_cast<uint32_t>(rank);
+    h->dataBytes = bytes;
+    h->mappedBy.store(0, std::memory_order_relaxed);
+    h->arrived.store(0, std::memory_order_relaxed);
+    // The magic last: a peer that sees it sees a complete header.
+    std::atomic_ref<uint64_t>(h->magic).store(kDirectMagic, std::memory_order_release);
+    peers_.clear();
+    peers_.resize(nranks);
+    dataPtrs_.assign(nranks, nullptr);
+    arrivedPtrs_.assign(nranks, nullptr);
+    dataPtrs_[rank] = static_cast<unsigned char*>(mine_->data()) + kDirectDataOffset;
+    arrivedPtrs_[rank] = &h->arrived;
+    if (nranks == 1) mine_->unlink();
+  }
+  bool all = true;
+  for (int p = 0; p < nranks_; ++p) {
+    if (p == rank_ || peers_[p] != nullptr) continue;
+    auto seg = std::make_unique<ShmSegment>();
+    bool notYet = false;
+    ncclResult_t r = seg->tryOpen(directAreaName(commHash, p), kDirectDataOffset + bytes, &notYet, why);
+    if (r != ncclSuccess) return r;
+    auto* h = notYet ? nullptr : static_cast<DirectHeader*>(seg->data());
+    if (h == nullptr || std::atomic_ref<uint64_t>(h->magic).load(std::memory_order_acquire) != kDirectMagic) {
+      all = false;
+      continue;
+    }
+    if (h->dataBytes != bytes) {
+      *why = "rank " + std::to_string(rank_) + " has a direct-access staging area of " + std::to_string(bytes) +
+             " bytes but rank " + std::to_string(p) + " has " + std::to_string(h->dataBytes) +
+             " (set RCCL_DDA_SENDBUF_BYTES alike on every rank)";
+      return ncclInvalidUsage;
+    }
+    // The last peer to map an area removes its name: from now on only the mappings hold it.
+    if (h->mappedBy.fetch_add(1, std::memory_order_acq_rel) + 1 == static_cast<uint32_t>(nranks_ - 1)) seg->unlink();
+    dataPtrs_[p] = static_cast<unsigned char*>(seg->data()) + kDirectDataOffset;
+    arrivedPtrs_[p] = &h->arrived;
+    peers_[p] = std::move(seg);
+  }
+  connected_ = all;
+  *ready = all;
+  return ncclSuccess;
+}
+
+std::vector<int> DirectAreas::unmapped() const {
+  std::vector<int> out;
+  for (int p = 0; p < nranks_; ++p)
+    if (p != rank_ && (p >= static_cast<int>(peers_.size()) || peers_[p] == nullptr)) out.push_back(p);
+  return out;
+}
+
+void DirectAreas::clear() {
+  peers_.clear();
+  dataPtrs_.clear();
+  arrivedPtrs_.clear();
+  connected_ = false;
+  mine_.reset();
+}
+
+}  // namespace weft

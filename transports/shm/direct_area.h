@@ -1,0 +1,87 @@
+// Direct data access between the ranks of one host: every rank owns a staging area in POSIX shared
+// memory that all its local peers map, so an algorithm can copy its input there once and let every
+// peer read it in place (no FIFO, no per-piece handshake). Beside the data, each area carries the
+// rank's arrival counter, which the direct barrier uses.
+//
+// The areas are made lazily, the first time a direct-lane step of the communicator runs, and
+// without blocking: the executor calls tryConnect from its progress loop until every peer's area
+// is mapped. The peer that maps an area last removes its name, so nothing stays in /dev/shm once
+// all have mapped it (and the owner removes it at destruction in case a peer never came).
+#pragma once
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "nccl.h"
+#include "transports/shm/shm_segment.h"
+
+namespace weft {
+
+// The head of every staging area; the data starts kDirectDataOffset bytes after it.
+struct alignas(64) DirectHeader {
+  uint64_t magic;
+  uint32_t owner;
+  uint32_t reserved;
+  uint64_t dataBytes;
+  alignas(64) std::atomic<uint32_t> mappedBy;  // peers that have mapped this area
+  alignas(64) std::atomic<uint64_t> arrived;   // barriers this rank has reached (only it writes)
+};
+constexpr uint64_t kDirectMagic = 0x5745465444444131ull;  // "WEFTDDA1"
+constexpr size_t kDirectDataOffset = 4096;
+
+// What a direct step sees: every rank's staging data and arrival counter, indexed by rank.
+struct DirectView {
+  int rank = 0;
+  int nranks = 0;
+  unsigned char* const* data = nullptr;
+  std::atomic<uint64_t>* const* arrived = nullptr;
+};
+
+class DirectAreas {
+ public:
+  DirectAreas() = default;
+  DirectAreas(const DirectAreas&) = delete;
+  DirectAreas& operator=(const DirectAreas&) = delete;
+
+  // Bytes of staging data per rank (fixed by the first call for the communicator's lifetime, so
+  // that programs built before the areas exist agree with them). Every rank reads the same
+  // parameter, so they agree; tryConnect checks it.
+  size_t dataBytes();
+  // Rounds of the direct lane handed out so far; a builder takes the rounds it emits. Each round
+  // uses one half of the staging data, alternating, which is what lets a rank write its next round
+  // while a slow peer still reads the previous one (see collectives/dda).
+  uint64_t takeRounds(uint64_t n) {
+    uint64_t first = rounds_;
+    rounds_ += n;
+    return first;
+  }
+
+  // Creates this rank's area and maps every peer's; *ready once all are mapped. Never blocks.
+  ncclResult_t tryConnect(uint64_t commHash, int rank, int nranks, bool* ready, std::string* why);
+  bool connected() const { return connected_; }
+  // Ranks whose areas are not mapped yet (for messages while waiting).
+  std::vector<int> unmapped() const;
+  DirectView view() const { return DirectView{rank_, nranks_, dataPtrs_.data(), arrivedPtrs_.data()}; }
+  // Shared memory this rank created.
+  size_t ownedBytes() const { return mine_ ? mine_->size() : 0; }
+  // Unmaps everything (the communicator is going away).
+  void clear();
+
+ private:
+  size_t dataBytes_ = 0;
+  uint64_t rounds_ = 0;
+  int rank_ = -1, nranks_ = 0;
+  bool connected_ = false;
+  std::unique_ptr<ShmSegment> mine_;
+  std::vector<std::unique_ptr<ShmSegment>> peers_;  // by rank; null for self and not yet mapped
+  std::vector<unsigned char*> dataPtrs_;
+  std::vector<std::atomic<uint64_t>*> arrivedPtrs_;
+};
+
+// The shared-memory name of a rank's area (a departing rank removes its own in every case).
+std::string directAreaName(uint64_t commHash, int rank);
+
+}  // namespace weft
