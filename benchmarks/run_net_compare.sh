@@ -23,6 +23,9 @@ while [ $# -gt 0 ]; do
   esac
   shift
 done
+if [ ! -e /usr/include/gloo/allreduce.h ] && [ "$(id -u)" = 0 ]; then
+  DEBIAN_FRONTEND=noninteractive timeout 900 apt-get install -y libgloo-dev openmpi-bin libopenmpi-dev >/dev/null
+fi
 WORK=${TMPDIR:-/tmp}/weft-net-compare
 OUT=${OUT:-$WORK/$(date +%Y%m%d-%H%M%S)}
 mkdir -p "$OUT/raw" "$WORK/build"

@@ -69,6 +69,10 @@
     "thread is at most 64")                                                                        \
   X(nSocksPerThread, Int, "NCCL_NSOCKS_PERTHREAD", "", "0", "0..64", Network,                      \
     "Data sockets per helper thread of a Socket network connection (0 = automatic: 1)")            \
+  X(socketInlineBytes, Size, "WEFT_SOCKET_INLINE_BYTES", "", "262144", "0..1073741824", Network,  \
+    "Socket network: messages up to this size travel on the connection's control socket, moved by " \
+    "the thread that polls the network (no hand-off); larger ones are split over the helper "     \
+    "threads' sockets (NCCL_SOCKET_NTHREADS x NCCL_NSOCKS_PERTHREAD)")                             \
   X(netLinkTimeoutMs, Int, "WEFT_NET_LINK_TIMEOUT_MS", "", "30000", "100..3600000", Network,       \
     "Socket network: a connection attempt, or unacknowledged data on a connection "                \
     "(TCP_USER_TIMEOUT and keepalive), fails after this many ms")                                  \

@@ -28,6 +28,7 @@ std::string net();             // NCCL_NET: network by name, case-insensitive ("
 std::string netPlugin();       // NCCL_NET_PLUGIN: plugin name, file, or none ("" = libnccl-net.so if any)
 int64_t socketNThreads();      // NCCL_SOCKET_NTHREADS (0 = automatic)
 int64_t nSocksPerThread();     // NCCL_NSOCKS_PERTHREAD (0 = automatic)
+int64_t socketInlineBytes();   // WEFT_SOCKET_INLINE_BYTES: inline on the control socket up to this size
 int64_t netLinkTimeoutMs();    // WEFT_NET_LINK_TIMEOUT_MS: connect / dead-link detection bound
 // --- communicator behaviour ---
 int64_t commBlocking();        // NCCL_COMM_BLOCKING: -1 unset, 0 non-blocking, 1 blocking

@@ -423,9 +423,11 @@ ncclResult_t Executor::run(const Program& prog) {
   bool oversubscribed = false;
   for (ncclComm* comm : comms_) oversubscribed |= comm->peers.nLocal() > nCpus;
   RankBlock* bell = comms_.empty() ? nullptr : comms_[0]->peers.self();
+  net::Proxy* proxy = nullptr;
   for (ncclComm* comm : comms_)
     if (comm->network != nullptr) {
-      net::Proxy::instance().kick();
+      proxy = &net::Proxy::instance();
+      proxy->kick();
       break;
     }
 
@@ -436,6 +438,8 @@ ncclResult_t Executor::run(const Program& prog) {
     bool moved = pass();
     bool allDone = std::all_of(cursors_.begin(), cursors_.end(), [](const Cursor& c) { return c.finished; });
     if (allDone || error_ != ncclSuccess) break;
+    // Waiting on the network: move its messages from this thread rather than wait for the proxy.
+    if (!moved && proxy != nullptr) moved = proxy->tryProgress();
     if (moved) {
       idleSince = 0;
       spins = 0;

@@ -1,6 +1,7 @@
 #include "tuning/calibration.h"
 
 #include <linux/futex.h>
+#include <pthread.h>
 #include <pwd.h>
 #include <sched.h>
 #include <strings.h>
@@ -191,6 +192,123 @@ double measureFutexWakeUs() {
   return done > 0 ? elapsed / done / 2 : -1;
 }
 
+// Runs fn on a thread bound to `cpu` (or unbound when binding fails).
+template <typename F>
+std::thread threadOn(int cpu, F fn) {
+  return std::thread([cpu, fn] {
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    CPU_SET(cpu, &set);
+    (void)pthread_setaffinity_np(pthread_self(), sizeof set, &set);
+    fn();
+  });
+}
+
+// The CPUs this process may run on, in order.
+std::vector<int> allowedCpus() {
+  cpu_set_t set;
+  std::vector<int> cpus;
+  if (sched_getaffinity(0, sizeof set, &set) == 0)
+    for (int c = 0; c < CPU_SETSIZE; ++c)
+      if (CPU_ISSET(c, &set)) cpus.push_back(c);
+  return cpus;
+}
+
+// Half a round trip between two threads bound to the same CPU that yield to each other: what a
+// hop costs when ranks outnumber cores (the executor then yields at once). Bounded by 20 ms.
+double measureYieldHandoffUs() {
+  std::vector<int> cpus = allowedCpus();
+  if (cpus.empty()) return -1;
+  constexpr int kRounds = 2000;
+  alignas(64) std::atomic<int> ping{0};
+  std::atomic<bool> stop{false};
+  auto t0 = Clock::now();
+  auto wait = [&](int want) {
+    while (ping.load(std::memory_order_acquire) != want) {
+      if (stop.load(std::memory_order_relaxed) || usSince(t0) > 20000) return false;
+      sched_yield();
+    }
+    return true;
+  };
+  std::atomic<int> done{0};
+  std::atomic<double> elapsed{0};
+  std::thread a = threadOn(cpus[0], [&] {
+    auto start = Clock::now();
+    int i = 0;
+    for (; i < kRounds; ++i) {
+      ping.store(2 * i + 1, std::memory_order_release);
+      if (!wait(2 * i + 2)) break;
+    }
+    elapsed.store(usSince(start));
+    done.store(i);
+    stop.store(true);
+  });
+  std::thread b = threadOn(cpus[0], [&] {
+    for (int i = 0; i < kRounds; ++i) {
+      if (!wait(2 * i + 1)) return;
+      ping.store(2 * i + 2, std::memory_order_release);
+    }
+  });
+  a.join();
+  b.join();
+  return done.load() > 0 ? elapsed.load() / done.load() / 2 : -1;
+}
+
+// memcpy bandwidth of one core over 32 MiB buffers (beyond most caches), ~10-20 ms.
+double measureMemGBps() {
+  constexpr size_t kBytes = 32u << 20;
+  std::vector<char> a(kBytes, 1), b(kBytes, 2);
+  auto t0 = Clock::now();
+  std::memcpy(b.data(), a.data(), kBytes);
+  std::memcpy(a.data(), b.data(), kBytes);
+  return 2.0 * kBytes / usSince(t0) / 1e3;
+}
+
+// One core reading 256 KiB that another core has just written (a direct read of a peer's staging
+// area), summing it so the reads cannot be skipped. ~5 ms.
+double measurePeerReadGBps() {
+  std::vector<int> cpus = allowedCpus();
+  if (cpus.size() < 2) return -1;
+  constexpr size_t kCount = 64 * 1024;
+  std::vector<float> buf(kCount, 1.0f);
+  std::atomic<int> turn{0};
+  std::atomic<bool> stop{false};
+  double readUs = 0;
+  size_t readBytes = 0;
+  auto t0 = Clock::now();
+  std::thread writer = threadOn(cpus[0], [&] {
+    for (int r = 1; !stop.load(); r += 2) {
+      while (turn.load(std::memory_order_acquire) != r - 1)
+        if (stop.load()) return;
+      for (size_t i = 0; i < kCount; ++i) buf[i] = float(r);
+      turn.store(r, std::memory_order_release);
+    }
+  });
+  std::thread reader = threadOn(cpus[1], [&] {
+    float sink = 0;
+    for (int r = 1; usSince(t0) < 5000; r += 2) {
+      while (turn.load(std::memory_order_acquire) != r)
+        if (usSince(t0) > 20000) return;
+      auto s = Clock::now();
+      // Eight independent sums: one chain of dependent adds would measure the adder's latency,
+      // not the reads.
+      float part[8] = {};
+      for (size_t i = 0; i < kCount; i += 8)
+        for (int k = 0; k < 8; ++k) part[k] += buf[i + k];
+      for (float p : part) sink += p;
+      readUs += usSince(s);
+      readBytes += kCount * sizeof(float);
+      turn.store(r + 1, std::memory_order_release);
+    }
+    volatile float keep = sink;
+    (void)keep;
+  });
+  reader.join();
+  stop.store(true);
+  writer.join();
+  return readUs > 0 ? double(readBytes) / readUs / 1e3 : -1;
+}
+
 bool sameName(const std::string& a, const char* b) { return strcasecmp(a.c_str(), b) == 0; }
 
 std::string trimmed(const std::string& s) {
@@ -215,6 +333,15 @@ HostConstants measureHostConstants() {
   if (h > 0) hc.handoffUs = h;
   double f = measureFutexWakeUs();
   if (f > 0) hc.futexWakeUs = f;
+  double y = measureYieldHandoffUs();
+  if (y > 0) hc.yieldHandoffUs = y;
+  double m = measureMemGBps();
+  if (m > 0) hc.memGBps = m;
+  double pr = measurePeerReadGBps();
+  if (pr > 0) hc.peerReadGBps = pr;
+  // Virtual machines often report the whole host's last-level cache: trust at most 32 MiB of it.
+  long l3 = sysconf(_SC_LEVEL3_CACHE_SIZE);
+  if (l3 > 0) hc.cacheMiB = std::min(32.0, double(l3) / 1048576.0);
   WEFT_INFO(kLogTuning, "tuner calibration took %.1f ms: %s", usSince(t0) / 1e3, formatHostConstants(hc).c_str());
   return hc;
 }
@@ -232,7 +359,8 @@ std::string calibrationCachePath() {
   gethostname(host, sizeof(host) - 1);
   char key[32];
   std::snprintf(key, sizeof(key), "%016llx", static_cast<unsigned long long>(fnv1a(cpuModel())));
-  return dir + "/weft/calibration-" + fileSafe(host) + "-" + key + ".txt";
+  // The v2 in the name: a file written before the model had all of today's constants is not reused.
+  return dir + "/weft/calibration-v2-" + fileSafe(host) + "-" + key + ".txt";
 }
 
 bool saveHostConstants(const std::string& path, const HostConstants& hc, std::string* why) {

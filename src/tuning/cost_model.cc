@@ -11,6 +11,10 @@ const ConstantField kConstantFields[] = {
     {"handoffUs", &HostConstants::handoffUs, "cache-line handoff between two cores (us)"},
     {"stepUs", &HostConstants::stepUs, "executor overhead per FIFO piece (us)"},
     {"futexWakeUs", &HostConstants::futexWakeUs, "futex wake of a sleeping rank (us)"},
+    {"yieldHandoffUs", &HostConstants::yieldHandoffUs, "handoff between two ranks sharing a core (us)"},
+    {"memGBps", &HostConstants::memGBps, "memcpy bandwidth of one core beyond the caches (GB/s)"},
+    {"peerReadGBps", &HostConstants::peerReadGBps, "one core reading what another just wrote (GB/s)"},
+    {"cacheMiB", &HostConstants::cacheMiB, "working set that still fits the caches (MiB)"},
     {"netGBps", &HostConstants::netGBps, "network bandwidth between hosts (GB/s)"},
     {"netLatUs", &HostConstants::netLatUs, "network latency between hosts (us)"},
     {"crossNumaBwScale", &HostConstants::crossNumaBwScale, "cross-NUMA bandwidth / copyGBps"},
@@ -55,21 +59,24 @@ struct Path {
   double latUs;      // exposed wait for a peer's piece
   double copyPerB;   // us per byte copied over the path
   double reducePerB; // us per byte reduced (read two, write one)
+  double peerReadPerB;  // us per byte read from a peer's staging area (direct reads)
   double stepUs;     // fixed cost per piece
   double workScale;  // > 1 when ranks outnumber cores: each rank gets a share of a core
 };
 
-Path pathFor(const ModelInput& in, const HostConstants& hc, bool crossesHosts) {
+// workingSet: bytes the operation touches on this host; beyond the caches copies run at memory
+// bandwidth.
+Path pathFor(const ModelInput& in, const HostConstants& hc, bool crossesHosts, double workingSet) {
   Path p;
-  double bw = hc.copyGBps;
+  double bw = workingSet > hc.cacheMiB * 1048576.0 ? std::min(hc.copyGBps, hc.memGBps) : hc.copyGBps;
   double lat = hc.handoffUs;
   if (in.intraLink == LinkClass::kShmCrossNuma) {
     bw *= hc.crossNumaBwScale;
     lat *= hc.crossNumaLatScale;
   }
   p.workScale = std::max(1.0, double(in.ranksPerHost) / std::max(1, in.cores));
-  // More ranks than cores: the executor yields at once, so a peer's answer costs a wake-up.
-  if (in.ranksPerHost > in.cores) lat = std::max(lat, hc.futexWakeUs);
+  // More ranks than cores: the executor yields at once, so a peer's answer costs a switch to it.
+  if (in.ranksPerHost > in.cores) lat = hc.yieldHandoffUs;
   if (crossesHosts) {
     bw = std::min(bw, hc.netGBps);
     lat = std::max(lat, hc.netLatUs);
@@ -77,6 +84,7 @@ Path pathFor(const ModelInput& in, const HostConstants& hc, bool crossesHosts) {
   p.latUs = lat;
   p.copyPerB = 1.0 / (bw * 1e3);
   p.reducePerB = 1.0 / (std::min(bw, hc.reduceGBps) * 1e3);
+  p.peerReadPerB = 1.0 / (std::min(bw, hc.peerReadGBps) * 1e3);
   p.stepUs = hc.stepUs;
   return p;
 }
@@ -129,32 +137,41 @@ double ringUs(const ModelInput& in, const Path& p, CollKind coll, Protocol proto
 
 // Double binary tree: two trees, each carrying half of the data, a rank interior in at most one.
 // Depth log2(n); AllReduce goes up (reduce from two children) and down (copy to two children).
+// A node forwards a piece only once it holds all of it (and, going up, its children's), so every
+// hop of the pipeline's fill also pays for moving one piece.
 double treeUs(const ModelInput& in, const Path& p, CollKind coll, int c, double S) {
   const int d = log2Ceil(in.nranks);
+  const double piece = std::min(S / 2 / c, double(in.slotBytes));
+  auto fill = [&](double hops, double perByte) { return hops * piece * perByte * p.workScale; };
+  const double avgAR = (p.reducePerB + p.copyPerB) / 2;
   switch (coll) {
-    case CollKind::kAllReduce:
-      return pipelined(in, p, c, 2.0 * d, 4, S / 2, (p.reducePerB + p.copyPerB) / 2);
-    case CollKind::kBroadcast: return pipelined(in, p, c, d, 2, S / 2, p.copyPerB);
-    case CollKind::kReduce: return pipelined(in, p, c, d, 2, S / 2, p.reducePerB);
+    case CollKind::kAllReduce: return pipelined(in, p, c, 2.0 * d, 4, S / 2, avgAR) + fill(2.0 * d, avgAR);
+    case CollKind::kBroadcast: return pipelined(in, p, c, d, 2, S / 2, p.copyPerB) + fill(d, p.copyPerB);
+    case CollKind::kReduce: return pipelined(in, p, c, d, 2, S / 2, p.reducePerB) + fill(d, p.reducePerB);
     default: return -1;
   }
 }
 
-// A flat barrier of the local ranks: each posts a flag and waits for all.
-double barrierUs(const ModelInput& in, const Path& p) { return 2 * p.latUs + in.nranks * p.stepUs; }
+// A flat barrier of the local ranks: each posts a counter and waits for all; the last arrival's
+// post reaches the others after one handoff, or, when ranks share cores, after every rank of a
+// core has had its turn.
+double barrierUs(const ModelInput& in, const Path& p) { return p.latUs * p.workScale + in.nranks * p.stepUs; }
 
-// DDAFlat: copy the input to shared memory, barrier, every rank reduces all n inputs of the
-// whole message (n-1 reductions of S), barrier before the staging area is reused.
+// DDAFlat: copy the input to the staging area, barrier, every rank folds all n inputs of the whole
+// message, reading n-1 of them from its peers. Staging halves alternate between operations, so a
+// round needs one barrier.
 double ddaFlatUs(const ModelInput& in, const Path& p, double S) {
-  return (S * p.copyPerB + (in.nranks - 1) * S * p.reducePerB) * p.workScale + 2 * barrierUs(in, p);
+  const double n = in.nranks;
+  return (S * p.copyPerB + (n - 1) * S * (p.reducePerB + p.peerReadPerB)) * p.workScale + barrierUs(in, p);
 }
 
 // DDATree: stage, barrier, each rank reduces its 1/n slice from all peers (reduce-scatter by
-// direct reads), barrier, each rank reads the other slices (all-gather by direct reads).
+// direct reads), stages it, barrier, each rank reads the other slices (all-gather by direct reads).
 double ddaTreeUs(const ModelInput& in, const Path& p, double S) {
   const double n = in.nranks;
-  return (S * p.copyPerB + (n - 1) / n * S * p.reducePerB + (n - 1) / n * S * p.copyPerB) * p.workScale +
-         3 * barrierUs(in, p);
+  return (S * p.copyPerB + (n - 1) / n * S * (p.reducePerB + p.peerReadPerB) + (n - 1) / n * S * p.peerReadPerB) *
+             p.workScale +
+         2 * barrierUs(in, p);
 }
 
 // LowPrecision: quantize the input to FP8 with block scales, reduce-scatter and all-gather of the
@@ -178,7 +195,9 @@ double estimateUs(const ModelInput& in, const HostConstants& hc, CollKind coll, 
   const double S = std::max<double>(1.0, double(nBytes));
   const int c = std::max(1, nChannels);
   const bool multiHost = in.nHosts > 1;
-  const Path p = pathFor(in, hc, multiHost);
+  // What one host's ranks touch: their inputs and outputs (and staging copies of them).
+  const double workingSet = 3.0 * S * std::max(1, in.ranksPerHost);
+  const Path p = pathFor(in, hc, multiHost, workingSet);
   if (in.nranks == 1) return p.stepUs + S * p.copyPerB;  // a local copy whatever the algorithm
   switch (algo) {
     case Algorithm::kRing: return ringUs(in, p, coll, proto, c, S);
@@ -200,7 +219,7 @@ double estimateUs(const ModelInput& in, const HostConstants& hc, CollKind coll, 
 }
 
 double estimateP2pUs(const ModelInput& in, const HostConstants& hc, size_t nBytes, bool crossHost) {
-  const Path p = pathFor(in, hc, crossHost);
+  const Path p = pathFor(in, hc, crossHost, 2.0 * double(nBytes));
   double pieces = std::max(1.0, std::ceil(double(nBytes) / double(in.slotBytes)));
   return p.latUs + pieces * p.stepUs + double(nBytes) * p.copyPerB * p.workScale;
 }

@@ -24,7 +24,11 @@ struct HostConstants {
   double reduceGBps = 5.0;     // out = a + b over floats by one core (bytes of out per second)
   double handoffUs = 0.15;     // a cache line written by one core seen by another
   double stepUs = 0.10;        // the executor's fixed cost of moving one FIFO piece
-  double futexWakeUs = 6.0;    // waking a sleeping rank (used when ranks outnumber cores)
+  double futexWakeUs = 6.0;    // waking a sleeping rank
+  double yieldHandoffUs = 3.0; // a handoff between two ranks that share a core (they yield to each other)
+  double memGBps = 8.0;        // memcpy of buffers larger than the caches by one core
+  double peerReadGBps = 4.0;   // one core reading data another core just wrote (direct reads)
+  double cacheMiB = 16.0;      // working sets beyond this stream from memory
   double netGBps = 10.0;       // one network connection between hosts
   double netLatUs = 15.0;      // one network message between hosts
   double crossNumaBwScale = 0.6;   // kShmCrossNuma bandwidth = copyGBps x this

@@ -27,6 +27,31 @@ bool ddaAllowed(Algorithm a, const Task& t) {
   return bytes <= size_t(a == Algorithm::kDdaFlat ? param::ddaFlatMaxBytes() : param::ddaTreeMaxBytes());
 }
 
+// NCCL_DEBUG_SUBSYS=TUNING: what this communicator's AllReduce of float would run with at each
+// power-of-two size, and every algorithm's estimate, so a choice can be checked against a benchmark.
+void logAllReduceChoices(ncclComm* comm) {
+  std::vector<float> buf(1);
+  for (size_t bytes = 8; bytes <= (size_t(1) << 26); bytes *= 2) {
+    Task t;
+    t.comm = comm;
+    t.kind = CollKind::kAllReduce;
+    t.dtype = ncclFloat32;
+    t.count = bytes / sizeof(float);
+    selectAlgorithm(&t);
+    std::string line;
+    for (int a = 0; a < kNumAlgorithms; ++a) {
+      float best = -1;
+      for (int p = 0; p < kNumProtocols; ++p) {
+        float c = comm->tuner->cost(0, Tuner::bucketOf(bytes), Algorithm(a), Protocol(p));
+        if (c >= 0 && (best < 0 || c < best)) best = c;
+      }
+      if (best >= 0) line += std::string(" ") + algorithmName(Algorithm(a)) + "=" + std::to_string(int(best + 0.5f));
+    }
+    WEFT_INFO(kLogTuning, "tuner: AllReduce %zu B -> %s/%s/%d ch (estimates us:%s)", bytes, algorithmName(t.algorithm),
+              protocolName(t.protocol), t.nChannels, line.c_str());
+  }
+}
+
 int usableCores() {
   cpu_set_t set;
   if (sched_getaffinity(0, sizeof(set), &set) == 0) return std::max(1, CPU_COUNT(&set));
@@ -74,6 +99,7 @@ ncclResult_t setupTuner(ncclComm* comm) {
               in.nranks, in.nHosts, in.cores, in.minChannels, in.maxChannels,
               comm->tuner->plugin() ? ", plugin " : "",
               comm->tuner->plugin() ? comm->tuner->plugin()->name().c_str() : "");
+  if (comm->rank == 0 && logEnabled(LogLevel::kInfo, kLogTuning)) logAllReduceChoices(comm);
   return ncclSuccess;
 }
 

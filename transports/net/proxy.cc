@@ -201,6 +201,14 @@ bool Proxy::progress(NetLink& link, bool* busy) {
   return moved;
 }
 
+bool Proxy::tryProgress() {
+  std::unique_lock<std::mutex> lock(mutex_, std::try_to_lock);
+  if (!lock.owns_lock()) return false;
+  bool moved = false, busy = false;
+  for (auto& l : links_) moved |= progress(*l, &busy);
+  return moved;
+}
+
 void Proxy::loop() {
   int64_t idleSince = 0;
   for (;;) {

@@ -55,6 +55,10 @@ class Proxy {
   RankBlock* bell() { return &bell_; }
   // An operation on network links starts: poll the network eagerly for a while.
   void kick();
+  // One pass over every link from the calling thread, unless another thread is in one now.
+  // An executor waiting on the network calls it, so a message moves without a thread switch to
+  // the proxy. Returns true if anything moved.
+  bool tryProgress();
   std::string failureOf(const NetLink& link);
 
  private:

@@ -13,6 +13,7 @@
 #include <cstring>
 
 #include "core/log.h"
+#include "core/params.h"
 
 namespace weft::net::socketnet {
 
@@ -171,7 +172,8 @@ void Worker::run() {
 // Comm
 
 Comm::Comm(bool send, Socket ctrl, std::vector<Socket> data, int nThreads)
-    : send_(send), ctrl_(std::move(ctrl)), data_(std::move(data)) {
+    : send_(send), ctrl_(std::move(ctrl)), data_(std::move(data)),
+      inlineLimit_(static_cast<size_t>(param::socketInlineBytes())) {
   peer_ = peerOf(ctrl_.fd());
   for (Request& r : reqs_) r.comm = this;
   int nWorkers = std::clamp<int>(nThreads, 1, static_cast<int>(data_.size()));
@@ -248,11 +250,12 @@ ncclResult_t Comm::post(void* data, size_t size, Request** request) {
   req->data = static_cast<char*>(data);
   req->capacity = size;
   req->size = send_ ? size : 0;
-  req->header = send_ ? size : 0;
+  req->inlinePayload = send_ && size <= inlineLimit_;
+  req->header = send_ ? (size | (req->inlinePayload ? kInlineFlag : 0)) : 0;
   req->ctrlDone = 0;
   req->ctrlFinished = false;
   req->pendingChunks.store(0, std::memory_order_relaxed);
-  if (send_ && size > kInlineBytes) postChunks(req);
+  if (send_ && !req->inlinePayload) postChunks(req);
   ctrlQueue_.push_back(req);
   *request = req;
   (void)progressControl();  // a failure here is reported by test()
@@ -265,7 +268,7 @@ ncclResult_t Comm::progressControl() {
     if (ncclResult_t f = failure(); f != ncclSuccess) return f;
     Request* r = ctrlQueue_.front();
     if (send_) {
-      size_t payload = r->size <= kInlineBytes ? r->size : 0;
+      size_t payload = r->inlinePayload ? r->size : 0;
       size_t total = sizeof(r->header) + payload;
       while (r->ctrlDone < total) {
         iovec iov[2];
@@ -292,7 +295,7 @@ ncclResult_t Comm::progressControl() {
       }
     } else {
       while (r->ctrlDone < sizeof(r->header) ||
-             (r->size <= kInlineBytes && r->ctrlDone < sizeof(r->header) + r->size)) {
+             (r->inlinePayload && r->ctrlDone < sizeof(r->header) + r->size)) {
         char* dst;
         size_t want;
         if (r->ctrlDone < sizeof(r->header)) {
@@ -325,14 +328,15 @@ ncclResult_t Comm::progressControl() {
         bool headerWasIncomplete = r->ctrlDone < sizeof(r->header);
         r->ctrlDone += static_cast<size_t>(n);
         if (headerWasIncomplete && r->ctrlDone == sizeof(r->header)) {
-          r->size = r->header;
+          r->size = r->header & ~kInlineFlag;
+          r->inlinePayload = (r->header & kInlineFlag) != 0;
           if (r->size > r->capacity) {
             fail(ncclInvalidUsage, "the peer sent a message of " + std::to_string(r->size) +
                                        " bytes, larger than the receive posted for it (" +
                                        std::to_string(r->capacity) + " bytes)");
             return failure();
           }
-          if (r->size > kInlineBytes) postChunks(r);
+          if (!r->inlinePayload) postChunks(r);
         }
       }
     }

@@ -2,9 +2,10 @@
 //
 // A connection is one control socket plus nData data sockets (NCCL_SOCKET_NTHREADS x
 // NCCL_NSOCKS_PERTHREAD). For every message the sender writes an 8-byte size on the control
-// socket; messages of at most kInlineBytes follow it inline there and are moved by whichever
-// thread calls isend/irecv/test (one socket, no hand-off: small messages stay fast). Larger ones
-// are cut into chunks of at least kMinChunk spread round-robin over the data sockets, moved by
+// socket; messages of at most WEFT_SOCKET_INLINE_BYTES (the sender's setting; the size word says
+// which way a message travels) follow it inline there and are moved by whichever thread calls
+// isend/irecv/test (one socket, no hand-off: no thread switch per message). Larger ones are cut
+// into chunks of at least kMinChunk spread round-robin over the data sockets, moved by
 // helper threads. Both ends walk messages in the same order and cut them the same way, so each
 // data socket carries its chunks in the same order on both sides and no chunk needs a header.
 #pragma once
@@ -23,7 +24,8 @@
 
 namespace weft::net::socketnet {
 
-constexpr size_t kInlineBytes = 16 * 1024;  // at most this travels on the control socket
+// The top bit of a message's size word: its payload follows inline on the control socket.
+constexpr uint64_t kInlineFlag = uint64_t(1) << 63;
 constexpr size_t kMinChunk = 64 * 1024;     // below this, splitting costs more than it gains
 constexpr int kMaxRequests = 32;            // NCCL_NET_MAX_REQUESTS
 constexpr int kMaxDataSockets = 64;         // NCCL's limit on threads x sockets per thread
@@ -39,6 +41,7 @@ struct Request {
   uint64_t header = 0;  // the size header, as written or being read
   size_t ctrlDone = 0;  // bytes of header (+ inline payload) moved on the control socket
   bool ctrlFinished = false;
+  bool inlinePayload = false;  // the payload travels on the control socket
   std::atomic<int> pendingChunks{0};  // chunks the helper threads still have to move
 };
 
@@ -117,6 +120,7 @@ class Comm {
   Request reqs_[kMaxRequests];
   std::deque<Request*> ctrlQueue_;  // posted requests whose control part is not finished
   size_t nextSocket_ = 0;           // round-robin start, advanced identically on both ends
+  size_t inlineLimit_;       // sender: messages up to this many bytes go inline
   bool peerClosed_ = false;  // receiver: the sender closed cleanly between messages (guarded by mu_)
   std::atomic<ncclResult_t> failCode_{ncclSuccess};
   std::mutex failMu_;
