@@ -51,6 +51,7 @@ class Executor {
  private:
   bool advance(Cursor& c);
   bool advanceMulti(Cursor& c);
+  bool connectLinks(ncclComm* comm, Connection* const* links, int n, bool* moved);
   bool advanceDirect(Cursor& c, const Task& t, const Step& st);
   bool pass();
   ncclResult_t fail(ncclComm* comm, ncclResult_t code, const std::string& what);
@@ -75,6 +76,29 @@ class Executor {
 Connection* Executor::connectionFor(const Sequence& s, bool sender) {
   ncclComm* comm = s.task->comm;
   return getConnection(comm, s.lane, s.channel, sender ? s.sendPeer : s.recvPeer, sender, comm->laneSlots(s.lane));
+}
+
+// Every link a step uses progresses its setup in the same pass: over the network, the peer's side
+// of our receive link may be waiting for our send link's handshake. True once all are connected
+// (null entries are skipped); false while one is pending (the executor then naps briefly) or
+// after a failure (recorded).
+bool Executor::connectLinks(ncclComm* comm, Connection* const* links, int n, bool* moved) {
+  bool pending = false;
+  std::string why;
+  for (int k = 0; k < n; ++k) {
+    Connection* conn = links[k];
+    if (conn == nullptr || conn->connected()) continue;
+    bool ready = false;
+    ncclResult_t r = conn->tryConnect(&ready, &why);
+    if (r != ncclSuccess) {
+      fail(comm, r, why);
+      return false;
+    }
+    pending |= !ready;
+    *moved |= ready;
+  }
+  if (pending) setupPending_ = true;
+  return !pending;
 }
 
 // Moves as many pieces of cursor c as the FIFOs allow. Returns true if anything moved.
@@ -119,24 +143,8 @@ bool Executor::advance(Cursor& c) {
     std::string why;
     if (rx && c.recv == nullptr) c.recv = connectionFor(s, false);
     if (tx && c.send == nullptr) c.send = connectionFor(s, true);
-    // Both directions progress their setup in the same pass: over the network, the peer's side of
-    // our receive link may be waiting for our send link's handshake.
-    bool pending = false;
-    for (Connection* conn : {rx ? c.recv : nullptr, tx ? c.send : nullptr}) {
-      if (conn == nullptr || conn->connected()) continue;
-      bool ready = false;
-      ncclResult_t r = conn->tryConnect(&ready, &why);
-      if (r != ncclSuccess) {
-        fail(comm, r, why);
-        return moved;
-      }
-      pending |= !ready;
-      moved |= ready;
-    }
-    if (pending) {
-      setupPending_ = true;
-      return moved;
-    }
+    Connection* links[2] = {rx ? c.recv : nullptr, tx ? c.send : nullptr};
+    if (!connectLinks(comm, links, 2, &moved)) return moved;
     if (rx && !c.recv->canRecv()) return moved;
     if (tx && !c.send->canSend()) return moved;
 
@@ -224,24 +232,9 @@ bool Executor::advanceMulti(Cursor& c) {
         if (c.sends[i] == nullptr) c.sends[i] = connectionTo(s, s.sendPeers[i], true);
         tx[nOut++] = c.sends[i];
       }
-    // Every link of the step progresses its setup in the same pass (see advance).
-    bool pending = false;
-    for (int k = 0; k < nIn + nOut; ++k) {
-      Connection* conn = k < nIn ? rx[k] : tx[k - nIn];
-      if (conn->connected()) continue;
-      bool ready = false;
-      ncclResult_t r = conn->tryConnect(&ready, &why);
-      if (r != ncclSuccess) {
-        fail(comm, r, why);
-        return moved;
-      }
-      pending |= !ready;
-      moved |= ready;
-    }
-    if (pending) {
-      setupPending_ = true;
-      return moved;
-    }
+    Connection* links[2 * kMaxSeqPeers];
+    for (int k = 0; k < nIn + nOut; ++k) links[k] = k < nIn ? rx[k] : tx[k - nIn];
+    if (!connectLinks(comm, links, nIn + nOut, &moved)) return moved;
     for (int k = 0; k < nIn; ++k)
       if (!rx[k]->canRecv()) return moved;
     for (int k = 0; k < nOut; ++k)

@@ -168,6 +168,21 @@ ncclResult_t runJobs(std::vector<std::function<ncclResult_t()>>& jobs) {
 }
 }  // namespace
 
+namespace {
+// The outermost group ends: its deferred communicator inits/splits run now, side by side. Returns
+// the group's first error (an argument error recorded earlier, else a job's).
+ncclResult_t runDeferredJobs(GroupState& g) {
+  ncclResult_t r = g.error;
+  if (!g.jobs.empty()) {
+    std::vector<std::function<ncclResult_t()>> jobs = std::move(g.jobs);
+    g.jobs.clear();
+    ncclResult_t jr = runJobs(jobs);
+    if (r == ncclSuccess) r = jr;
+  }
+  return r;
+}
+}  // namespace
+
 void groupRecordError(ncclResult_t code) {
   if (tGroup.depth > 0 && tGroup.error == ncclSuccess) tGroup.error = code;
 }
@@ -176,13 +191,7 @@ ncclResult_t groupEnd() {
   GroupState& g = tGroup;
   if (g.depth == 0) return setError(nullptr, ncclInvalidUsage, "ncclGroupEnd called without a matching ncclGroupStart");
   if (--g.depth > 0) return ncclSuccess;
-  ncclResult_t r = g.error;
-  if (!g.jobs.empty()) {
-    std::vector<std::function<ncclResult_t()>> jobs = std::move(g.jobs);
-    g.jobs.clear();
-    ncclResult_t jr = runJobs(jobs);
-    if (r == ncclSuccess) r = jr;
-  }
+  ncclResult_t r = runDeferredJobs(g);
   if (r == ncclSuccess && !g.tasks.empty()) r = runTasks(g);
   g.tasks.clear();
   g.error = ncclSuccess;
@@ -194,14 +203,8 @@ ncclResult_t groupSimulateEnd(float* estimatedUs) {
   if (g.depth == 0)
     return setError(nullptr, ncclInvalidUsage, "ncclGroupSimulateEnd called without a matching ncclGroupStart");
   if (--g.depth > 0) return ncclSuccess;
-  ncclResult_t r = g.error;
   // Deferred communicator inits are not operations: they run, so the communicators exist after.
-  if (!g.jobs.empty()) {
-    std::vector<std::function<ncclResult_t()>> jobs = std::move(g.jobs);
-    g.jobs.clear();
-    ncclResult_t jr = runJobs(jobs);
-    if (r == ncclSuccess) r = jr;
-  }
+  ncclResult_t r = runDeferredJobs(g);
   // A communicator runs its operations one after another; different communicators (ranks driven
   // by this thread) run side by side: the group takes as long as its slowest communicator.
   std::vector<std::pair<const ncclComm*, double>> perComm;

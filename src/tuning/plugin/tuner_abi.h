@@ -13,6 +13,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "core/plugin_logger_abi.h"
 #include "nccl.h"
 
 #ifdef __cplusplus
@@ -44,17 +45,7 @@ typedef enum {
   ncclFuncRecv = 7
 } ncclFunc_t;
 
-typedef enum {
-  NCCL_LOG_NONE = 0,
-  NCCL_LOG_VERSION = 1,
-  NCCL_LOG_WARN = 2,
-  NCCL_LOG_INFO = 3,
-  NCCL_LOG_ABORT = 4,
-  NCCL_LOG_TRACE = 5
-} ncclDebugLogLevel;
 
-typedef void (*ncclDebugLogger_t)(ncclDebugLogLevel level, unsigned long flags, const char* file, int line,
-                                  const char* fmt, ...);
 
 /* v5 and v6: what NCCL knows of the NVLink domains. Weft fills it with its shared-memory domains
  * (one per host). */

@@ -25,6 +25,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "core/plugin_logger_abi.h"
 #include "nccl.h"
 
 #define NCCL_NET_HANDLE_MAXSIZE 128 /* bytes listen() may write into the handle */
@@ -36,19 +37,9 @@
 #define NCCL_NET_MAX_DEVS_PER_NIC_V9 4 /* v9 through v11 */
 #define NCCL_NET_MAX_DEVS_PER_NIC_V12 8
 
-/* The logger a plugin receives at init. Levels and subsystem bits are NCCL_DEBUG's. */
-typedef enum {
-  NCCL_LOG_NONE = 0,
-  NCCL_LOG_VERSION = 1,
-  NCCL_LOG_WARN = 2,
-  NCCL_LOG_INFO = 3,
-  NCCL_LOG_ABORT = 4,
-  NCCL_LOG_TRACE = 5
-} ncclDebugLogLevel;
+/* Subsystem bits of the logger a plugin receives at init (core/plugin_logger_abi.h). */
 #define NCCL_LOG_SUBSYS_INIT 0x1
 #define NCCL_LOG_SUBSYS_NET 0x10
-typedef void (*ncclDebugLogger_t)(ncclDebugLogLevel level, unsigned long flags, const char* file, int line,
-                                  const char* fmt, ...);
 
 /* Profiler hook handed to v10+ plugins: they call it to open and close network events. */
 typedef ncclResult_t (*ncclProfilerCallback_t)(void** eHandle, int type, void* pHandle, int64_t pluginId,
