@@ -75,24 +75,7 @@ TEST(TreeShape, TwoComplementarySpanningTrees) {
 
 // ---- Programs ----
 
-struct TreeCase {
-  CollKind kind = CollKind::kAllReduce;
-  int nranks = 2;
-  int channels = 1;
-  size_t count = 0;
-  uint32_t slotBytes = 4096;
-  uint32_t nSlots = 8;
-  Variant v{ncclInt32, Red::kSum};
-  int root = 0;
-  bool inPlace = false;
-
-  std::string str() const {
-    return std::string(collName(kind)) + " nranks=" + std::to_string(nranks) + " channels=" +
-           std::to_string(channels) + " count=" + std::to_string(count) + " slotBytes=" + std::to_string(slotBytes) +
-           " nSlots=" + std::to_string(nSlots) + " " + v.name() + " root=" + std::to_string(root) +
-           (inPlace ? " in-place" : " out-of-place");
-  }
-};
+using TreeCase = CollCase;
 
 // One tree collective on every rank: buffers, inputs, and what every buffer must hold afterwards.
 struct TreeOp {
