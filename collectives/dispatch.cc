@@ -1,7 +1,6 @@
 // The one place that maps an Algorithm to the folder of collectives/ that implements it.
 #include "collectives/algorithms.h"
 #include "core/comm.h"
-#include "tuning/channels.h"
 
 namespace weft {
 

@@ -51,7 +51,7 @@ class Executor {
  private:
   bool advance(Cursor& c);
   bool advanceMulti(Cursor& c);
-  bool connectLinks(ncclComm* comm, Connection* const* links, int n, bool* moved);
+  bool connectLinks(const Cursor& c, ncclComm* comm, Connection* const* links, int n, bool* moved);
   bool advanceDirect(Cursor& c, const Task& t, const Step& st);
   bool pass();
   ncclResult_t fail(ncclComm* comm, ncclResult_t code, const std::string& what);
@@ -82,7 +82,7 @@ Connection* Executor::connectionFor(const Sequence& s, bool sender) {
 // of our receive link may be waiting for our send link's handshake. True once all are connected
 // (null entries are skipped); false while one is pending (the executor then naps briefly) or
 // after a failure (recorded).
-bool Executor::connectLinks(ncclComm* comm, Connection* const* links, int n, bool* moved) {
+bool Executor::connectLinks(const Cursor& c, ncclComm* comm, Connection* const* links, int n, bool* moved) {
   bool pending = false;
   std::string why;
   for (int k = 0; k < n; ++k) {
@@ -91,7 +91,10 @@ bool Executor::connectLinks(ncclComm* comm, Connection* const* links, int n, boo
     bool ready = false;
     ncclResult_t r = conn->tryConnect(&ready, &why);
     if (r != ncclSuccess) {
-      fail(comm, r, why);
+      // The link's own text names the ranks and the link; add the operation that needed it.
+      int peer = -1;
+      std::vector<int> peers;
+      fail(comm, r, why + " while " + describe(c, &peer, &peers));
       return false;
     }
     pending |= !ready;
@@ -144,7 +147,7 @@ bool Executor::advance(Cursor& c) {
     if (rx && c.recv == nullptr) c.recv = connectionFor(s, false);
     if (tx && c.send == nullptr) c.send = connectionFor(s, true);
     Connection* links[2] = {rx ? c.recv : nullptr, tx ? c.send : nullptr};
-    if (!connectLinks(comm, links, 2, &moved)) return moved;
+    if (!connectLinks(c, comm, links, 2, &moved)) return moved;
     if (rx && !c.recv->canRecv()) return moved;
     if (tx && !c.send->canSend()) return moved;
 
@@ -234,7 +237,7 @@ bool Executor::advanceMulti(Cursor& c) {
       }
     Connection* links[2 * kMaxSeqPeers];
     for (int k = 0; k < nIn + nOut; ++k) links[k] = k < nIn ? rx[k] : tx[k - nIn];
-    if (!connectLinks(comm, links, nIn + nOut, &moved)) return moved;
+    if (!connectLinks(c, comm, links, nIn + nOut, &moved)) return moved;
     for (int k = 0; k < nIn; ++k)
       if (!rx[k]->canRecv()) return moved;
     for (int k = 0; k < nOut; ++k)

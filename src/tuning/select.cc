@@ -30,7 +30,6 @@ bool ddaAllowed(Algorithm a, const Task& t) {
 // NCCL_DEBUG_SUBSYS=TUNING: what this communicator's AllReduce of float would run with at each
 // power-of-two size, and every algorithm's estimate, so a choice can be checked against a benchmark.
 void logAllReduceChoices(ncclComm* comm) {
-  std::vector<float> buf(1);
   for (size_t bytes = 8; bytes <= (size_t(1) << 26); bytes *= 2) {
     Task t;
     t.comm = comm;
