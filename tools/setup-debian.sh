@@ -1,7 +1,13 @@
 #!/usr/bin/env bash
 # Installs what building and testing Weft needs on Debian 12 (run as root). Safe to run again.
+#   bash tools/setup-debian.sh          the host build and its tests
+#   bash tools/setup-debian.sh --hip    also Debian's ROCm 5.2 compiler and runtime (WEFT_GPU=hip)
+# CUDA is not in Debian: the CUDA build uses the toolkit at /usr/local/cuda when it is there.
 set -euo pipefail
 pkgs=(cmake make g++ pkg-config libgtest-dev libgmock-dev libhwloc-dev python3 iproute2 procps)
+if [ "${1:-}" = "--hip" ]; then
+  pkgs+=(hipcc libamdhip64-dev rocm-device-libs libhsa-runtime-dev)
+fi
 missing=()
 for p in "${pkgs[@]}"; do dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p"); done
 if [ ${#missing[@]} -gt 0 ]; then

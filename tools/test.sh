@@ -1,23 +1,78 @@
 #!/usr/bin/env bash
-# Sets up a fresh Debian 12 machine, builds Weft and runs the whole test suite (host mode).
-#   bash tools/test.sh            everything: unit, threads, procs, abi (+ the nvcc primitives check)
+# Sets up a fresh Debian 12 machine, builds Weft and runs the whole test suite (host mode), then
+# checks the GPU builds: CUDA (built with its tests, which run in host mode here) and HIP (compiled).
+#   bash tools/test.sh            everything: unit, threads, procs, abi, and the GPU builds
 #   WEFT_TEST_LABELS=unit bash tools/test.sh     only the tiers whose ctest label matches
+#   WEFT_TEST_GPU_BUILDS=0 bash tools/test.sh    no CUDA or HIP build (the nvcc primitives check stays)
+#   WEFT_TEST_CUDA_LABELS='unit' ...             the tiers the CUDA build runs (default: unit|abi|threads)
 set -euo pipefail
 cd "$(dirname "$0")/.."
+gpu_builds=${WEFT_TEST_GPU_BUILDS:-1}
 bash tools/setup-debian.sh
 jobs=$(nproc)
+nvcc=/usr/local/cuda/bin/nvcc
+section() { printf '\n== %s (%s)\n' "$1" "$(date +%T)"; }
+
+section "host build"
 cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo -DWEFT_WERROR=ON -DWEFT_BUILD_TESTS=ON -DWEFT_BUILD_BENCHMARKS=ON
 cmake --build build -j"$jobs"
 
-# The single-source primitives must keep compiling with nvcc (compile only: no GPU needed).
-if [ -x /usr/local/cuda/bin/nvcc ]; then
-  cmake -S . -B build-cuda-check -DWEFT_CUDA_PRIMITIVES_CHECK=ON -DCMAKE_CUDA_COMPILER=/usr/local/cuda/bin/nvcc \
-    -DWEFT_BUILD_TESTS=OFF -DWEFT_BUILD_BENCHMARKS=OFF >/dev/null
-  cmake --build build-cuda-check --target weft_cuda_primitives_check -j"$jobs"
-  echo "nvcc check: the reduction primitives compile for CUDA"
-else
-  echo "nvcc check: skipped (no /usr/local/cuda/bin/nvcc on this machine)"
+# The single-source primitives must keep compiling with nvcc (compile only: no GPU needed). The
+# CUDA build below does this too; without it, a check of its own.
+if [ "$gpu_builds" = 0 ]; then
+  if [ -x "$nvcc" ]; then
+    cmake -S . -B build-cuda-check -DWEFT_CUDA_PRIMITIVES_CHECK=ON -DCMAKE_CUDA_COMPILER="$nvcc" \
+      -DWEFT_BUILD_TESTS=OFF -DWEFT_BUILD_BENCHMARKS=OFF >/dev/null
+    cmake --build build-cuda-check --target weft_cuda_primitives_check -j"$jobs"
+    echo "nvcc check: the reduction primitives compile for CUDA"
+  else
+    echo "nvcc check: skipped (no $nvcc on this machine)"
+  fi
 fi
 
 export WEFT_DEVICE=host
+section "host tests"
 ctest --test-dir build --output-on-failure -j2 --timeout 600 ${WEFT_TEST_LABELS:+-L "$WEFT_TEST_LABELS"}
+
+if [ "$gpu_builds" = 0 ]; then
+  echo "GPU builds: skipped (WEFT_TEST_GPU_BUILDS=0)"
+  exit 0
+fi
+
+# CUDA: the library with its .cu files (sm_80 and sm_90), the primitives check, and the tests. No
+# GPU and no driver here, so the tests run in host mode; the library must still load.
+section "CUDA build"
+if [ -x "$nvcc" ]; then
+  cmake -S . -B build-cuda -DWEFT_GPU=cuda -DCMAKE_CUDA_COMPILER="$nvcc" -DCMAKE_CUDA_ARCHITECTURES="80;90" \
+    -DCMAKE_BUILD_TYPE=RelWithDebInfo -DWEFT_WERROR=ON -DWEFT_BUILD_TESTS=ON -DWEFT_BUILD_BENCHMARKS=OFF \
+    -DWEFT_CUDA_PRIMITIVES_CHECK=ON >/dev/null
+  cmake --build build-cuda -j"$jobs"
+  # The CUDA runtime is linked statically and the driver is found at run time: libnccl.so.2 must
+  # not need libcuda.so.1 (absent without a driver) or libcudart.so.
+  if ldd build-cuda/libnccl.so.2 | grep -E 'libcuda\.so|libcudart\.so|not found'; then
+    echo "CUDA build: libnccl.so.2 needs a CUDA library at load time (see above)" >&2
+    exit 1
+  fi
+  # WEFT_DEVICE unset: the runtime itself must find no device (no driver here) and every test
+  # must then run in host mode. (The collective tiers set WEFT_DEVICE=host per test anyway.)
+  env -u WEFT_DEVICE ctest --test-dir build-cuda --output-on-failure -j2 --timeout 600 \
+    -L "${WEFT_TEST_CUDA_LABELS:-unit|abi|threads}"
+  echo "CUDA build: built, loads without a driver, host-mode tests pass"
+else
+  echo "CUDA build: skipped (no $nvcc on this machine)"
+fi
+
+# HIP: Debian's ROCm 5.2 (clang 15) compiles the library for gfx90a. Tests are not built: they
+# would be the CUDA build's host-mode tests again.
+section "HIP build"
+if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+  bash tools/setup-debian.sh --hip
+fi
+if [ -f /usr/include/hip/hip_runtime.h ] || [ -f /opt/rocm/include/hip/hip_runtime.h ]; then
+  cmake -S . -B build-hip -DWEFT_GPU=hip -DCMAKE_HIP_ARCHITECTURES=gfx90a -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+    -DWEFT_WERROR=ON -DWEFT_BUILD_TESTS=OFF -DWEFT_BUILD_BENCHMARKS=OFF >/dev/null
+  cmake --build build-hip -j"$jobs"
+  echo "HIP build: the library compiles for gfx90a"
+else
+  echo "HIP build: skipped (no HIP headers; tools/setup-debian.sh --hip installs Debian's ROCm)"
+fi

@@ -167,7 +167,7 @@ std::string renderTuning(int nranks, int nhosts) {
   comm.config.minCTAs = static_cast<int>(weft::param::minNChannels());
   comm.slotBytes = static_cast<uint32_t>(std::max<int64_t>(64, weft::param::buffSize() / 8));
   for (int r = 0; r < nranks; ++r)
-    comm.ranks.push_back(weft::RankInfo{uint64_t(r * nhosts / nranks) + 1, 0, r, comm.slotBytes, comm.nChannels, {}});
+    comm.ranks.push_back(weft::RankInfo{uint64_t(r * nhosts / nranks) + 1, 0, r, comm.slotBytes, comm.nChannels, {}, -1, 0});
   weft::TunerOptions opts = weft::tunerOptionsFromParams();
   weft::ModelInput in = weft::modelInputFor(&comm);
   opts.pluginShape = weft::TunerPluginShape{0, in.nranks, in.nHosts, in.nranks / in.nHosts, in.ranksPerHost};

@@ -54,6 +54,14 @@ class ConnectionBackend {
   // The communicator failed or is being aborted: drop the link now so that the peer's waits end
   // with an error at once instead of at their timeout.
   virtual void shutdown() {}
+  // Where the FIFO's memory is, for a GPU executor: in device memory already (P2P), or in host
+  // memory that must be registered with the device runtime before a kernel can use it (the
+  // shared-memory segment, the network proxy's buffers): hostRange then gives it.
+  virtual bool fifoInDeviceMemory() const { return false; }
+  virtual void hostRange(void** base, size_t* bytes) const {
+    *base = nullptr;
+    *bytes = 0;
+  }
 };
 
 class Connection {
@@ -78,6 +86,16 @@ class Connection {
     return ncclSuccess;
   }
   bool connected() const { return slots_ != nullptr; }
+  // The FIFO as the backend mapped it (valid once connected); a GPU executor translates it.
+  FifoView view() const {
+    FifoView v;
+    v.head = head_;
+    v.slots = slots_;
+    v.data = data_;
+    v.nslots = nslots_;
+    v.slotBytes = slotBytes_;
+    return v;
+  }
   bool isSender() const { return isSender_; }
   int peer() const { return isSender_ ? id_.receiverRank : id_.senderRank; }
   const ConnectionId& id() const { return id_; }

@@ -3,9 +3,23 @@
 #include "core/comm.h"
 #include "core/params.h"
 #include "transports/net/net_connection.h"
+#include "transports/p2p/p2p_connection.h"
 #include "transports/shm/shm_connection.h"
 
 namespace weft {
+
+// GPU ranks of one host map each other's FIFOs unless P2P is disabled (NCCL_P2P_DISABLE, or
+// NCCL_P2P_LEVEL=LOC for ranks on different GPUs). Both sides decide from the same settings, so they
+// agree. (Path levels between LOC and SYS are not told apart yet: any other level allows P2P.)
+bool usesP2p(const ncclComm* comm, int peer) {
+  if (comm->hostMode || param::p2pDisable()) return false;
+  const RankInfo& me = comm->ranks[comm->rank];
+  const RankInfo& other = comm->ranks[peer];
+  const bool sameGpu = me.pid == other.pid ? me.device == other.device : false;
+  const std::string level = param::p2pLevel();
+  if (!sameGpu && level == "LOC") return false;
+  return true;
+}
 
 bool usesNetwork(const ncclComm* comm, int peer) {
   return comm->ranks[peer].hostHash != comm->ranks[comm->rank].hostHash || param::shmDisable();
@@ -27,6 +41,9 @@ std::unique_ptr<Connection> makeConnection(ncclComm* comm, const ConnectionId& i
     spec.peerHost = comm->ranks[peer].hostName;
     spec.timeoutMs = param::timeoutMs();
     backend = std::make_unique<NetConnection>(spec);
+  } else if (usesP2p(comm, peer)) {
+    P2pSpec spec{id, isSender, comm->p2pRead, nslots, comm->slotBytes, comm->gpu->device()};
+    backend = std::make_unique<P2pConnection>(spec);
   } else {
     backend = std::make_unique<ShmConnection>(id, isSender, nslots, comm->slotBytes, comm->peers.block(peer));
   }

@@ -9,6 +9,7 @@
 #include "core/comm_registry.h"
 #include "core/errors.h"
 #include "core/result.h"
+#include "device/gpu/gpu_executor.h"
 #include "device/reduce_host.h"
 #include "nccl.h"
 
@@ -64,6 +65,7 @@ inline ncclResult_t checkCommUsable(const char* fn, ncclComm* comm) {
 }
 
 inline ncclResult_t checkStream(const char* fn, ncclComm* comm, const void* stream) {
+  if (!comm->hostMode) return gpu::checkStream(comm, fn, stream);
   if (comm->hostMode && stream != nullptr)
     return setError(comm, ncclInvalidArgument,
                     "%s: rank %d is in host mode (no GPU), so the stream argument must be NULL; the call runs to "
@@ -110,6 +112,7 @@ inline ncclResult_t checkCount(const char* fn, ncclComm* comm, size_t count, ncc
 inline ncclResult_t checkBuffer(const char* fn, ncclComm* comm, const void* p, size_t count, const char* what) {
   if (p == nullptr && count > 0)
     return setError(comm, ncclInvalidArgument, "%s: %s is NULL but count is %zu", fn, what, count);
+  if (!comm->hostMode && p != nullptr && count > 0) return gpu::checkDeviceBuffer(comm, fn, p, what);
   return ncclSuccess;
 }
 

@@ -27,8 +27,9 @@ ncclResult_t submit(ncclResult_t checked, Task&& t) {
 }
 
 Task makeTask(ncclComm* comm, CollKind kind, const void* sendbuff, void* recvbuff, size_t count, ncclDataType_t dtype,
-              ncclRedOp_t op, int root) {
+              ncclRedOp_t op, int root, void* stream) {
   Task t;
+  t.stream = stream;
   t.comm = comm;
   t.kind = kind;
   t.sendbuff = sendbuff;
@@ -56,7 +57,7 @@ WEFT_API ncclResult_t pncclAllReduce(const void* sendbuff, void* recvbuff, size_
     ncclResult_t r = reduceChecks(fn, comm, stream, datatype, op, count, 1);
     if (r == ncclSuccess) r = checkBuffer(fn, comm, sendbuff, count, "sendbuff");
     if (r == ncclSuccess) r = checkBuffer(fn, comm, recvbuff, count, "recvbuff");
-    return submit(r, makeTask(comm, CollKind::kAllReduce, sendbuff, recvbuff, count, datatype, op, 0));
+    return submit(r, makeTask(comm, CollKind::kAllReduce, sendbuff, recvbuff, count, datatype, op, 0, stream));
   });
 }
 
@@ -69,7 +70,7 @@ WEFT_API ncclResult_t pncclBroadcast(const void* sendbuff, void* recvbuff, size_
     if (r == ncclSuccess) r = checkRank(fn, comm, root, "root");
     if (r == ncclSuccess && comm->rank == root) r = checkBuffer(fn, comm, sendbuff, count, "sendbuff");
     if (r == ncclSuccess) r = checkBuffer(fn, comm, recvbuff, count, "recvbuff");
-    return submit(r, makeTask(comm, CollKind::kBroadcast, sendbuff, recvbuff, count, datatype, ncclSum, root));
+    return submit(r, makeTask(comm, CollKind::kBroadcast, sendbuff, recvbuff, count, datatype, ncclSum, root, stream));
   });
 }
 
@@ -88,7 +89,7 @@ WEFT_API ncclResult_t pncclReduce(const void* sendbuff, void* recvbuff, size_t c
     if (r == ncclSuccess) r = checkRank(fn, comm, root, "root");
     if (r == ncclSuccess) r = checkBuffer(fn, comm, sendbuff, count, "sendbuff");
     if (r == ncclSuccess && comm->rank == root) r = checkBuffer(fn, comm, recvbuff, count, "recvbuff");
-    return submit(r, makeTask(comm, CollKind::kReduce, sendbuff, recvbuff, count, datatype, op, root));
+    return submit(r, makeTask(comm, CollKind::kReduce, sendbuff, recvbuff, count, datatype, op, root, stream));
   });
 }
 
@@ -100,7 +101,7 @@ WEFT_API ncclResult_t pncclAllGather(const void* sendbuff, void* recvbuff, size_
     ncclResult_t r = checkCommon(fn, comm, stream, datatype, sendcount, comm ? size_t(comm->nranks) : 1);
     if (r == ncclSuccess) r = checkBuffer(fn, comm, sendbuff, sendcount, "sendbuff");
     if (r == ncclSuccess) r = checkBuffer(fn, comm, recvbuff, sendcount, "recvbuff");
-    return submit(r, makeTask(comm, CollKind::kAllGather, sendbuff, recvbuff, sendcount, datatype, ncclSum, 0));
+    return submit(r, makeTask(comm, CollKind::kAllGather, sendbuff, recvbuff, sendcount, datatype, ncclSum, 0, stream));
   });
 }
 
@@ -113,7 +114,7 @@ WEFT_API ncclResult_t pncclReduceScatter(const void* sendbuff, void* recvbuff, s
     ncclResult_t r = reduceChecks(fn, comm, stream, datatype, op, recvcount, comm ? size_t(comm->nranks) : 1);
     if (r == ncclSuccess) r = checkBuffer(fn, comm, sendbuff, recvcount, "sendbuff");
     if (r == ncclSuccess) r = checkBuffer(fn, comm, recvbuff, recvcount, "recvbuff");
-    return submit(r, makeTask(comm, CollKind::kReduceScatter, sendbuff, recvbuff, recvcount, datatype, op, 0));
+    return submit(r, makeTask(comm, CollKind::kReduceScatter, sendbuff, recvbuff, recvcount, datatype, op, 0, stream));
   });
 }
 
@@ -127,7 +128,7 @@ WEFT_API ncclResult_t pncclAlltoAll(const void* sendbuff, void* recvbuff, size_t
     if (r == ncclSuccess) r = checkBuffer(fn, comm, recvbuff, count, "recvbuff");
     if (r == ncclSuccess && sendbuff == recvbuff && count > 0 && comm->nranks > 1)
       r = setError(comm, ncclInvalidArgument, "%s: in-place AlltoAll (sendbuff == recvbuff) is not supported", fn);
-    return submit(r, makeTask(comm, CollKind::kAlltoAll, sendbuff, recvbuff, count, datatype, ncclSum, 0));
+    return submit(r, makeTask(comm, CollKind::kAlltoAll, sendbuff, recvbuff, count, datatype, ncclSum, 0, stream));
   });
 }
 
@@ -140,7 +141,7 @@ WEFT_API ncclResult_t pncclGather(const void* sendbuff, void* recvbuff, size_t c
     if (r == ncclSuccess) r = checkRank(fn, comm, root, "root");
     if (r == ncclSuccess) r = checkBuffer(fn, comm, sendbuff, count, "sendbuff");
     if (r == ncclSuccess && comm->rank == root) r = checkBuffer(fn, comm, recvbuff, count, "recvbuff");
-    return submit(r, makeTask(comm, CollKind::kGather, sendbuff, recvbuff, count, datatype, ncclSum, root));
+    return submit(r, makeTask(comm, CollKind::kGather, sendbuff, recvbuff, count, datatype, ncclSum, root, stream));
   });
 }
 
@@ -153,7 +154,7 @@ WEFT_API ncclResult_t pncclScatter(const void* sendbuff, void* recvbuff, size_t 
     if (r == ncclSuccess) r = checkRank(fn, comm, root, "root");
     if (r == ncclSuccess && comm->rank == root) r = checkBuffer(fn, comm, sendbuff, count, "sendbuff");
     if (r == ncclSuccess) r = checkBuffer(fn, comm, recvbuff, count, "recvbuff");
-    return submit(r, makeTask(comm, CollKind::kScatter, sendbuff, recvbuff, count, datatype, ncclSum, root));
+    return submit(r, makeTask(comm, CollKind::kScatter, sendbuff, recvbuff, count, datatype, ncclSum, root, stream));
   });
 }
 
@@ -165,7 +166,7 @@ WEFT_API ncclResult_t pncclSend(const void* sendbuff, size_t count, ncclDataType
     ncclResult_t r = checkCommon(fn, comm, stream, datatype, count, 1);
     if (r == ncclSuccess) r = checkRank(fn, comm, peer, "peer");
     if (r == ncclSuccess) r = checkBuffer(fn, comm, sendbuff, count, "sendbuff");
-    return submit(r, makeTask(comm, CollKind::kSend, sendbuff, nullptr, count, datatype, ncclSum, peer));
+    return submit(r, makeTask(comm, CollKind::kSend, sendbuff, nullptr, count, datatype, ncclSum, peer, stream));
   });
 }
 
@@ -177,7 +178,7 @@ WEFT_API ncclResult_t pncclRecv(void* recvbuff, size_t count, ncclDataType_t dat
     ncclResult_t r = checkCommon(fn, comm, stream, datatype, count, 1);
     if (r == ncclSuccess) r = checkRank(fn, comm, peer, "peer");
     if (r == ncclSuccess) r = checkBuffer(fn, comm, recvbuff, count, "recvbuff");
-    return submit(r, makeTask(comm, CollKind::kRecv, nullptr, recvbuff, count, datatype, ncclSum, peer));
+    return submit(r, makeTask(comm, CollKind::kRecv, nullptr, recvbuff, count, datatype, ncclSum, peer, stream));
   });
 }
 
@@ -193,7 +194,7 @@ WEFT_API ncclResult_t pncclAlltoAllv(const void* sendbuff, const size_t sendcoun
     ncclResult_t r = checkCommon(fn, comm, stream, datatype, 0, 1);
     if (r == ncclSuccess && (sendcounts == nullptr || sdispls == nullptr || recvcounts == nullptr || rdispls == nullptr))
       r = setError(comm, ncclInvalidArgument, "%s: a counts or displacements array is NULL", fn);
-    Task t = makeTask(comm, CollKind::kAlltoAllv, sendbuff, recvbuff, 0, datatype, ncclSum, 0);
+    Task t = makeTask(comm, CollKind::kAlltoAllv, sendbuff, recvbuff, 0, datatype, ncclSum, 0, stream);
     if (r == ncclSuccess) {
       const int n = comm->nranks;
       size_t sendTotal = 0, recvTotal = 0;

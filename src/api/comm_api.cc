@@ -245,6 +245,7 @@ WEFT_API ncclResult_t pncclCommGetAsyncError(ncclComm_t comm, ncclResult_t* asyn
     WEFT_CHECK(checkCommHandle("ncclCommGetAsyncError", comm));
     if (asyncError == nullptr)
       return setError(comm, ncclInvalidArgument, "ncclCommGetAsyncError: asyncError pointer is NULL");
+    gpu::pollDeviceError(comm);  // a kernel's failure surfaces here, as NCCL reports its async errors
     *asyncError = comm->errors.async();
     if (*asyncError != ncclInProgress) commJoinInit(comm);
     return ncclSuccess;
@@ -266,7 +267,7 @@ WEFT_API ncclResult_t pncclCommCuDevice(const ncclComm_t comm, int* device) {
   return apiGuard("ncclCommCuDevice", [&] {
     WEFT_CHECK(checkCommHandle("ncclCommCuDevice", comm));
     if (device == nullptr) return setError(comm, ncclInvalidArgument, "ncclCommCuDevice: device pointer is NULL");
-    *device = comm->hostMode ? -1 : 0;  // host mode has no device; -1 says so without being an error
+    *device = comm->hostMode ? -1 : comm->gpu->device();  // host mode has no device; -1 says so without being an error
     return ncclSuccess;
   });
 }

@@ -1,6 +1,9 @@
-// Memory, registration, window and reduction-op entry points. In host mode memory is ordinary host
-// memory: ncclMemAlloc returns page-aligned memory, and registration records the buffer so that a
-// matching deregistration can be checked.
+// Memory, registration, window and reduction-op entry points. With a usable GPU, ncclMemAlloc
+// returns device memory of the current GPU and registration checks that the buffer is memory the
+// communicator's GPU can use. In host mode memory is ordinary host memory: ncclMemAlloc returns
+// page-aligned memory. Either way registration records the buffer, so that a matching
+// deregistration can be checked. (Registered buffers are not yet used in place by any algorithm:
+// data still moves through the FIFOs.)
 #include <sys/mman.h>
 
 #include <cstdlib>
@@ -10,15 +13,21 @@
 #include <unordered_map>
 
 #include "api/api_support.h"
+#include "device/runtime/device_runtime.h"
 
 using namespace weft;
 
 namespace {
 std::mutex gAllocMutex;
-std::unordered_map<void*, size_t>& allocations() {
-  static std::unordered_map<void*, size_t> m;
+struct Allocation {
+  size_t size;
+  bool device;  // from the GPU runtime, else host memory
+};
+std::unordered_map<void*, Allocation>& allocations() {
+  static std::unordered_map<void*, Allocation> m;
   return m;
 }
+bool gpuMemory() { return dev::runtime().deviceCount() > 0; }
 }  // namespace
 
 struct ncclWindow_vidmem {
@@ -35,10 +44,15 @@ WEFT_API ncclResult_t pncclMemAlloc(void** ptr, size_t size) {
     *ptr = nullptr;
     if (size == 0) return setError(nullptr, ncclInvalidArgument, "ncclMemAlloc: size is 0");
     void* p = nullptr;
-    if (posix_memalign(&p, 4096, size) != 0)
+    const bool device = gpuMemory();
+    if (device) {
+      if (dev::runtime().deviceAlloc(&p, size) != ncclSuccess)
+        return setError(nullptr, ncclUnhandledCudaError, "ncclMemAlloc: cannot allocate %zu bytes of GPU memory", size);
+    } else if (posix_memalign(&p, 4096, size) != 0) {
       return setError(nullptr, ncclSystemError, "ncclMemAlloc: cannot allocate %zu bytes of host memory", size);
+    }
     std::lock_guard<std::mutex> lock(gAllocMutex);
-    allocations()[p] = size;
+    allocations()[p] = Allocation{size, device};
     *ptr = p;
     return ncclSuccess;
   });
@@ -49,8 +63,12 @@ WEFT_API ncclResult_t pncclMemFree(void* ptr) {
   return apiGuard("ncclMemFree", [&] {
     if (ptr == nullptr) return ncclSuccess;
     std::lock_guard<std::mutex> lock(gAllocMutex);
-    if (allocations().erase(ptr) == 0)
+    auto it = allocations().find(ptr);
+    if (it == allocations().end())
       return setError(nullptr, ncclInvalidArgument, "ncclMemFree: %p was not allocated by ncclMemAlloc", ptr);
+    const bool device = it->second.device;
+    allocations().erase(it);
+    if (device) return dev::runtime().deviceFree(ptr);
     free(ptr);
     return ncclSuccess;
   });
@@ -63,8 +81,10 @@ WEFT_API ncclResult_t pncclCommRegister(const ncclComm_t comm, void* buff, size_
     WEFT_CHECK(checkCommHandle(fn, comm));
     if (handle == nullptr) return setError(comm, ncclInvalidArgument, "%s: handle is NULL", fn);
     if (buff == nullptr && size > 0) return setError(comm, ncclInvalidArgument, "%s: buff is NULL", fn);
-    // Host mode moves data through shared-memory FIFOs either way; the record lets deregistration
-    // catch a bad handle, and is where a zero-copy path will look buffers up.
+    // A GPU communicator takes only memory its GPU can use, as its collectives do.
+    WEFT_CHECK(checkBuffer(fn, comm, buff, size, "buff"));
+    // The record lets deregistration catch a bad handle, and is where a zero-copy path will look
+    // buffers up.
     auto rec = std::make_unique<Registration>(Registration{buff, size});
     std::lock_guard<std::mutex> lock(comm->regMutex);
     *handle = rec.get();
@@ -99,6 +119,7 @@ WEFT_API ncclResult_t pncclCommWindowRegister(ncclComm_t comm, void* buff, size_
     if (buff == nullptr || size == 0) return setError(comm, ncclInvalidArgument, "%s: empty buffer", fn);
     if ((winFlags & ~NCCL_WIN_COLL_SYMMETRIC) != 0)
       return setError(comm, ncclInvalidArgument, "%s: unknown winFlags 0x%x", fn, winFlags);
+    WEFT_CHECK(checkBuffer(fn, comm, buff, size, "buff"));
     *win = new ncclWindow_vidmem{comm, buff, size, winFlags};
     return ncclSuccess;
   });

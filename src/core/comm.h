@@ -14,6 +14,7 @@
 #include "core/config.h"
 #include "core/local_peers.h"
 #include "core/redop_table.h"
+#include "device/gpu/device_state.h"
 #include "nccl.h"
 #include "topology/placement.h"
 #include "transports/connection_table.h"
@@ -70,6 +71,8 @@ struct RankInfo {
   uint32_t slotBytes;  // the rank's FIFO slot size from NCCL_BUFFSIZE; the comm uses rank 0's
   int32_t nChannels;   // likewise
   char hostName[64];   // for messages about this rank
+  int32_t device;      // the rank's GPU, -1 in host mode
+  int32_t p2pRead;     // NCCL_P2P_READ_ENABLE as this rank read it; the comm uses rank 0's
 };
 
 }  // namespace weft
@@ -83,6 +86,7 @@ struct ncclComm {
   uint32_t slotBytes = 0;  // FIFO slot size, agreed at init
   uint32_t nSlots = 8;
   bool hostMode = true;
+  bool p2pRead = false;  // P2P FIFOs live with the sender (read mode), agreed at init
   weft::CommConfig config;
   std::vector<weft::RankInfo> ranks;
 
@@ -107,6 +111,11 @@ struct ncclComm {
   std::unique_ptr<weft::Tuner, weft::TunerDeleter> tuner;  // cost table, settings, plugin (set at init)
   std::mutex regMutex;
   std::vector<std::unique_ptr<weft::Registration>> registrations;  // ncclCommRegister handles
+  // GPU communicators only (hostMode false): device resources of the GPU executor.
+  std::unique_ptr<weft::gpu::DeviceState> gpu;
+  int64_t gpuTimerTicksPerMs = 0;
+  bool gpuErrorReported = false;
+  bool gpuHoldsProxy = false;  // keeps the network proxy polling for this comm's kernels
 
   // Point-to-point FIFOs carry one peer's messages each, and a rank may hold one per peer; a tree
   // channel holds up to three (parent, two children) per tree, two trees per channel. Those lanes

@@ -18,6 +18,8 @@
 #include "core/log.h"
 #include "core/params.h"
 #include "core/result.h"
+#include "device/gpu/gpu_executor.h"
+#include "device/runtime/device_runtime.h"
 #include "topology/placement_query.h"
 #include "topology/system.h"
 #include "transports/transport.h"
@@ -116,6 +118,12 @@ ncclResult_t setupComm(ncclComm* comm, const ncclUniqueId& id) {
   int64_t nch = std::clamp<int64_t>(param::nChannels(), comm->config.minCTAs, comm->config.maxCTAs);
   me.info.nChannels = static_cast<int32_t>(std::clamp<int64_t>(nch, 1, 64));
   snprintf(me.info.hostName, sizeof me.info.hostName, "%s", hostName().c_str());
+  // A GPU build with a usable GPU runs the communicator on the caller's current device (as NCCL
+  // does); otherwise, and under WEFT_DEVICE=host, in host mode.
+  me.info.device = -1;
+  if (dev::runtime().deviceCount() > 0 && dev::runtime().getDevice(&me.info.device) != ncclSuccess)
+    return setError(comm, ncclUnhandledCudaError, "init of rank %d: cannot read the current GPU", comm->rank);
+  me.info.p2pRead = param::p2pReadEnable() ? 1 : 0;
   me.salt = randomU64();
   r = comm->bootstrap->allGather(all.data(), sizeof(Announce), &why);
   if (r != ncclSuccess) return setError(comm, r, "init of rank %d: exchanging rank information failed: %s", comm->rank, why.c_str());
@@ -127,15 +135,17 @@ ncclResult_t setupComm(ncclComm* comm, const ncclUniqueId& id) {
   comm->slotBytes = all[0].info.slotBytes;
   comm->nSlots = kSlotsPerFifo;
   comm->nChannels = all[0].info.nChannels;
+  comm->p2pRead = all[0].info.p2pRead != 0;
   WEFT_CHECK(selectNetworkIfNeeded(comm));
+  if (me.info.device >= 0) WEFT_CHECK(gpu::setupDevice(comm));
   r = comm->peers.setup(comm->commHash, comm->rank, comm->ranks, comm->bootstrap.get(), &why);
   if (r != ncclSuccess) return setError(comm, r, "init of rank %d: shared memory setup failed: %s", comm->rank, why.c_str());
   if (!param::runtimeConnect()) WEFT_CHECK(connectRingsNow(comm));
   WEFT_CHECK(setupPlacement(comm));
   WEFT_CHECK(setupTuner(comm));  // the cost model, NCCL_ALGO/NCCL_PROTO and the tuner plugin
-  WEFT_INFO(kLogInit, "comm %p rank %d nranks %d hash %016lx ready: %d channels, FIFO %u x %u bytes, host mode",
+  WEFT_INFO(kLogInit, "comm %p rank %d nranks %d hash %016lx ready: %d channels, FIFO %u x %u bytes, %s",
             static_cast<void*>(comm), comm->rank, comm->nranks, static_cast<unsigned long>(comm->commHash),
-            comm->nChannels, comm->nSlots, comm->slotBytes);
+            comm->nChannels, comm->nSlots, comm->slotBytes, comm->hostMode ? "host mode" : "GPU");
   return ncclSuccess;
 }
 
@@ -292,6 +302,7 @@ void commFree(ncclComm* comm) {
   commJoinInit(comm);
   unregisterComm(comm);
   unlinkSenderNames(comm);
+  gpu::teardownDevice(comm);  // its kernels finish (or give up) before their FIFOs go away
   comm->connections.clear();
   comm->direct.clear();
   comm->magic = 0;
@@ -300,6 +311,7 @@ void commFree(ncclComm* comm) {
 
 void commAbort(ncclComm* comm) {
   comm->abortFlag.store(true, std::memory_order_release);
+  gpu::abortDevice(comm);
   // A non-blocking init still waiting in the rendezvous stops now; then the parts it built are
   // safe to touch from this thread.
   comm->initCancel.fire();

@@ -45,6 +45,15 @@
   X(runtimeConnect, Bool, "NCCL_RUNTIME_CONNECT", "", "1", "", Transport,                          \
     "1 = connect to a peer when a call first needs it; 0 = connect every channel's ring "          \
     "neighbours during communicator init (point-to-point peers still connect on first use)")      \
+  X(p2pDisable, Bool, "NCCL_P2P_DISABLE", "", "0", "", Transport,                                  \
+    "1 = GPU ranks of one host do not map each other's memory (P2P); their FIFOs go through "      \
+    "host shared memory registered with the GPU instead")                                          \
+  X(p2pLevel, String, "NCCL_P2P_LEVEL", "", "", "LOC|NVL|PIX|PXB|PHB|SYS", Transport,               \
+    "Farthest GPU-to-GPU path that may use P2P: LOC (never), NVL, PIX, PXB, PHB, SYS (always; "     \
+    "also the default); ranks on the same GPU always may")                                         \
+  X(p2pReadEnable, Bool, "NCCL_P2P_READ_ENABLE", "", "0", "", Transport,                           \
+    "1 = P2P read mode: a FIFO lives in the sender's GPU memory and the receiver reads it; 0 = "   \
+    "write mode (the sender writes into the receiver's GPU)")                                      \
   /* ---- bootstrap ---- */                                                                        \
   X(commId, String, "NCCL_COMM_ID", "", "", "", Bootstrap,                                         \
     "Rendezvous address \"host:port\"; when set, rank 0 hosts the root there instead of the "      \
@@ -179,9 +188,6 @@
     "Cache directory; the tuner's calibration goes to its weft/ folder, one file per host name "   \
     "and CPU model (\"\" = ~/.cache)")                                                              \
   /* ---- read now, used by features that are not built yet ---- */                                \
-  X(p2pDisable, Bool, "NCCL_P2P_DISABLE", "", "0", "", Future,                                     \
-    "1 = no direct GPU peer-to-peer copies between devices of one host (read by the GPU "          \
-    "transports; not used in host-only builds yet)")                                               \
   X(ibDisable, Bool, "NCCL_IB_DISABLE", "", "0", "", Future,                                       \
     "1 = do not use InfiniBand or RoCE (read by the IB network transport; not built yet)")         \
   X(ignoreCpuAffinity, Bool, "NCCL_IGNORE_CPU_AFFINITY", "", "0", "", Future,                      \

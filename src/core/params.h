@@ -17,6 +17,9 @@ int64_t buffSize();            // NCCL_BUFFSIZE: bytes of one connection's FIFO
 int64_t minNChannels();        // NCCL_MIN_NCHANNELS (alias NCCL_MIN_CTAS)
 int64_t maxNChannels();        // NCCL_MAX_NCHANNELS (alias NCCL_MAX_CTAS)
 bool shmDisable();             // NCCL_SHM_DISABLE
+bool p2pDisable();             // NCCL_P2P_DISABLE
+std::string p2pLevel();        // NCCL_P2P_LEVEL
+bool p2pReadEnable();          // NCCL_P2P_READ_ENABLE
 bool runtimeConnect();         // NCCL_RUNTIME_CONNECT: connect lazily on first use (default 1)
 // --- bootstrap ---
 std::string commId();          // NCCL_COMM_ID: "host:port" rendezvous address ("" = from the unique id)
@@ -70,7 +73,6 @@ int64_t lowPrecisionAllToAll();       // RCCL_LOW_PRECISION_ENABLE_ALLTOALL
 int64_t lowPrecisionMinBytes();       // WEFT_LOW_PRECISION_MIN_BYTES
 // --- read now for features that are not built yet (docs/env.md says so) ---
 int64_t livenessMs();          // WEFT_LIVENESS_MS: how often a waiting rank checks its local peers live
-bool p2pDisable();             // NCCL_P2P_DISABLE
 bool ibDisable();              // NCCL_IB_DISABLE
 bool ignoreCpuAffinity();      // NCCL_IGNORE_CPU_AFFINITY
 bool localRegister();          // NCCL_LOCAL_REGISTER (default 1)

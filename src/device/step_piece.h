@@ -8,17 +8,6 @@
 
 namespace weft {
 
-inline bool stepReadsSrc(StepOp op) {
-  return op == StepOp::kSend || op == StepOp::kRecvReduceSend || op == StepOp::kRecvReduceCopy ||
-         op == StepOp::kRecvReduceCopySend || op == StepOp::kCopySend || op == StepOp::kCopy ||
-         op == StepOp::kReduceScratch;
-}
-inline bool stepWritesDst(StepOp op) {
-  return op == StepOp::kRecv || op == StepOp::kRecvReduceCopy || op == StepOp::kRecvReduceCopySend ||
-         op == StepOp::kRecvCopySend || op == StepOp::kCopySend || op == StepOp::kCopy ||
-         op == StepOp::kReduceScratch;
-}
-
 // The start of one of the task's buffers (the communicator's scratch for Buf::kScratch).
 inline void* taskBuffer(const Task& t, Buf b) {
   switch (b) {

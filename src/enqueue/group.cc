@@ -10,6 +10,7 @@
 #include "core/comm.h"
 #include "core/errors.h"
 #include "core/result.h"
+#include "device/gpu/gpu_executor.h"
 #include "device/host_executor.h"
 #include "tuning/select.h"
 
@@ -106,21 +107,32 @@ ncclResult_t runTasks(GroupState& g) {
   // Tasks of one communicator share its scratch: they run one after another on its ring chain.
   // A task that needs scratch is marked with a non-null placeholder first, then pointed at the
   // (final) buffer once every size is known.
+  // A group runs on one kind of executor: GPU communicators launch kernels, host ones run here.
+  const bool onDevice = !g.tasks.empty() && !g.tasks.front().comm->hostMode;
+  for (const Task& t : g.tasks)
+    if (t.comm->hostMode == onDevice)
+      return setError(t.comm, ncclInvalidUsage,
+                      "a group mixes GPU and host-mode communicators (rank %d's is %s); issue them in separate groups",
+                      t.comm->rank, t.comm->hostMode ? "host mode" : "on a GPU");
   for (Task& t : g.tasks) {
     selectAlgorithm(&t);
     size_t need = algorithmScratchBytes(t);
     if (need == 0) continue;
+    if (onDevice) {
+      WEFT_CHECK(gpu::deviceScratch(t.comm, need, &t.scratch));
+      continue;
+    }
     std::vector<uint64_t>& s = t.comm->scratch;
     if (s.size() * sizeof(uint64_t) < need) s.resize((need + sizeof(uint64_t) - 1) / sizeof(uint64_t));
     t.scratch = &t.comm->scratch;
   }
   for (Task& t : g.tasks)
-    if (t.scratch != nullptr) t.scratch = t.comm->scratch.data();
+    if (t.scratch != nullptr && !onDevice) t.scratch = t.comm->scratch.data();
   Program& prog = g.program;
   prog.clear();
   for (const Task& t : g.tasks) buildProgram(t, &prog);
   for (const Task& t : g.tasks) t.comm->activeOps.fetch_add(1);
-  ncclResult_t r = executeOnHost(prog);
+  ncclResult_t r = onDevice ? gpu::executeOnDevice(prog) : executeOnHost(prog);
   for (const Task& t : g.tasks) t.comm->activeOps.fetch_sub(1);
   return r;
 }

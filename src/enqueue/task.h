@@ -39,6 +39,7 @@ struct Task {
   ncclDataType_t dtype = ncclFloat32;
   ncclRedOp_t op = ncclSum;
   int root = 0;       // root, or the peer of a send/recv
+  void* stream = nullptr;  // the caller's stream (GPU communicators; NULL in host mode)
   uint64_t seq = 0;   // the communicator's operation number, for messages
   ReduceSpec spec;    // resolved when the group runs (a device-resident scalar is read then)
   void* scratch = nullptr;  // the communicator's scratch area, for algorithms that need one

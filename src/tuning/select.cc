@@ -115,14 +115,17 @@ void selectAlgorithm(Task* task) {
   task->nChannels = 1;
   // The RCCL switches come first, in RCCL's order. Low precision changes results, so it runs only
   // where the user enabled it (RCCL_LOW_PRECISION_ENABLE*), never on the model's say-so.
-  if (lowPrecisionPreferred(*task)) {
+  // GPU communicators run ring and tree programs; the direct lane (DDA, low precision) has only a
+  // host executor so far.
+  const bool directLane = comm->hostMode;
+  if (directLane && lowPrecisionPreferred(*task)) {
     task->algorithm = Algorithm::kLowPrecision;
     return;
   }
   // RCCL_ENABLE_DDA_ALL_GATHER / _REDUCE_SCATTER / _ALL_TO_ALL force direct reads up to their
   // limits; DDA AllReduce is the model's choice (within RCCL_ENABLE_DDA_ALL_REDUCE's limits).
   Algorithm dda;
-  if (task->kind != CollKind::kAllReduce && ddaPreferred(*task, &dda)) {
+  if (directLane && task->kind != CollKind::kAllReduce && ddaPreferred(*task, &dda)) {
     task->algorithm = dda;
     return;
   }
@@ -130,7 +133,8 @@ void selectAlgorithm(Task* task) {
   uint32_t supported = 0;
   for (int a = 0; a < kNumAlgorithms; ++a)
     if (algorithmSupports(Algorithm(a), *task) && Algorithm(a) != Algorithm::kLowPrecision &&
-        ddaAllowed(Algorithm(a), *task))
+        ddaAllowed(Algorithm(a), *task) &&
+        (directLane || (Algorithm(a) != Algorithm::kDdaFlat && Algorithm(a) != Algorithm::kDdaTree)))
       supported |= 1u << a;
   TunerChoice c = comm->tuner->choose(task->kind, tunedBytes(*task), supported);
   task->algorithm = c.algorithm;

@@ -33,6 +33,10 @@ class NetConnection final : public ConnectionBackend {
   RankBlock* bell() const override { return net::Proxy::instance().bell(); }
   std::string failure() const override;
   size_t ownedBytes() const override { return memBytes_; }
+  void hostRange(void** base, size_t* bytes) const override {
+    *base = mem_;
+    *bytes = memBytes_;
+  }
   const char* transportName() const override { return "net"; }
   void shutdown() override;
 

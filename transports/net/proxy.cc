@@ -224,7 +224,8 @@ void Proxy::loop() {
     }
     const int64_t now = nowNs();
     if (idleSince == 0) idleSince = now;
-    const bool hot = busy || now < hotUntilNs_.load(std::memory_order_relaxed);
+    const bool hot = busy || now < hotUntilNs_.load(std::memory_order_relaxed) ||
+                     gpuHolders_.load(std::memory_order_relaxed) > 0;
     if (hot && now - idleSince < kSpinNs) {
       sched_yield();
       continue;

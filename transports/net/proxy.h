@@ -55,6 +55,10 @@ class Proxy {
   RankBlock* bell() { return &bell_; }
   // An operation on network links starts: poll the network eagerly for a while.
   void kick();
+  // GPU kernels publish and release network slots without ringing the doorbell: while a GPU
+  // communicator with network links exists, the proxy keeps polling (naps, never long sleeps).
+  void holdPolling() { gpuHolders_.fetch_add(1, std::memory_order_relaxed); kick(); }
+  void releasePolling() { gpuHolders_.fetch_sub(1, std::memory_order_relaxed); }
   // One pass over every link from the calling thread, unless another thread is in one now.
   // An executor waiting on the network calls it, so a message moves without a thread switch to
   // the proxy. Returns true if anything moved.
@@ -73,6 +77,7 @@ class Proxy {
   std::condition_variable closedCv_;
   std::vector<std::shared_ptr<NetLink>> links_;
   std::atomic<int64_t> hotUntilNs_{0};
+  std::atomic<int> gpuHolders_{0};
   std::thread thread_;
 };
 

@@ -18,6 +18,10 @@ class ShmConnection final : public ConnectionBackend {
   RankBlock* bell() const override { return peerBell_; }
   size_t ownedBytes() const override { return isSender_ ? 0 : seg_.size(); }
   const char* transportName() const override { return "shm"; }
+  void hostRange(void** base, size_t* bytes) const override {
+    *base = seg_.data();
+    *bytes = seg_.size();
+  }
 
  private:
   ConnectionId id_;

@@ -35,6 +35,9 @@ struct DeviceInfo {
   int multiProcessors = 0;
   size_t totalMemory = 0;
   int computeMajor = 0, computeMinor = 0;  // gfx9.4 reads as 9, 4 on AMD
+  // Ticks of the kernel's wait clock per millisecond (CUDA's globaltimer counts nanoseconds; AMD's
+  // wall clock runs at the device's wallClockRate).
+  int64_t timerTicksPerMs = 0;
 };
 
 // An inter-process handle for device memory; both vendors' handles are 64 bytes.

@@ -17,6 +17,7 @@ using gpuStreamCaptureStatus = hipStreamCaptureStatus;
 #define gpuSuccess hipSuccess
 #define gpuErrorPeerAccessAlreadyEnabled hipErrorPeerAccessAlreadyEnabled
 #define gpuErrorNotReady hipErrorNotReady
+#define gpuErrorInvalidValue hipErrorInvalidValue
 #define gpuGetErrorString hipGetErrorString
 #define gpuGetErrorName hipGetErrorName
 #define gpuGetLastError hipGetLastError
@@ -57,7 +58,6 @@ using gpuStreamCaptureStatus = hipStreamCaptureStatus;
 #define gpuStreamNonBlocking hipStreamNonBlocking
 #define gpuStreamDestroy hipStreamDestroy
 #define gpuStreamSynchronize hipStreamSynchronize
-#define gpuStreamGetDevice hipStreamGetDevice
 #define gpuStreamIsCapturing hipStreamIsCapturing
 #define gpuStreamCaptureStatusNone hipStreamCaptureStatusNone
 #define gpuStreamCaptureModeRelaxed hipStreamCaptureModeRelaxed
@@ -72,8 +72,16 @@ using gpuStreamCaptureStatus = hipStreamCaptureStatus;
 #define gpuDeviceSynchronize hipDeviceSynchronize
 #define gpuMemoryTypeHost hipMemoryTypeHost
 #define gpuMemoryTypeDevice hipMemoryTypeDevice
+// HIP before 6.0 (Debian 12 ships 5.2) lacks these three: its hipPointerAttribute_t has memoryType
+// plus an isManaged flag, its memory types have no "managed" or "unregistered", and a stream's
+// device comes from hipGetStreamDeviceId. Code that needs them tests WEFT_HIP_PRE6.
+#if HIP_VERSION_MAJOR < 6
+#define WEFT_HIP_PRE6 1
+#else
 #define gpuMemoryTypeManaged hipMemoryTypeManaged
 #define gpuMemoryTypeUnregistered hipMemoryTypeUnregistered
+#define gpuStreamGetDevice hipStreamGetDevice
+#endif
 #else
 #include <cuda_runtime.h>
 #define WEFT_GPU_VENDOR "cuda"
@@ -88,6 +96,7 @@ using gpuStreamCaptureStatus = cudaStreamCaptureStatus;
 #define gpuSuccess cudaSuccess
 #define gpuErrorPeerAccessAlreadyEnabled cudaErrorPeerAccessAlreadyEnabled
 #define gpuErrorNotReady cudaErrorNotReady
+#define gpuErrorInvalidValue cudaErrorInvalidValue
 #define gpuGetErrorString cudaGetErrorString
 #define gpuGetErrorName cudaGetErrorName
 #define gpuGetLastError cudaGetLastError

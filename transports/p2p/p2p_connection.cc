@@ -1,0 +1,137 @@
+#include "transports/p2p/p2p_connection.h"
+
+#include <unistd.h>
+
+#include <atomic>
+#include <cstring>
+
+#include "core/log.h"
+
+namespace weft {
+namespace {
+
+constexpr uint64_t kRendezvousMagic = 0x5745465450325030ull;  // "WEFTP2P0"
+
+struct Rendezvous {
+  uint64_t magic;
+  std::atomic<uint32_t> ready;
+  int32_t ownerPid;
+  int32_t ownerDevice;
+  uint32_t nslots, slotBytes;
+  uint64_t ownerAddress;  // for a peer in the same process, which cannot open its own IPC handle
+  uint64_t bytes;
+  dev::IpcHandle handle;
+};
+
+FifoView viewOf(void* base, uint32_t nslots, uint32_t slotBytes) {
+  auto* b = static_cast<unsigned char*>(base);
+  const FifoLayout l = FifoLayout::forGeometry(nslots, slotBytes);
+  FifoView v;
+  v.head = reinterpret_cast<FifoHead*>(b + l.headOffset);
+  v.slots = reinterpret_cast<SlotHeader*>(b + l.slotsOffset);
+  v.data = b + l.dataOffset;
+  v.nslots = nslots;
+  v.slotBytes = slotBytes;
+  return v;
+}
+
+std::string rendezvousName(const ConnectionId& id) { return id.shmName() + "-p2p"; }
+
+}  // namespace
+
+P2pConnection::~P2pConnection() {
+  if (fifo_ == nullptr) return;
+  dev::Runtime& rt = dev::runtime();
+  if (owner())
+    rt.deviceFree(fifo_);
+  else if (ipcMapped_)
+    rt.ipcClose(fifo_);
+}
+
+ncclResult_t P2pConnection::tryConnect(FifoView* view, bool* ready, std::string* why) {
+  *ready = false;
+  if (owner()) {
+    ncclResult_t r = create(view, why);
+    *ready = r == ncclSuccess;
+    return r;
+  }
+  return attach(view, ready, why);
+}
+
+// The owner allocates the FIFO (zero-filled: every slot's flag says "nothing yet"), then publishes
+// where it is. It is ready at once; the other side attaches whenever it gets there.
+ncclResult_t P2pConnection::create(FifoView* view, std::string* why) {
+  dev::Runtime& rt = dev::runtime();
+  const FifoLayout l = FifoLayout::forGeometry(spec_.nslots, spec_.slotBytes);
+  fifoBytes_ = l.totalBytes;
+  if (rt.deviceAlloc(&fifo_, fifoBytes_) != ncclSuccess) {
+    *why = "cannot allocate " + std::to_string(fifoBytes_) + " bytes of GPU memory for the P2P FIFO of " +
+           spec_.id.describe();
+    fifo_ = nullptr;
+    return ncclUnhandledCudaError;
+  }
+  dev::IpcHandle handle;
+  if (rt.ipcGetHandle(fifo_, &handle) != ncclSuccess) {
+    *why = "cannot export the P2P FIFO of " + spec_.id.describe() + " as an IPC handle";
+    return ncclUnhandledCudaError;
+  }
+  ncclResult_t r = rendezvous_.create(rendezvousName(spec_.id), sizeof(Rendezvous), why);
+  if (r != ncclSuccess) return r;
+  auto* rv = static_cast<Rendezvous*>(rendezvous_.data());
+  rv->magic = kRendezvousMagic;
+  rv->ownerPid = static_cast<int32_t>(getpid());
+  rv->ownerDevice = spec_.device;
+  rv->nslots = spec_.nslots;
+  rv->slotBytes = spec_.slotBytes;
+  rv->ownerAddress = reinterpret_cast<uint64_t>(fifo_);
+  rv->bytes = fifoBytes_;
+  rv->handle = handle;
+  rv->ready.store(1, std::memory_order_release);
+  *view = viewOf(fifo_, spec_.nslots, spec_.slotBytes);
+  WEFT_INFO(kLogP2P, "P2P FIFO of %s in GPU %d memory (%u slots x %u bytes, %s mode)", spec_.id.describe().c_str(),
+            spec_.device, spec_.nslots, spec_.slotBytes, spec_.readMode ? "read" : "write");
+  return ncclSuccess;
+}
+
+ncclResult_t P2pConnection::attach(FifoView* view, bool* ready, std::string* why) {
+  const std::string name = rendezvousName(spec_.id);
+  if (rendezvous_.data() == nullptr) {
+    bool notYet = false;
+    ncclResult_t r = rendezvous_.tryOpen(name, sizeof(Rendezvous), &notYet, why);
+    if (r != ncclSuccess || notYet) return r;
+  }
+  auto* rv = static_cast<Rendezvous*>(rendezvous_.data());
+  if (rv->ready.load(std::memory_order_acquire) == 0) return ncclSuccess;
+  if (rv->magic != kRendezvousMagic) {
+    *why = "P2P rendezvous segment " + name + " has a bad header";
+    return ncclInternalError;
+  }
+  dev::Runtime& rt = dev::runtime();
+  if (rv->ownerPid == static_cast<int32_t>(getpid())) {
+    // Same process: the pointer is valid here already; another GPU's memory needs peer access.
+    if (rv->ownerDevice != spec_.device && rt.enablePeerAccess(rv->ownerDevice) != ncclSuccess) {
+      *why = "GPU " + std::to_string(spec_.device) + " cannot access GPU " + std::to_string(rv->ownerDevice) +
+             " for " + spec_.id.describe();
+      return ncclUnhandledCudaError;
+    }
+    fifo_ = reinterpret_cast<void*>(rv->ownerAddress);
+  } else {
+    if (rt.ipcOpen(rv->handle, &fifo_) != ncclSuccess) {
+      *why = "cannot map the peer's P2P FIFO (IPC handle) for " + spec_.id.describe() + " on GPU " +
+             std::to_string(spec_.device);
+      fifo_ = nullptr;
+      return ncclUnhandledCudaError;
+    }
+    ipcMapped_ = true;
+  }
+  // The owner chose the geometry; this side follows it.
+  spec_.nslots = rv->nslots;
+  spec_.slotBytes = rv->slotBytes;
+  fifoBytes_ = rv->bytes;
+  *view = viewOf(fifo_, spec_.nslots, spec_.slotBytes);
+  rendezvous_.unlink();  // both sides know the FIFO: nothing is left in /dev/shm
+  *ready = true;
+  return ncclSuccess;
+}
+
+}  // namespace weft
