@@ -31,6 +31,7 @@ ncclResult_t DeviceState::init(int device, std::string* why) {
   }
   counters_ = static_cast<uint64_t*>(c);
   nCounters_ = kMaxCounters;
+  usedCounters_ = 1;  // word 0 is the kernels' error claim
   return rt.eventCreate(&lastEvent);
 }
 

@@ -64,6 +64,7 @@ class DeviceState {
   DevError* errorDevice() const { return errorDevice_; }
   volatile uint32_t* abortHost() const { return abortHost_; }
   const volatile uint32_t* abortDevice() const { return abortDevice_; }
+  uint32_t* errorClaim() const { return reinterpret_cast<uint32_t*>(counters_); }  // word 0 of the counters
   // Waits (bounded) until every launch of this communicator has finished; false on timeout.
   bool waitIdle(int64_t timeoutMs);
   // Unregisters host FIFOs before their connections unmap them.

@@ -264,6 +264,7 @@ ncclResult_t launchFor(ncclComm* comm, const Program& prog, const std::vector<ui
   h->timeoutTicks = param::timeoutMs() * comm->gpuTimerTicksPerMs;
   h->abortFlag = gpu.abortDevice();
   h->error = gpu.errorDevice();
+  h->errorClaim = gpu.errorClaim();
 
   // The launch goes on the stream of the communicator's first task; tasks of the group given on
   // other streams join it before and wait for it after, as one fused launch.

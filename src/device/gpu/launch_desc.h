@@ -72,7 +72,6 @@ struct DevError {
   uint64_t count;    // elements of the step
   uint64_t gotBytes, wantBytes;  // kDevSizeMismatch
   uint8_t lane, kind, stepOp, pad;
-  uint32_t claimed;  // 0 until a block claims the record
 };
 
 struct LaunchHeader {
@@ -82,6 +81,9 @@ struct LaunchHeader {
   int64_t timeoutTicks; // a wait longer than this fails the launch (WEFT_TIMEOUT_MS, in wait-clock ticks)
   const volatile uint32_t* abortFlag;  // mapped host memory: ncclCommAbort sets it
   DevError* error;                     // mapped host memory
+  // Device memory: the first failing block claims the record with an atomic here (atomics on
+  // mapped host memory are not available on every platform).
+  uint32_t* errorClaim;
   int32_t rank;
   int32_t nranks;
 };

@@ -5,21 +5,36 @@
 // the block moves the piece). What a piece computes comes from piece_plan.h and the element
 // operations from reduce_ops.h, the very code the host executor runs.
 //
-// One source for CUDA and HIP: built by nvcc, or by clang as HIP (WEFT_GPU_HIP).
+// One source for CUDA and HIP: built by nvcc, or by clang as HIP (WEFT_GPU_HIP). The kernel
+// emulation tests (tests/kernel_emulation) also build it with the host compiler, one CPU thread
+// per block, so that its protocol and bookkeeping run where no GPU is.
 #include <cstdint>
+#include <cstring>
+
+#if defined(WEFT_KERNEL_EMULATION)
+#include "kernel_emulation.h"
+#else
+#include "device/runtime/gpu_api.h"
+#endif
 
 #include "device/gpu/kernel_entry.h"
 #include "device/gpu/launch_desc.h"
 #include "device/piece_plan.h"
 #include "device/reduce_kernel.h"
-#include "device/runtime/gpu_api.h"
 
 namespace weft::gpu {
 namespace {
 
 __device__ __forceinline__ int64_t waitClock() {
-#if defined(WEFT_GPU_HIP)
-  return static_cast<int64_t>(wall_clock64());
+#if defined(WEFT_KERNEL_EMULATION)
+  return emulation::clockNs();
+#elif defined(WEFT_GPU_HIP)
+#if defined(__HIP_DEVICE_COMPILE__)
+  // The constant-rate real-time counter (100 MHz on gfx9; the runtime reports the rate).
+  return static_cast<int64_t>(__builtin_amdgcn_s_memrealtime());
+#else
+  return 0;  // the host pass parses device functions but never runs them
+#endif
 #else
   uint64_t t;
   asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
@@ -28,7 +43,9 @@ __device__ __forceinline__ int64_t waitClock() {
 }
 
 __device__ __forceinline__ void backOff() {
-#if defined(WEFT_GPU_HIP)
+#if defined(WEFT_KERNEL_EMULATION)
+  emulation::yieldBlock();
+#elif defined(WEFT_GPU_HIP)
   __builtin_amdgcn_s_sleep(1);
 #elif defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 700
   __nanosleep(100);
@@ -174,7 +191,7 @@ struct BlockState {
 __device__ void report(const LaunchHeader* h, uint32_t code, const DevSequence& q, const DevTask& t, const Step& st,
                        uint32_t stepIndex, size_t done, int peer, bool receiving, uint64_t got, uint64_t want) {
   DevError* e = h->error;
-  if (atomicCAS(&e->claimed, 0u, 1u) != 0u) return;
+  if (atomicCAS(h->errorClaim, 0u, 1u) != 0u) return;
   e->receiving = receiving ? 1u : 0u;
   e->peer = peer;
   e->channel = q.channel;
@@ -355,10 +372,15 @@ __global__ void __launch_bounds__(kKernelThreads) stepKernel(const LaunchHeader*
 }  // namespace
 
 int launchStepKernel(const dev::KernelLaunch& l, void* stream, const char** what) {
+#if defined(WEFT_KERNEL_EMULATION)
+  const auto* h = static_cast<const LaunchHeader*>(l.desc);
+  return emulation::runBlocks(l.blocks, [h] { stepKernel(h); });
+#else
   stepKernel<<<l.blocks, l.threads, 0, static_cast<gpuStream_t>(stream)>>>(static_cast<const LaunchHeader*>(l.desc));
   const gpuError_t e = gpuGetLastError();
   if (e != gpuSuccess && what != nullptr) *what = gpuGetErrorString(e);
   return static_cast<int>(e);
+#endif
 }
 
 }  // namespace weft::gpu

@@ -108,7 +108,12 @@ class Runtime {
   virtual ncclResult_t launchExecutor(const KernelLaunch& l, void* stream) = 0;
 };
 
-// The runtime this library was built with (never null).
+// The runtime every caller uses: the one this library was built with, unless a test replaced it.
 Runtime& runtime();
+// The build's own runtime (gpu_runtime.cu or host_runtime.cc).
+Runtime& builtRuntime();
+// Tests only: makes runtime() return r (nullptr restores the built one); returns the previous
+// replacement. The kernel-emulation tests use it to run the GPU executor on CPU threads.
+Runtime* replaceRuntimeForTesting(Runtime* r);
 
 }  // namespace weft::dev

@@ -389,7 +389,7 @@ class GpuRuntime final : public Runtime {
 
 }  // namespace
 
-Runtime& runtime() {
+Runtime& builtRuntime() {
   // Never destroyed: the runtime may be used from other objects' destructors at exit.
   static GpuRuntime* const instance = new GpuRuntime;
   return *instance;

@@ -57,7 +57,7 @@ class HostRuntime final : public Runtime {
 
 }  // namespace
 
-Runtime& runtime() {
+Runtime& builtRuntime() {
   // Never destroyed: the runtime may be used from other objects' destructors at exit.
   static HostRuntime* const instance = new HostRuntime;
   return *instance;
