@@ -2,7 +2,9 @@
 
 #include <unistd.h>
 
+#include <barrier>
 #include <cstdlib>
+#include <memory>
 #include <cstring>
 #include <thread>
 #include <vector>
@@ -15,17 +17,49 @@
 namespace weft::gpu::emulation {
 
 thread_local Dim blockIdx{0};
+thread_local Dim threadIdx{0};
+thread_local Dim blockDim{1};
+
+namespace {
+// One block's barrier and shared memory.
+struct Block {
+  explicit Block(int threads) : barrier(threads) {}
+  std::barrier<> barrier;
+  alignas(64) unsigned char shared[4096] = {};
+};
+thread_local Block* tBlock = nullptr;
+
+int threadsPerBlock() {
+  const char* v = getenv("WEFT_KERNEL_EMULATION_THREADS");
+  const int n = v != nullptr ? atoi(v) : 4;
+  return n >= 1 && n <= 64 ? n : 4;
+}
+}  // namespace
 
 int64_t clockNs() { return nowNs(); }
 
+void syncThreads() { tBlock->barrier.arrive_and_wait(); }
+
+void* blockSharedBytes(size_t bytes) {
+  if (bytes > sizeof tBlock->shared) abort();  // the kernel's shared state outgrew the emulation
+  return tBlock->shared;
+}
+
 int runBlocks(int blocks, const std::function<void()>& fn) {
-  std::vector<std::thread> threads;
+  const int threads = threadsPerBlock();
+  std::vector<std::unique_ptr<Block>> state;
+  for (int b = 0; b < blocks; ++b) state.push_back(std::make_unique<Block>(threads));
+  std::vector<std::thread> all;
   for (int b = 0; b < blocks; ++b)
-    threads.emplace_back([b, &fn] {
-      blockIdx.x = static_cast<unsigned>(b);
-      fn();
-    });
-  for (std::thread& t : threads) t.join();
+    for (int t = 0; t < threads; ++t)
+      all.emplace_back([&, b, t] {
+        blockIdx.x = static_cast<unsigned>(b);
+        threadIdx.x = static_cast<unsigned>(t);
+        blockDim.x = static_cast<unsigned>(threads);
+        tBlock = state[b].get();
+        fn();
+      });
+  for (std::thread& t : all) t.join();
   return 0;
 }
 

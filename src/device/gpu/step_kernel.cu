@@ -15,6 +15,8 @@
 #include "kernel_emulation.h"
 #else
 #include "device/runtime/gpu_api.h"
+// One object per block, visible to all of its threads.
+#define WEFT_BLOCK_SHARED(T, name) __shared__ T name
 #endif
 
 #include "device/gpu/kernel_entry.h"
@@ -301,7 +303,7 @@ __device__ void finishPiece(const DevLink* links, const DevSequence& q, unsigned
 }
 
 __global__ void __launch_bounds__(kKernelThreads) stepKernel(const LaunchHeader* h) {
-  __shared__ BlockState b;
+  WEFT_BLOCK_SHARED(BlockState, b);
   const DevChain chain = at<DevChain>(h, h->chainOff)[blockIdx.x];
   const DevSequence* seqs = at<DevSequence>(h, h->seqOff);
   const Step* steps = at<Step>(h, h->stepOff);
