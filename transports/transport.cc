@@ -1,5 +1,7 @@
 #include "transports/transport.h"
 
+#include <algorithm>
+
 #include "core/comm.h"
 #include "core/params.h"
 #include "transports/net/net_connection.h"
@@ -42,7 +44,8 @@ std::unique_ptr<Connection> makeConnection(ncclComm* comm, const ConnectionId& i
     spec.timeoutMs = param::timeoutMs();
     backend = std::make_unique<NetConnection>(spec);
   } else if (usesP2p(comm, peer)) {
-    P2pSpec spec{id, isSender, comm->p2pRead, nslots, comm->slotBytes, comm->gpu->device()};
+    P2pSpec spec{id, isSender, comm->p2pRead, nslots, comm->slotBytes, comm->gpu->device(),
+                  std::min<int64_t>(param::timeoutMs(), 10000)};
     backend = std::make_unique<P2pConnection>(spec);
   } else {
     backend = std::make_unique<ShmConnection>(id, isSender, nslots, comm->slotBytes, comm->peers.block(peer));

@@ -2,9 +2,14 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cstring>
+#include <thread>
+#include <vector>
 
+#include "core/clock.h"
 #include "core/log.h"
 
 namespace weft {
@@ -39,9 +44,47 @@ std::string rendezvousName(const ConnectionId& id) { return id.shmName() + "-p2p
 
 }  // namespace
 
+// In read mode the receiver reads this FIFO, and writes its consumed count into it, after the
+// sender's last kernel has ended; freeing it before the receiver caught up would pull memory from
+// under the peer's kernel. (In write mode the owner is the receiver, the last to touch the FIFO.)
+// So the sending owner waits, bounded, until every message it sent was consumed. The flags are
+// read on a private non-blocking stream: a legacy-stream copy could wait for the very kernel of a
+// peer rank that shares this GPU.
+void P2pConnection::waitForReader() {
+  if (!spec_.readMode || !spec_.isSender || abandoned_) return;
+  dev::Runtime& rt = dev::runtime();
+  const FifoLayout l = FifoLayout::forGeometry(spec_.nslots, spec_.slotBytes);
+  std::vector<unsigned char> lines(l.dataOffset - l.headOffset);
+  void* stream = nullptr;
+  if (rt.streamCreate(&stream) != ncclSuccess) return;
+  const int64_t deadline = nowNs() + spec_.drainTimeoutMs * 1000000;
+  for (;;) {
+    if (rt.copyAsync(lines.data(), static_cast<char*>(fifo_) + l.headOffset, lines.size(), stream) != ncclSuccess ||
+        rt.streamSynchronize(stream) != ncclSuccess)
+      break;
+    uint64_t consumed = 0, sent = 0;
+    memcpy(&consumed, lines.data(), sizeof consumed);
+    for (uint32_t i = 0; i < spec_.nslots; ++i) {
+      uint64_t seq = 0;
+      memcpy(&seq, lines.data() + (l.slotsOffset - l.headOffset) + i * sizeof(SlotHeader), sizeof seq);
+      sent = std::max(sent, seq);  // slot flags hold n+1 for the n-th message
+    }
+    if (consumed >= sent) break;
+    if (nowNs() > deadline) {
+      WEFT_WARN("%s: the receiver consumed %llu of %llu messages before the P2P FIFO was freed",
+                spec_.id.describe().c_str(), static_cast<unsigned long long>(consumed),
+                static_cast<unsigned long long>(sent));
+      break;
+    }
+    std::this_thread::sleep_for(std::chrono::microseconds(100));
+  }
+  rt.streamDestroy(stream);
+}
+
 P2pConnection::~P2pConnection() {
   if (fifo_ == nullptr) return;
   dev::Runtime& rt = dev::runtime();
+  waitForReader();
   if (owner())
     rt.deviceFree(fifo_);
   else if (ipcMapped_)

@@ -22,6 +22,7 @@ struct P2pSpec {
   bool readMode;  // the sender owns the FIFO
   uint32_t nslots, slotBytes;
   int device;     // this rank's GPU
+  int64_t drainTimeoutMs;  // read mode: how long destruction waits for the reader to catch up
 };
 
 class P2pConnection final : public ConnectionBackend {
@@ -33,17 +34,20 @@ class P2pConnection final : public ConnectionBackend {
   size_t ownedBytes() const override { return owner() ? fifoBytes_ : 0; }
   const char* transportName() const override { return "p2p"; }
   bool fifoInDeviceMemory() const override { return true; }
+  void shutdown() override { abandoned_ = true; }  // failed or aborted: nobody will drain the FIFO
 
  private:
   bool owner() const { return spec_.isSender == spec_.readMode; }
   ncclResult_t create(FifoView* view, std::string* why);
   ncclResult_t attach(FifoView* view, bool* ready, std::string* why);
+  void waitForReader();
 
   P2pSpec spec_;
   ShmSegment rendezvous_;
   void* fifo_ = nullptr;     // owner: our allocation; other side: the mapping
   bool ipcMapped_ = false;   // the mapping came from ipcOpen (close it)
   size_t fifoBytes_ = 0;
+  bool abandoned_ = false;
 };
 
 }  // namespace weft
