@@ -36,6 +36,19 @@ struct FifoView {
   unsigned char* data = nullptr;
   uint32_t nslots = 0;
   uint32_t slotBytes = 0;
+
+  // The parts of a FIFO laid out at base (fifo.h), wherever that memory is.
+  static FifoView at(void* base, uint32_t nslots, uint32_t slotBytes) {
+    auto* b = static_cast<unsigned char*>(base);
+    const FifoLayout l = FifoLayout::forGeometry(nslots, slotBytes);
+    FifoView v;
+    v.head = reinterpret_cast<FifoHead*>(b + l.headOffset);
+    v.slots = reinterpret_cast<SlotHeader*>(b + l.slotsOffset);
+    v.data = b + l.dataOffset;
+    v.nslots = nslots;
+    v.slotBytes = slotBytes;
+    return v;
+  }
 };
 
 class ConnectionBackend {

@@ -66,7 +66,7 @@ inline ncclResult_t checkCommUsable(const char* fn, ncclComm* comm) {
 
 inline ncclResult_t checkStream(const char* fn, ncclComm* comm, const void* stream) {
   if (!comm->hostMode) return gpu::checkStream(comm, fn, stream);
-  if (comm->hostMode && stream != nullptr)
+  if (stream != nullptr)
     return setError(comm, ncclInvalidArgument,
                     "%s: rank %d is in host mode (no GPU), so the stream argument must be NULL; the call runs to "
                     "completion before it returns",

@@ -40,10 +40,6 @@ struct Cursor {
   Connection* recvs[kMaxSeqPeers] = {};
 };
 
-std::pair<uintptr_t, ChainKey> chainKey(const Sequence& s) {
-  return {reinterpret_cast<uintptr_t>(s.task->comm), chainKeyOf(s)};
-}
-
 class Executor {
  public:
   ncclResult_t run(const Program& prog);
@@ -394,16 +390,10 @@ ncclResult_t Executor::run(const Program& prog) {
   const size_t nseq = progp_->sequences.size();
   order_.resize(nseq);
   for (uint32_t i = 0; i < nseq; ++i) order_[i] = i;
-  // Issue order breaks ties, so this is a stable sort without stable_sort's temporary buffer (a
-  // malloc per call on the small-message path).
-  if (nseq > 1)
-    std::sort(order_.begin(), order_.end(), [&](uint32_t a, uint32_t b) {
-      auto ka = chainKey(progp_->sequences[a]), kb = chainKey(progp_->sequences[b]);
-      return ka != kb ? ka < kb : a < b;
-    });
+  sortIntoChains(*progp_, &order_);
   for (uint32_t i = 0; i < nseq;) {
     uint32_t j = i + 1;
-    while (j < nseq && chainKey(progp_->sequences[order_[j]]) == chainKey(progp_->sequences[order_[i]])) ++j;
+    while (j < nseq && chainOf(progp_->sequences[order_[j]]) == chainOf(progp_->sequences[order_[i]])) ++j;
     cursors_.push_back(Cursor{i, j});
     for (uint32_t k = i; k < j; ++k) cursors_.back().multiPeer |= progp_->sequences[order_[k]].multiPeer();
     ncclComm* comm = progp_->sequences[order_[i]].task->comm;

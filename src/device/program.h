@@ -7,6 +7,7 @@
 #include <cstddef>
 #include <compare>
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 #include "device/step.h"
@@ -51,6 +52,13 @@ inline ChainKey chainKeyOf(const Sequence& s) {
     return ChainKey{static_cast<int>(s.lane), s.channel, -2, -2};
   return ChainKey{static_cast<int>(s.lane), s.channel, s.sendPeer, s.recvPeer};
 }
+
+struct Program;
+// The chain of a sequence within a whole program: its communicator, then its chain key.
+std::pair<uintptr_t, ChainKey> chainOf(const Sequence& s);
+// Sorts sequence indices (into prog.sequences) so that each chain's sequences are adjacent and in
+// issue order: how both executors turn a program into chains (host cursors, GPU blocks).
+void sortIntoChains(const Program& prog, std::vector<uint32_t>* order);
 
 struct Program {
   std::vector<Step> steps;

@@ -4,6 +4,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "device/port.h"
 #include "nccl.h"
 
 namespace weft {
@@ -48,8 +49,30 @@ void reduceCopy(const ReduceSpec& spec, void* dst0, void* dst1, const void* part
 // check that both builds of the loops give the same bits. Not for production use.
 void reduceUseBaselineLoopsForTesting(bool on);
 
-// Size in bytes of one element of dtype; 0 for an invalid dtype.
-size_t dataTypeSize(ncclDataType_t dtype);
+// Size in bytes of one element of dtype; 0 for an invalid dtype. Host and device code (the GPU
+// kernel sizes its pieces with it).
+WEFT_HOST_DEVICE inline size_t dataTypeSize(ncclDataType_t dtype) {
+  switch (dtype) {
+    case ncclInt8:
+    case ncclUint8:
+    case ncclFloat8e4m3:
+    case ncclFloat8e5m2:
+      return 1;
+    case ncclFloat16:
+    case ncclBfloat16:
+      return 2;
+    case ncclInt32:
+    case ncclUint32:
+    case ncclFloat32:
+      return 4;
+    case ncclInt64:
+    case ncclUint64:
+    case ncclFloat64:
+      return 8;
+    default:
+      return 0;
+  }
+}
 // Name for messages ("float32", "bfloat16", ...); "invalid" for an invalid dtype.
 const char* dataTypeName(ncclDataType_t dtype);
 

@@ -37,6 +37,19 @@ bool collReduces(Coll coll) {
   return coll == Coll::kAllReduce || coll == Coll::kReduce || coll == Coll::kReduceScatter;
 }
 
+bool builtinRedOp(Red red, ncclRedOp_t* op) {
+  switch (red) {
+    case Red::kSum: *op = ncclSum; return true;
+    case Red::kProd: *op = ncclProd; return true;
+    case Red::kMax: *op = ncclMax; return true;
+    case Red::kMin: *op = ncclMin; return true;
+    case Red::kAvg: *op = ncclAvg; return true;
+    case Red::kPreMulImm:
+    case Red::kPreMulDev: break;
+  }
+  return false;
+}
+
 bool collHasRoot(Coll coll) {
   return coll == Coll::kBroadcast || coll == Coll::kBcast || coll == Coll::kReduce || coll == Coll::kGather ||
          coll == Coll::kScatter;
@@ -293,16 +306,7 @@ std::string CaseRun::label() const { return impl_->label(); }
 
 bool CaseRun::createOp(ncclComm_t comm, Reporter* rep) {
   Impl& m = *impl_;
-  if (!collReduces(m.c.coll)) return true;
-  switch (m.c.red) {
-    case Red::kSum: m.op = ncclSum; return true;
-    case Red::kProd: m.op = ncclProd; return true;
-    case Red::kMax: m.op = ncclMax; return true;
-    case Red::kMin: m.op = ncclMin; return true;
-    case Red::kAvg: m.op = ncclAvg; return true;
-    case Red::kPreMulImm:
-    case Red::kPreMulDev: break;
-  }
+  if (!collReduces(m.c.coll) || builtinRedOp(m.c.red, &m.op)) return true;
   const bool device = m.c.red == Red::kPreMulDev;
   storeBits(m.scalar, 0, m.esize, device ? wrongScalarBits(m.c.dtype) : scalarBits(m.c.dtype, m.rank));
   const ncclResult_t r = ncclRedOpCreatePreMulSum(&m.op, m.scalar, m.c.dtype,

@@ -26,6 +26,8 @@ bool collAllowsOutOfPlace(Coll coll);  // Bcast is always in place
 enum class Red { kSum, kProd, kMax, kMin, kAvg, kPreMulImm, kPreMulDev };
 const char* redName(Red red);
 const std::vector<Red>& allReds();
+// The NCCL op of a built-in reduction; false for the PreMulSum ones, which must be created.
+bool builtinRedOp(Red red, ncclRedOp_t* op);
 
 struct CollCase {
   Coll coll = Coll::kAllReduce;

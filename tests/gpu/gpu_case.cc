@@ -258,16 +258,7 @@ bool GpuCaseRun::setup(Reporter* rep) {
 
 bool GpuCaseRun::createOp(ncclComm_t comm, Reporter* rep) {
   Impl& m = *impl_;
-  if (!collReduces(m.c.coll)) return true;
-  switch (m.c.red) {
-    case Red::kSum: m.op = ncclSum; return true;
-    case Red::kProd: m.op = ncclProd; return true;
-    case Red::kMax: m.op = ncclMax; return true;
-    case Red::kMin: m.op = ncclMin; return true;
-    case Red::kAvg: m.op = ncclAvg; return true;
-    case Red::kPreMulImm:
-    case Red::kPreMulDev: break;
-  }
+  if (!collReduces(m.c.coll) || builtinRedOp(m.c.red, &m.op)) return true;
   const bool device = m.c.red == Red::kPreMulDev;
   storeBits(m.hostScalar, 0, m.esize, scalarBits(m.c.dtype, m.rank));
   void* scalar = m.hostScalar;

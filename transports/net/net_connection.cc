@@ -121,11 +121,7 @@ ncclResult_t NetConnection::finish(void* comm, FifoView* view, std::string* why)
   link->comm = comm_;
   link->mhandle = mh;
   link->isSender = spec_.isSender;
-  link->fifo.head = reinterpret_cast<FifoHead*>(mem_ + layout.headOffset);
-  link->fifo.slots = reinterpret_cast<SlotHeader*>(mem_ + layout.slotsOffset);
-  link->fifo.data = mem_ + layout.dataOffset;
-  link->fifo.nslots = spec_.nslots;
-  link->fifo.slotBytes = spec_.slotBytes;
+  link->fifo = FifoView::at(mem_, spec_.nslots, spec_.slotBytes);
   link->ownerBell = spec_.ownerBell;
   link->what = "network link " + spec_.id.describe() + " (rank " +
                std::to_string(spec_.isSender ? spec_.id.receiverRank : spec_.id.senderRank) + " on host " +

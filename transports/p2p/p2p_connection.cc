@@ -28,18 +28,6 @@ struct Rendezvous {
   dev::IpcHandle handle;
 };
 
-FifoView viewOf(void* base, uint32_t nslots, uint32_t slotBytes) {
-  auto* b = static_cast<unsigned char*>(base);
-  const FifoLayout l = FifoLayout::forGeometry(nslots, slotBytes);
-  FifoView v;
-  v.head = reinterpret_cast<FifoHead*>(b + l.headOffset);
-  v.slots = reinterpret_cast<SlotHeader*>(b + l.slotsOffset);
-  v.data = b + l.dataOffset;
-  v.nslots = nslots;
-  v.slotBytes = slotBytes;
-  return v;
-}
-
 std::string rendezvousName(const ConnectionId& id) { return id.shmName() + "-p2p"; }
 
 }  // namespace
@@ -130,7 +118,7 @@ ncclResult_t P2pConnection::create(FifoView* view, std::string* why) {
   rv->bytes = fifoBytes_;
   rv->handle = handle;
   rv->ready.store(1, std::memory_order_release);
-  *view = viewOf(fifo_, spec_.nslots, spec_.slotBytes);
+  *view = FifoView::at(fifo_, spec_.nslots, spec_.slotBytes);
   WEFT_INFO(kLogP2P, "P2P FIFO of %s in GPU %d memory (%u slots x %u bytes, %s mode)", spec_.id.describe().c_str(),
             spec_.device, spec_.nslots, spec_.slotBytes, spec_.readMode ? "read" : "write");
   return ncclSuccess;
@@ -171,7 +159,7 @@ ncclResult_t P2pConnection::attach(FifoView* view, bool* ready, std::string* why
   spec_.nslots = rv->nslots;
   spec_.slotBytes = rv->slotBytes;
   fifoBytes_ = rv->bytes;
-  *view = viewOf(fifo_, spec_.nslots, spec_.slotBytes);
+  *view = FifoView::at(fifo_, spec_.nslots, spec_.slotBytes);
   rendezvous_.unlink();  // both sides know the FIFO: nothing is left in /dev/shm
   *ready = true;
   return ncclSuccess;

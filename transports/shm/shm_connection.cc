@@ -19,19 +19,6 @@ std::string ConnectionId::describe() const {
          std::to_string(senderRank) + " -> rank " + std::to_string(receiverRank);
 }
 
-namespace {
-FifoView viewOf(unsigned char* base, uint32_t nslots, uint32_t slotBytes) {
-  FifoLayout layout = FifoLayout::forGeometry(nslots, slotBytes);
-  FifoView v;
-  v.head = reinterpret_cast<FifoHead*>(base + layout.headOffset);
-  v.slots = reinterpret_cast<SlotHeader*>(base + layout.slotsOffset);
-  v.data = base + layout.dataOffset;
-  v.nslots = nslots;
-  v.slotBytes = slotBytes;
-  return v;
-}
-}  // namespace
-
 ncclResult_t ShmConnection::tryConnect(FifoView* view, bool* ready, std::string* why) {
   *ready = false;
   const std::string name = id_.shmName();
@@ -47,7 +34,7 @@ ncclResult_t ShmConnection::tryConnect(FifoView* view, bool* ready, std::string*
     header->slotBytes = slotBytes_;
     header->receiverRank = id_.receiverRank;
     header->senderRank = id_.senderRank;
-    *view = viewOf(base, nslots_, slotBytes_);
+    *view = FifoView::at(base, nslots_, slotBytes_);
     header->ready.store(1, std::memory_order_release);
     ringIfSleeping(peerBell_);
     WEFT_INFO(kLogShm, "connection %s created (%u slots x %u bytes)", name.c_str(), nslots_, slotBytes_);
@@ -75,7 +62,7 @@ ncclResult_t ShmConnection::tryConnect(FifoView* view, bool* ready, std::string*
     *why = "shared memory segment " + name + " is smaller than its header says";
     return ncclInternalError;
   }
-  *view = viewOf(base, nslots_, slotBytes_);
+  *view = FifoView::at(base, nslots_, slotBytes_);
   header->attached.store(1, std::memory_order_release);
   // Both sides have it mapped now: remove the name so nothing outlives the processes.
   seg_.unlink();

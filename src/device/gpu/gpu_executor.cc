@@ -399,10 +399,7 @@ ncclResult_t executeOnDevice(const Program& prog) {
   std::vector<PendingLink> links;
   for (size_t k = 0; k < comms.size(); ++k) {
     pollDeviceError(comms[k]);
-    std::sort(orders[k].begin(), orders[k].end(), [&](uint32_t a, uint32_t b) {
-      ChainKey ka = chainKeyOf(prog.sequences[a]), kb = chainKeyOf(prog.sequences[b]);
-      return ka != kb ? ka < kb : a < b;
-    });
+    sortIntoChains(prog, &orders[k]);
     builders.push_back(std::make_unique<DescriptorBuilder>(comms[k], *comms[k]->gpu));
     WEFT_CHECK(builders.back()->collect(prog, orders[k], &links));
   }

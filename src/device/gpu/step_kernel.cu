@@ -140,15 +140,6 @@ __device__ void reduceByType(const ReduceSpec& s, void* d0, void* d1, const void
   }
 }
 
-__device__ size_t elementSize(ncclDataType_t t) {
-  switch (t) {
-    case ncclInt8: case ncclUint8: case ncclFloat8e4m3: case ncclFloat8e5m2: return 1;
-    case ncclFloat16: case ncclBfloat16: return 2;
-    case ncclInt32: case ncclUint32: case ncclFloat32: return 4;
-    default: return 8;
-  }
-}
-
 // The block-wide reduceCopy: a copy when there is a single source and nothing to apply, else the
 // element loop of the spec's type and operation.
 __device__ void deviceReduceCopy(const ReduceSpec& s, void* d0, void* d1, const void* partial, const void* local,
@@ -156,7 +147,7 @@ __device__ void deviceReduceCopy(const ReduceSpec& s, void* d0, void* d1, const 
   const bool pre = (f & kApplyPre) && s.preMul && local != nullptr;
   const bool post = (f & kApplyPost) && s.postDiv && s.divisor > 1;
   if ((partial == nullptr || local == nullptr) && !pre && !post)
-    return blockCopy(d0, d1, local != nullptr ? local : partial, n * elementSize(s.dtype));
+    return blockCopy(d0, d1, local != nullptr ? local : partial, n * dataTypeSize(s.dtype));
   switch (s.op) {
     case BaseOp::kSum: return reduceByType<FuncSum>(s, d0, d1, partial, local, n, f);
     case BaseOp::kProd: return reduceByType<FuncProd>(s, d0, d1, partial, local, n, f);
@@ -323,7 +314,7 @@ __global__ void __launch_bounds__(kKernelThreads) stepKernel(const LaunchHeader*
         b.head[i] = q.send[i] != kNoLink ? loadVolatile(&links[q.send[i]].head->consumed) : 0;
       }
     }
-    const size_t es = elementSize(t.spec.dtype);
+    const size_t es = dataTypeSize(t.spec.dtype);
     const size_t pieceElems = h->pieceBytes / es;
     for (uint32_t k = 0; k < q.nSteps; ++k) {
       const Step st = steps[q.firstStep + k];
