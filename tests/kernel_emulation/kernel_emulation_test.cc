@@ -217,6 +217,24 @@ TEST(KernelEmulation, MissingPeerBecomesAnErrorNamingIt) {
   });
 }
 
+// Rank 1 never calls: rank 0's link setup gives up after WEFT_TIMEOUT_MS with an error naming the
+// peer, the link and the operation.
+TEST(KernelEmulation, PeerThatNeverConnectsIsNamed) {
+  Scope s(Env{{"WEFT_TIMEOUT_MS", "400"}});
+  std::barrier sync(2);
+  runRanks(2, [&](int r, ncclComm_t comm) {
+    if (r == 0) {
+      std::vector<float> buf(256, 1.f);
+      EXPECT_EQ(ncclAllReduce(buf.data(), buf.data(), buf.size(), ncclFloat32, ncclSum, comm, nullptr),
+                ncclRemoteError);
+      const std::string msg = ncclGetLastError(comm);
+      EXPECT_NE(msg.find("for rank 1 to set up"), std::string::npos) << msg;
+      EXPECT_NE(msg.find("for AllReduce #"), std::string::npos) << msg;
+    }
+    sync.arrive_and_wait();
+  });
+}
+
 // A GPU communicator refuses a host-mode-only request: forcing the direct lane (DDA) fails the
 // call with a message rather than running it wrong.
 TEST(KernelEmulation, DirectLaneIsRefusedOnGpuCommunicators) {

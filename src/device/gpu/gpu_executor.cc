@@ -67,6 +67,7 @@ SeqLinks linksOf(ncclComm* comm, const Sequence& s) {
 struct PendingLink {
   ncclComm* comm;
   Connection* conn;
+  const Task* task;  // the operation that needs the link, for messages
 };
 
 // Connects every link of every communicator of the launch together: a peer's receive side may
@@ -83,7 +84,9 @@ ncclResult_t connectAll(const std::vector<PendingLink>& links) {
       std::string why;
       DeviceGuard guard(l.comm->gpu->device());  // a P2P FIFO is allocated on its rank's GPU
       ncclResult_t r = l.conn->tryConnect(&ready, &why);
-      if (r != ncclSuccess) return setError(l.comm, r, "rank %d (GPU): %s", l.comm->rank, why.c_str());
+      if (r != ncclSuccess)
+        return setError(l.comm, r, "rank %d (GPU): %s while setting up %s #%" PRIu64, l.comm->rank, why.c_str(),
+                        collName(l.task->kind), l.task->seq);
       if (!ready && pending == nullptr) pending = &l;
     }
     if (pending == nullptr) return ncclSuccess;
@@ -93,9 +96,10 @@ ncclResult_t connectAll(const std::vector<PendingLink>& links) {
                       pending->conn->id().describe().c_str());
     if (nowNs() > deadline)
       return setError(comm, ncclRemoteError,
-                      "rank %d (GPU) waited %" PRId64 " ms for rank %d to set up %s (WEFT_TIMEOUT_MS); is it calling "
-                      "the same operation?",
-                      comm->rank, param::timeoutMs(), pending->conn->peer(), pending->conn->id().describe().c_str());
+                      "rank %d (GPU) waited %" PRId64 " ms for rank %d to set up %s for %s #%" PRIu64
+                      " (WEFT_TIMEOUT_MS); is it calling the same operation?",
+                      comm->rank, param::timeoutMs(), pending->conn->peer(), pending->conn->id().describe().c_str(),
+                      collName(pending->task->kind), pending->task->seq);
     std::this_thread::sleep_for(std::chrono::microseconds(50));
   }
 }
@@ -176,9 +180,9 @@ ncclResult_t DescriptorBuilder::collect(const Program& prog, const std::vector<u
                       comm_->rank, collName(s.task->kind), s.task->seq);
     perSeq_.push_back(linksOf(comm_, s));
     for (Connection* c : perSeq_.back().send)
-      if (c != nullptr) links->push_back(PendingLink{comm_, c});
+      if (c != nullptr) links->push_back(PendingLink{comm_, c, s.task});
     for (Connection* c : perSeq_.back().recv)
-      if (c != nullptr) links->push_back(PendingLink{comm_, c});
+      if (c != nullptr) links->push_back(PendingLink{comm_, c, s.task});
   }
   return ncclSuccess;
 }
