@@ -162,26 +162,33 @@ std::string renderTuning(int nranks, int nhosts) {
   ncclComm comm;
   comm.nranks = nranks;
   comm.rank = 0;
-  int64_t nch = std::clamp<int64_t>(weft::param::nChannels(), weft::param::minNChannels(), weft::param::maxNChannels());
+  // This process's own settings stand in for the agreed ones (a communicator uses rank 0's).
+  const weft::param::Agreed& agreed = comm.agreed;
+  int64_t nch = std::clamp<int64_t>(agreed.nChannels, agreed.minNChannels, agreed.maxNChannels);
   comm.nChannels = static_cast<int>(nch);
-  comm.config.minCTAs = static_cast<int>(weft::param::minNChannels());
-  comm.slotBytes = static_cast<uint32_t>(std::max<int64_t>(64, weft::param::buffSize() / 8));
-  for (int r = 0; r < nranks; ++r)
-    comm.ranks.push_back(weft::RankInfo{uint64_t(r * nhosts / nranks) + 1, 0, r, comm.slotBytes, comm.nChannels, {}, -1, 0});
-  weft::TunerOptions opts = weft::tunerOptionsFromParams();
+  comm.config.minCTAs = static_cast<int>(agreed.minNChannels);
+  comm.slotBytes = static_cast<uint32_t>(std::max<int64_t>(64, agreed.buffSize / 8));
+  for (int r = 0; r < nranks; ++r) comm.ranks.push_back(weft::RankInfo{uint64_t(r * nhosts / nranks) + 1, 0, r, {}, -1});
+  weft::TunerOptions opts = weft::tunerOptionsFrom(agreed, weft::param::tunerPlugin());
   weft::ModelInput in = weft::modelInputFor(&comm);
   opts.pluginShape = weft::TunerPluginShape{0, in.nranks, in.nHosts, in.nranks / in.nHosts, in.ranksPerHost};
   std::vector<std::string> warnings = opts.warnings;
-  weft::Tuner tuner(in, weft::hostConstants(), std::move(opts));
+  weft::HostConstants constants = weft::hostConstants();
+  std::string bad;
+  weft::applyConstantOverrides(agreed.tunerConstants, &constants, &bad);
+  if (!bad.empty()) warnings.push_back("WEFT_TUNER_CONSTANTS: ignoring " + bad);
+  weft::Tuner tuner(in, constants, std::move(opts));
   char line[256];
   std::string t;
   std::snprintf(line, sizeof(line), "Tuning for %d ranks on %d host(s) (%d per host), %d cores, channels %d..%d, slot %zu B\n",
                 in.nranks, in.nHosts, in.ranksPerHost, in.cores, in.minChannels, in.maxChannels, in.slotBytes);
   t += line;
-  t += "constants (" + weft::hostConstantsSource() + "):\n";
+  t += "constants of this host (" + weft::hostConstantsSource() +
+       "); a communicator uses what its ranks agree on: the lowest rank of each host speaks for it, "
+       "the slowest host sets each field, then WEFT_TUNER_CONSTANTS (NCCL_DEBUG_SUBSYS=TUNING prints them at init):\n";
   for (int i = 0; i < weft::kNumConstantFields; ++i) {
     const weft::ConstantField& f = weft::kConstantFields[i];
-    std::snprintf(line, sizeof(line), "  %-18s %10.4g   %s\n", f.name, weft::hostConstants().*f.field, f.doc);
+    std::snprintf(line, sizeof(line), "  %-18s %10.4g   %s\n", f.name, constants.*f.field, f.doc);
     t += line;
   }
   if (tuner.plugin())

@@ -14,17 +14,17 @@ namespace weft {
 // NCCL_P2P_LEVEL=LOC for ranks on different GPUs). Both sides decide from the same settings, so they
 // agree. (Path levels between LOC and SYS are not told apart yet: any other level allows P2P.)
 bool usesP2p(const ncclComm* comm, int peer) {
-  if (comm->hostMode || param::p2pDisable()) return false;
+  if (comm->hostMode || comm->agreed.p2pDisable) return false;
   const RankInfo& me = comm->ranks[comm->rank];
   const RankInfo& other = comm->ranks[peer];
   const bool sameGpu = me.pid == other.pid ? me.device == other.device : false;
-  const std::string level = param::p2pLevel();
+  const std::string& level = comm->agreed.p2pLevel;
   if (!sameGpu && level == "LOC") return false;
   return true;
 }
 
 bool usesNetwork(const ncclComm* comm, int peer) {
-  return comm->ranks[peer].hostHash != comm->ranks[comm->rank].hostHash || param::shmDisable();
+  return comm->ranks[peer].hostHash != comm->ranks[comm->rank].hostHash || comm->agreed.shmDisable;
 }
 
 std::unique_ptr<Connection> makeConnection(ncclComm* comm, const ConnectionId& id, bool isSender, uint32_t nslots) {

@@ -115,7 +115,7 @@ void alltoAll(const Task& t, Program* p) {
 bool ddaEligible(const Task& t) {
   const ncclComm* comm = t.comm;
   // Steps name the peer they read in 16 bits.
-  if (comm->nranks < 2 || comm->nranks > 65535 || comm->peers.nLocal() != comm->nranks || param::shmDisable())
+  if (comm->nranks < 2 || comm->nranks > 65535 || comm->peers.nLocal() != comm->nranks || comm->agreed.shmDisable)
     return false;
   switch (t.kind) {
     case CollKind::kAllReduce:
@@ -130,16 +130,17 @@ bool ddaPreferred(const Task& t, Algorithm* algo) {
   if (!ddaEligible(t)) return false;
   const size_t bytes = t.count * dataTypeSize(t.dtype);
   const size_t all = bytes * size_t(t.comm->nranks);
+  const param::Agreed& a = t.comm->agreed;
   *algo = Algorithm::kDdaFlat;
   switch (t.kind) {
     case CollKind::kAllReduce:
-      if (!param::ddaAllReduce() || bytes > size_t(param::ddaTreeMaxBytes())) return false;
-      if (bytes > size_t(param::ddaFlatMaxBytes())) *algo = Algorithm::kDdaTree;
+      if (!a.ddaAllReduce || bytes > size_t(a.ddaTreeMaxBytes)) return false;
+      if (bytes > size_t(a.ddaFlatMaxBytes)) *algo = Algorithm::kDdaTree;
       return true;
-    case CollKind::kAllGather: return param::ddaAllGather() && all <= size_t(param::ddaAllGatherMaxBytes());
+    case CollKind::kAllGather: return a.ddaAllGather && all <= size_t(a.ddaAllGatherMaxBytes);
     case CollKind::kReduceScatter:
-      return param::ddaReduceScatter() && all <= size_t(param::ddaReduceScatterMaxBytes());
-    case CollKind::kAlltoAll: return param::ddaAllToAll() && all <= size_t(param::ddaAllToAllMaxBytes());
+      return a.ddaReduceScatter && all <= size_t(a.ddaReduceScatterMaxBytes);
+    case CollKind::kAlltoAll: return a.ddaAllToAll && all <= size_t(a.ddaAllToAllMaxBytes);
     default: return false;
   }
 }

@@ -105,12 +105,12 @@ void alltoAll(const Task& t, Program* p) {
   }
 }
 
-int64_t switchFor(CollKind k) {
+int64_t switchFor(const param::Agreed& a, CollKind k) {
   switch (k) {
-    case CollKind::kAllReduce: return param::lowPrecisionAllReduce();
-    case CollKind::kAllGather: return param::lowPrecisionAllGather();
-    case CollKind::kReduceScatter: return param::lowPrecisionReduceScatter();
-    case CollKind::kAlltoAll: return param::lowPrecisionAllToAll();
+    case CollKind::kAllReduce: return a.lowPrecisionAllReduce;
+    case CollKind::kAllGather: return a.lowPrecisionAllGather;
+    case CollKind::kReduceScatter: return a.lowPrecisionReduceScatter;
+    case CollKind::kAlltoAll: return a.lowPrecisionAllToAll;
     default: return 0;
   }
 }
@@ -126,12 +126,13 @@ bool lowPrecisionEligible(const Task& t) {
 
 bool lowPrecisionPreferred(const Task& t) {
   if (!lowPrecisionEligible(t)) return false;
-  const int64_t on = switchFor(t.kind);
-  if (on == 0 || (on < 0 && !param::lowPrecision())) return false;
+  const param::Agreed& a = t.comm->agreed;
+  const int64_t on = switchFor(a, t.kind);
+  if (on == 0 || (on < 0 && !a.lowPrecision)) return false;
   // RCCL's measure: the AllReduce buffer, or all ranks' data for the others.
   size_t bytes = t.count * dataTypeSize(t.dtype);
   if (t.kind != CollKind::kAllReduce) bytes *= size_t(t.comm->nranks);
-  return bytes >= size_t(param::lowPrecisionMinBytes());
+  return bytes >= size_t(a.lowPrecisionMinBytes);
 }
 
 void buildLowPrecisionProgram(const Task& t, Program* p) {

@@ -139,7 +139,7 @@ void singleRank(const Task& t, Program* p) {
 
 }  // namespace
 
-size_t ringOneShotMaxBytes(const ncclComm*) { return static_cast<size_t>(param::oneShotMaxBytes()); }
+size_t ringOneShotMaxBytes(const ncclComm* comm) { return static_cast<size_t>(comm->agreed.oneShotMaxBytes); }
 
 size_t ringOneShotScratchBytes(const Task& t) {
   // The tuner picks the one-shot ring as Ring with the LL protocol (LL128 is LL in host mode), and

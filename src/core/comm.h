@@ -13,6 +13,7 @@
 #include "bootstrap/socket.h"
 #include "core/config.h"
 #include "core/local_peers.h"
+#include "core/params.h"
 #include "core/redop_table.h"
 #include "device/gpu/device_state.h"
 #include "nccl.h"
@@ -68,11 +69,8 @@ struct RankInfo {
   uint64_t hostHash;
   int32_t pid;
   int32_t rank;
-  uint32_t slotBytes;  // the rank's FIFO slot size from NCCL_BUFFSIZE; the comm uses rank 0's
-  int32_t nChannels;   // likewise
   char hostName[64];   // for messages about this rank
   int32_t device;      // the rank's GPU, -1 in host mode
-  int32_t p2pRead;     // NCCL_P2P_READ_ENABLE as this rank read it; the comm uses rank 0's
 };
 
 }  // namespace weft
@@ -82,12 +80,15 @@ struct ncclComm {
   int rank = -1;
   int nranks = 0;
   uint64_t commHash = 0;   // unique per communicator, equal on all its ranks
-  int nChannels = 1;       // ring channels, agreed at init
-  uint32_t slotBytes = 0;  // FIFO slot size, agreed at init
+  // Every Agreed parameter (param_table.h) as rank 0 set it: what steers this communicator's
+  // collectives, the same on every rank (core/agreement.h). Never read those per process.
+  weft::param::Agreed agreed = weft::param::localAgreed();  // this rank's proposal until init agrees
+  int nChannels = 1;       // ring channels, from agreed settings
+  uint32_t slotBytes = 0;  // FIFO slot size, from the agreed NCCL_BUFFSIZE
   uint32_t nSlots = 8;
   bool hostMode = true;
-  bool p2pRead = false;  // P2P FIFOs live with the sender (read mode), agreed at init
-  weft::CommConfig config;
+  bool p2pRead = false;  // P2P FIFOs live with the sender (read mode): the agreed NCCL_P2P_READ_ENABLE
+  weft::CommConfig config;  // minCTAs/maxCTAs are rank 0's once init agreed on them
   std::vector<weft::RankInfo> ranks;
 
   std::atomic<int> state{static_cast<int>(weft::CommState::kInitializing)};
@@ -103,7 +104,7 @@ struct ncclComm {
   weft::net::Network* network = nullptr;  // set when some peer is reached over the network
   int netDevices = 0;
   std::vector<weft::topo::RankPlacement> placements;  // every rank's, gathered at init
-  weft::DirectAreas direct;  // staging areas of the direct lane (DDA, low precision), made on first use
+  weft::DirectAreas direct{&agreed.ddaSendbufBytes};  // staging areas of the direct lane (DDA, low precision), made on first use
   weft::RedOpTable redOps;
   std::thread initThread;  // a non-blocking init runs here
   weft::CancelEvent initCancel;  // ncclCommAbort fires it to stop an init that is still waiting

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "bootstrap/bootstrap.h"
+#include "core/agreement.h"
 #include "core/clock.h"
 #include "core/comm.h"
 #include "core/comm_registry.h"
@@ -30,8 +31,8 @@ namespace {
 
 constexpr uint32_t kSlotsPerFifo = 8;
 
-uint32_t slotBytesFromParams() {
-  int64_t buff = param::buffSize();
+uint32_t slotBytesFor(const param::Agreed& agreed) {
+  int64_t buff = agreed.buffSize;
   int64_t slot = buff / kSlotsPerFifo;
   slot = std::clamp<int64_t>(slot, 4096, int64_t(1) << 30);
   return static_cast<uint32_t>(slot & ~int64_t(63));
@@ -75,7 +76,7 @@ ncclResult_t selectNetworkIfNeeded(ncclComm* comm) {
   ncclResult_t r = net::selectNetwork(comm->config.netName.empty() ? nullptr : comm->config.netName.c_str(), &comm->network, &why);
   if (r != ncclSuccess)
     return setError(comm, r, "init of rank %d: some peers are on other hosts%s, but no network is usable: %s",
-                    comm->rank, param::shmDisable() ? " or NCCL_SHM_DISABLE=1" : "", why.c_str());
+                    comm->rank, comm->agreed.shmDisable ? " or NCCL_SHM_DISABLE=1" : "", why.c_str());
   r = comm->network->devices(&comm->netDevices);
   if (r != ncclSuccess || comm->netDevices < 1)
     return setError(comm, r != ncclSuccess ? r : ncclSystemError, "init of rank %d: the %s network has no devices",
@@ -114,16 +115,12 @@ ncclResult_t setupComm(ncclComm* comm, const ncclUniqueId& id) {
   me.info.hostHash = hostHash();
   me.info.pid = static_cast<int32_t>(getpid());
   me.info.rank = comm->rank;
-  me.info.slotBytes = slotBytesFromParams();
-  int64_t nch = std::clamp<int64_t>(param::nChannels(), comm->config.minCTAs, comm->config.maxCTAs);
-  me.info.nChannels = static_cast<int32_t>(std::clamp<int64_t>(nch, 1, 64));
   snprintf(me.info.hostName, sizeof me.info.hostName, "%s", hostName().c_str());
   // A GPU build with a usable GPU runs the communicator on the caller's current device (as NCCL
   // does); otherwise, and under WEFT_DEVICE=host, in host mode.
   me.info.device = -1;
   if (dev::runtime().deviceCount() > 0 && dev::runtime().getDevice(&me.info.device) != ncclSuccess)
     return setError(comm, ncclUnhandledCudaError, "init of rank %d: cannot read the current GPU", comm->rank);
-  me.info.p2pRead = param::p2pReadEnable() ? 1 : 0;
   me.salt = randomU64();
   r = comm->bootstrap->allGather(all.data(), sizeof(Announce), &why);
   if (r != ncclSuccess) return setError(comm, r, "init of rank %d: exchanging rank information failed: %s", comm->rank, why.c_str());
@@ -132,17 +129,20 @@ ncclResult_t setupComm(ncclComm* comm, const ncclUniqueId& id) {
   // Two communicators rendezvousing at one NCCL_COMM_ID address share an id: rank 0's salt keeps
   // their shared-memory names apart.
   comm->commHash = bootstrapIdHash(id) ^ (all[0].salt * 0x9e3779b97f4a7c15ull);
-  comm->slotBytes = all[0].info.slotBytes;
+  // From here on every choice reads the agreed settings: network or shm, channels, FIFO geometry.
+  WEFT_CHECK(agreeOnSettings(comm));
+  comm->slotBytes = slotBytesFor(comm->agreed);
   comm->nSlots = kSlotsPerFifo;
-  comm->nChannels = all[0].info.nChannels;
-  comm->p2pRead = all[0].info.p2pRead != 0;
+  const int64_t nch = std::clamp<int64_t>(comm->agreed.nChannels, comm->config.minCTAs, comm->config.maxCTAs);
+  comm->nChannels = static_cast<int>(std::clamp<int64_t>(nch, 1, 64));
+  comm->p2pRead = comm->agreed.p2pReadEnable;
   WEFT_CHECK(selectNetworkIfNeeded(comm));
   if (me.info.device >= 0) WEFT_CHECK(gpu::setupDevice(comm));
   r = comm->peers.setup(comm->commHash, comm->rank, comm->ranks, comm->bootstrap.get(), &why);
   if (r != ncclSuccess) return setError(comm, r, "init of rank %d: shared memory setup failed: %s", comm->rank, why.c_str());
-  if (!param::runtimeConnect()) WEFT_CHECK(connectRingsNow(comm));
+  if (!comm->agreed.runtimeConnect) WEFT_CHECK(connectRingsNow(comm));
   WEFT_CHECK(setupPlacement(comm));
-  WEFT_CHECK(setupTuner(comm));  // the cost model, NCCL_ALGO/NCCL_PROTO and the tuner plugin
+  WEFT_CHECK(setupTuner(comm, param::tunerPlugin()));  // the cost model, NCCL_ALGO/NCCL_PROTO and the tuner plugin
   WEFT_INFO(kLogInit, "comm %p rank %d nranks %d hash %016lx ready: %d channels, FIFO %u x %u bytes, %s",
             static_cast<void*>(comm), comm->rank, comm->nranks, static_cast<unsigned long>(comm->commHash),
             comm->nChannels, comm->nSlots, comm->slotBytes, comm->hostMode ? "host mode" : "GPU");

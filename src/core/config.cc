@@ -40,8 +40,10 @@ ncclResult_t parseConfig(const ncclConfig_t* user, CommConfig* out, std::string*
   CommConfig cfg;
   int envBlocking = static_cast<int>(param::commBlocking());
   if (envBlocking == 0 || envBlocking == 1) cfg.blocking = envBlocking;
-  cfg.minCTAs = static_cast<int>(param::minNChannels());
-  cfg.maxCTAs = static_cast<int>(param::maxNChannels());
+  // This rank's proposal: communicator init puts rank 0's channel range in force (agreement.h).
+  const param::Agreed local = param::localAgreed();
+  cfg.minCTAs = static_cast<int>(local.minNChannels);
+  cfg.maxCTAs = static_cast<int>(local.maxNChannels);
   if (user != nullptr) {
     if (user->magic != kConfigMagic) {
       *why = "ncclConfig_t was not initialised with NCCL_CONFIG_INITIALIZER (bad magic)";

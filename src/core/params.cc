@@ -3,6 +3,7 @@
 // This is the only file in Weft that calls getenv.
 #include "core/params.h"
 
+#include <algorithm>
 #include <array>
 #include <atomic>
 #include <cctype>
@@ -19,6 +20,7 @@ namespace {
 
 enum class Type { Int, Size, Bool, String };
 enum class Group { Logging, Transport, Bootstrap, Network, Comm, Topology, Dda, Tuning, Future };
+enum class Scope { Rank, Agreed };
 
 const char* typeName(Type t) {
   switch (t) {
@@ -52,16 +54,17 @@ struct Spec {
   const char* def;
   const char* allowed;
   Group group;
+  Scope scope;
   const char* doc;
 };
 
-#define WEFT_PARAM_ID(acc, type, name, aliases, def, allowed, group, doc) acc,
+#define WEFT_PARAM_ID(acc, type, name, aliases, def, allowed, group, scope, doc) acc,
 enum class Id : int { WEFT_PARAM_TABLE(WEFT_PARAM_ID) kCount };
 constexpr int kCount = static_cast<int>(Id::kCount);
 #undef WEFT_PARAM_ID
 
-#define WEFT_PARAM_SPEC(acc, type, name, aliases, def, allowed, group, doc) \
-  Spec{name, aliases, Type::type, def, allowed, Group::group, doc},
+#define WEFT_PARAM_SPEC(acc, type, name, aliases, def, allowed, group, scope, doc) \
+  Spec{name, aliases, Type::type, def, allowed, Group::group, Scope::scope, doc},
 constexpr std::array<Spec, kCount> kSpecs = {WEFT_PARAM_TABLE(WEFT_PARAM_SPEC)};
 #undef WEFT_PARAM_SPEC
 
@@ -374,19 +377,104 @@ std::string escapeTableCell(std::string_view s) {
 
 }  // namespace
 
-// The typed accessors of params.h, one per table row.
-#define WEFT_RET_Int int64_t
-#define WEFT_RET_Size int64_t
-#define WEFT_RET_Bool bool
-#define WEFT_RET_String std::string
-#define WEFT_PARAM_ACCESSOR(acc, type, name, aliases, def, allowed, group, doc) \
-  WEFT_RET_##type acc() { return get##type(Id::acc); }
+// The typed accessors of params.h, one per Rank row.
+#define WEFT_PARAM_ACCESSOR_Rank(acc, type) \
+  WEFT_PARAM_TYPE_##type acc() { return get##type(Id::acc); }
+#define WEFT_PARAM_ACCESSOR_Agreed(acc, type)
+#define WEFT_PARAM_ACCESSOR(acc, type, name, aliases, def, allowed, group, scope, doc) \
+  WEFT_PARAM_ACCESSOR_##scope(acc, type)
 WEFT_PARAM_TABLE(WEFT_PARAM_ACCESSOR)
 #undef WEFT_PARAM_ACCESSOR
-#undef WEFT_RET_Int
-#undef WEFT_RET_Size
-#undef WEFT_RET_Bool
-#undef WEFT_RET_String
+#undef WEFT_PARAM_ACCESSOR_Rank
+#undef WEFT_PARAM_ACCESSOR_Agreed
+
+namespace {
+
+// One Agreed field from / to a parsed Value; its canonical text.
+void assignField(int64_t* f, const Value& v) { *f = v.number; }
+void assignField(bool* f, const Value& v) { *f = v.number != 0; }
+void assignField(std::string* f, const Value& v) { *f = v.text; }
+std::string fieldText(int64_t f) { return std::to_string(f); }
+std::string fieldText(bool f) { return f ? "1" : "0"; }
+std::string fieldText(const std::string& f) { return f; }
+
+// Calls fn(id, text of the field, pointer to the field) for every Agreed row, in table order.
+template <typename A, typename Fn>
+void forEachAgreed(A& a, Fn fn) {
+#define WEFT_PARAM_VISIT_Agreed(acc) fn(Id::acc, fieldText(a.acc), &a.acc);
+#define WEFT_PARAM_VISIT_Rank(acc)
+#define WEFT_PARAM_VISIT(acc, type, name, aliases, def, allowed, group, scope, doc) WEFT_PARAM_VISIT_##scope(acc)
+  WEFT_PARAM_TABLE(WEFT_PARAM_VISIT)
+#undef WEFT_PARAM_VISIT
+#undef WEFT_PARAM_VISIT_Rank
+#undef WEFT_PARAM_VISIT_Agreed
+}
+
+}  // namespace
+
+Agreed localAgreed() {
+  Agreed a;
+  forEachAgreed(a, [](Id id, const std::string&, auto* field) { assignField(field, value(id)); });
+  return a;
+}
+
+// NUL-separated "NAME", "text" pairs: environment values cannot hold a NUL.
+std::string encodeAgreed(const Agreed& a) {
+  std::string blob;
+  forEachAgreed(a, [&](Id id, const std::string& text, const auto*) {
+    blob += kSpecs[static_cast<int>(id)].name;
+    blob += '\0';
+    blob += text;
+    blob += '\0';
+  });
+  return blob;
+}
+
+bool decodeAgreed(const std::string& blob, Agreed* out, std::string* why) {
+  std::vector<std::pair<std::string, std::string>> pairs;
+  for (size_t at = 0; at < blob.size();) {
+    size_t nameEnd = blob.find('\0', at);
+    size_t textEnd = nameEnd == std::string::npos ? nameEnd : blob.find('\0', nameEnd + 1);
+    if (textEnd == std::string::npos) {
+      *why = "the agreed settings are truncated";
+      return false;
+    }
+    pairs.emplace_back(blob.substr(at, nameEnd - at), blob.substr(nameEnd + 1, textEnd - nameEnd - 1));
+    at = textEnd + 1;
+  }
+  Agreed a;
+  bool ok = true;
+  forEachAgreed(a, [&](Id id, const std::string&, auto* field) {
+    const Spec& spec = kSpecs[static_cast<int>(id)];
+    auto it = std::find_if(pairs.begin(), pairs.end(), [&](const auto& p) { return p.first == spec.name; });
+    Value v;
+    std::string problem;
+    if (!ok) return;
+    if (it == pairs.end()) {
+      *why = std::string(spec.name) + " is missing (another Weft version?)";
+      ok = false;
+    } else if (!interpret(spec, parseAllowed(spec), it->second, &v, &problem)) {
+      *why = std::string(spec.name) + "=\"" + it->second + "\" " + problem;
+      ok = false;
+    } else {
+      assignField(field, v);
+    }
+  });
+  if (ok) *out = a;
+  return ok;
+}
+
+std::vector<AgreedDifference> agreedDifferences(const Agreed& mine, const Agreed& inForce) {
+  std::vector<std::string> theirs;
+  forEachAgreed(inForce, [&](Id, const std::string& text, const auto*) { theirs.push_back(text); });
+  std::vector<AgreedDifference> out;
+  size_t i = 0;
+  forEachAgreed(mine, [&](Id id, const std::string& text, const auto*) {
+    if (text != theirs[i]) out.push_back(AgreedDifference{kSpecs[static_cast<int>(id)].name, text, theirs[i]});
+    ++i;
+  });
+  return out;
+}
 
 std::vector<ParamView> list() {
   (void)value(Id::buffSize);  // reports the load's warnings like any other accessor
@@ -406,6 +494,7 @@ std::vector<ParamView> list() {
     p.doc = spec.doc;
     p.allowed = spec.allowed;
     p.group = groupTitle(spec.group);
+    p.agreed = spec.scope == Scope::Agreed;
     p.source = v.source;
     p.envText = v.envText;
     p.problem = v.problem;
@@ -456,7 +545,15 @@ std::string renderMarkdown() {
       "- An alias is read only when the primary name is unset; when both are set the primary name "
       "wins and a warning says so.\n"
       "- Weft reads the environment only: NCCL's configuration files (`NCCL_CONF_FILE`, "
-      "`~/.nccl.conf`, `/etc/nccl.conf`) are not read.\n";
+      "`~/.nccl.conf`, `/etc/nccl.conf`) are not read.\n"
+      "- Scope `agreed`: the variable decides how a collective runs (algorithm, protocol, channels, "
+      "chunking, transport, program shape), so every rank of a communicator must use one value. "
+      "At communicator init (`ncclCommInitRank*`, `ncclCommInitAll`, `ncclCommSplit`, "
+      "`ncclCommShrink`) rank 0's value is put in force on every rank; a rank whose own "
+      "environment says otherwise prints a `WARN` naming the variable, its value and the value in "
+      "force. The cost model's machine constants are agreed the same way (each host contributes "
+      "its own; see `weft-info --tuning`). Scope `rank`: each process uses its own value "
+      "(logging, interfaces, timeouts, paths).\n";
   constexpr Group kGroups[] = {Group::Logging, Group::Transport, Group::Bootstrap, Group::Network, Group::Comm,
                                Group::Topology, Group::Dda,       Group::Tuning,    Group::Future};
   for (Group g : kGroups) {
@@ -484,8 +581,8 @@ std::string renderMarkdown() {
           "reported), but the features that use them are not built yet: setting them changes "
           "nothing today.\n\n";
     }
-    md += "| Variable | Aliases | Type | Default | Allowed | Description |\n";
-    md += "|---|---|---|---|---|---|\n";
+    md += "| Variable | Aliases | Type | Default | Allowed | Scope | Description |\n";
+    md += "|---|---|---|---|---|---|---|\n";
     for (const Spec& spec : kSpecs) {
       if (spec.group != g) continue;
       std::string aliases;
@@ -499,8 +596,8 @@ std::string renderMarkdown() {
         allowed = "`" + allowed + "`";
       }
       md += "| `" + std::string(spec.name) + "` | " + aliases + " | " + typeName(spec.type) + " | `" +
-            displayDefault(spec) + "` | " + escapeTableCell(allowed) + " | " + escapeTableCell(spec.doc) +
-            " |\n";
+            displayDefault(spec) + "` | " + escapeTableCell(allowed) + " | " +
+            (spec.scope == Scope::Agreed ? "agreed" : "rank") + " | " + escapeTableCell(spec.doc) + " |\n";
     }
   }
   return md;

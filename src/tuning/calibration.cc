@@ -472,15 +472,6 @@ const HostConstants& hostConstants() {
         source += ", saved to " + path;
     }
   }
-  std::string overrides = param::tunerConstants();
-  if (!overrides.empty()) {
-    std::string bad;
-    applyConstantOverrides(overrides, &hc, &bad);
-    if (!bad.empty())
-      WEFT_WARN("WEFT_TUNER_CONSTANTS: ignoring %s (expected name=positive number with names %s)", bad.c_str(),
-                formatHostConstants(HostConstants{}).c_str());
-    source += " + WEFT_TUNER_CONSTANTS";
-  }
   gConstants = hc;
   gSource = source;
   gReady = true;

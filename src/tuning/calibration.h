@@ -2,7 +2,8 @@
 // 100 ms, once per process, at the first communicator init) and cached in
 // $WEFT_CACHE_DIR/weft/ (alias $XDG_CACHE_HOME, else ~/.cache/weft/), one file per host name and CPU model.
 // WEFT_TUNER_CALIBRATE picks auto (cache, else measure), redo (measure and rewrite) or off
-// (built-in defaults); WEFT_TUNER_CONSTANTS then overrides single fields.
+// (built-in defaults). These are this host's contribution: a communicator uses the constants its
+// ranks agree on (agreed_constants.h), and the agreed WEFT_TUNER_CONSTANTS applies there.
 #pragma once
 #include <string>
 
@@ -12,7 +13,7 @@ namespace weft {
 
 // The constants in effect for this process (calibrated on first call; thread-safe).
 const HostConstants& hostConstants();
-// Where they came from: "measured", "cache <path>", "defaults", plus "+ WEFT_TUNER_CONSTANTS".
+// Where they came from: "measured", "cache <path>" or "defaults".
 std::string hostConstantsSource();
 
 // The measurement itself (bounded: every wait has a deadline; a measurement that cannot finish

@@ -6,19 +6,19 @@
 namespace weft {
 
 const ConstantField kConstantFields[] = {
-    {"copyGBps", &HostConstants::copyGBps, "memcpy bandwidth of one core, cache-resident (GB/s)"},
-    {"reduceGBps", &HostConstants::reduceGBps, "float a+b bandwidth of one core (GB/s of output)"},
-    {"handoffUs", &HostConstants::handoffUs, "cache-line handoff between two cores (us)"},
-    {"stepUs", &HostConstants::stepUs, "executor overhead per FIFO piece (us)"},
-    {"futexWakeUs", &HostConstants::futexWakeUs, "futex wake of a sleeping rank (us)"},
-    {"yieldHandoffUs", &HostConstants::yieldHandoffUs, "handoff between two ranks sharing a core (us)"},
-    {"memGBps", &HostConstants::memGBps, "memcpy bandwidth of one core beyond the caches (GB/s)"},
-    {"peerReadGBps", &HostConstants::peerReadGBps, "one core reading what another just wrote (GB/s)"},
-    {"cacheMiB", &HostConstants::cacheMiB, "working set that still fits the caches (MiB)"},
-    {"netGBps", &HostConstants::netGBps, "network bandwidth between hosts (GB/s)"},
-    {"netLatUs", &HostConstants::netLatUs, "network latency between hosts (us)"},
-    {"crossNumaBwScale", &HostConstants::crossNumaBwScale, "cross-NUMA bandwidth / copyGBps"},
-    {"crossNumaLatScale", &HostConstants::crossNumaLatScale, "cross-NUMA latency / handoffUs"},
+    {"copyGBps", &HostConstants::copyGBps, "memcpy bandwidth of one core, cache-resident (GB/s)", true},
+    {"reduceGBps", &HostConstants::reduceGBps, "float a+b bandwidth of one core (GB/s of output)", true},
+    {"handoffUs", &HostConstants::handoffUs, "cache-line handoff between two cores (us)", false},
+    {"stepUs", &HostConstants::stepUs, "executor overhead per FIFO piece (us)", false},
+    {"futexWakeUs", &HostConstants::futexWakeUs, "futex wake of a sleeping rank (us)", false},
+    {"yieldHandoffUs", &HostConstants::yieldHandoffUs, "handoff between two ranks sharing a core (us)", false},
+    {"memGBps", &HostConstants::memGBps, "memcpy bandwidth of one core beyond the caches (GB/s)", true},
+    {"peerReadGBps", &HostConstants::peerReadGBps, "one core reading what another just wrote (GB/s)", true},
+    {"cacheMiB", &HostConstants::cacheMiB, "working set that still fits the caches (MiB)", true},
+    {"netGBps", &HostConstants::netGBps, "network bandwidth between hosts (GB/s)", true},
+    {"netLatUs", &HostConstants::netLatUs, "network latency between hosts (us)", false},
+    {"crossNumaBwScale", &HostConstants::crossNumaBwScale, "cross-NUMA bandwidth / copyGBps", true},
+    {"crossNumaLatScale", &HostConstants::crossNumaLatScale, "cross-NUMA latency / handoffUs", false},
 };
 const int kNumConstantFields = static_cast<int>(sizeof(kConstantFields) / sizeof(kConstantFields[0]));
 

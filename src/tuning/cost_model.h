@@ -40,6 +40,7 @@ struct ConstantField {
   const char* name;
   double HostConstants::*field;
   const char* doc;
+  bool higherIsFaster;  // a bandwidth or capacity (else a latency or cost): how hosts combine
 };
 extern const ConstantField kConstantFields[];
 extern const int kNumConstantFields;

@@ -3,13 +3,15 @@
 #include <sched.h>
 
 #include <algorithm>
-#include <mutex>
-#include <set>
+#include <cstring>
 
 #include "collectives/algorithms.h"
+#include "core/agreement.h"
 #include "core/comm.h"
+#include "core/errors.h"
 #include "core/log.h"
-#include "core/params.h"
+#include "core/result.h"
+#include "tuning/agreed_constants.h"
 #include "tuning/calibration.h"
 #include "tuning/tuner.h"
 
@@ -23,8 +25,9 @@ namespace {
 bool ddaAllowed(Algorithm a, const Task& t) {
   if ((a != Algorithm::kDdaFlat && a != Algorithm::kDdaTree) || t.kind != CollKind::kAllReduce) return true;
   const size_t bytes = t.count * dataTypeSize(t.dtype);
-  if (!param::ddaAllReduce()) return false;
-  return bytes <= size_t(a == Algorithm::kDdaFlat ? param::ddaFlatMaxBytes() : param::ddaTreeMaxBytes());
+  const param::Agreed& agreed = t.comm->agreed;
+  if (!agreed.ddaAllReduce) return false;
+  return bytes <= size_t(a == Algorithm::kDdaFlat ? agreed.ddaFlatMaxBytes : agreed.ddaTreeMaxBytes);
 }
 
 // NCCL_DEBUG_SUBSYS=TUNING: what this communicator's AllReduce of float would run with at each
@@ -57,15 +60,6 @@ int usableCores() {
   return 1;
 }
 
-// Settings warnings print once per process for each distinct text, not once per communicator.
-void reportOnce(const std::vector<std::string>& warnings) {
-  static std::mutex mutex;
-  static std::set<std::string> printed;
-  std::lock_guard<std::mutex> lock(mutex);
-  for (const std::string& w : warnings)
-    if (printed.insert(w).second) WEFT_WARN("%s", w.c_str());
-}
-
 }  // namespace
 
 ModelInput modelInputFor(const ncclComm* comm) {
@@ -87,17 +81,84 @@ ModelInput modelInputFor(const ncclComm* comm) {
   return in;
 }
 
-ncclResult_t setupTuner(ncclComm* comm) {
-  TunerOptions opts = tunerOptionsFromParams();
-  reportOnce(opts.warnings);
+namespace {
+
+// Every rank contributes its host's constants and cores; all apply one rule to all contributions
+// (agreed_constants.h), then the agreed WEFT_TUNER_CONSTANTS.
+ncclResult_t agreeOnMachine(ncclComm* comm, AgreedMachine* out) {
+  std::vector<HostContribution> all(comm->nranks);
+  all[comm->rank] = HostContribution{hostConstants(), usableCores(), 0};
+  std::string why;
+  ncclResult_t r = comm->bootstrap->allGather(all.data(), sizeof(HostContribution), &why);
+  if (r != ncclSuccess)
+    return setError(comm, r, "init of rank %d: exchanging the machine constants failed: %s", comm->rank, why.c_str());
+  std::vector<uint64_t> hosts;
+  for (const RankInfo& info : comm->ranks) hosts.push_back(info.hostHash);
+  *out = combineContributions(all, hosts);
+  if (!comm->agreed.tunerConstants.empty()) {
+    std::string bad;
+    applyConstantOverrides(comm->agreed.tunerConstants, &out->constants, &bad);
+    if (!bad.empty())
+      warnOncePerProcess("WEFT_TUNER_CONSTANTS: ignoring " + bad + " (expected name=positive number with names " +
+                         formatHostConstants(HostConstants{}) + ")");
+  }
+  return ncclSuccess;
+}
+
+// The tuner plugin must be the same everywhere (name and ABI version), or ranks would cost the same
+// call differently. What it returns per call is checked by every operation's in-band fingerprint,
+// which includes the algorithm, protocol and channel count.
+ncclResult_t checkPluginAgreement(ncclComm* comm) {
+  struct Identity {
+    char name[64];
+    int32_t version;  // 0: no plugin
+    int32_t pad;
+  };
+  std::vector<Identity> all(comm->nranks);
+  Identity& me = all[comm->rank];
+  memset(&me, 0, sizeof me);
+  if (const TunerPlugin* p = comm->tuner->plugin()) {
+    snprintf(me.name, sizeof me.name, "%s", p->name().c_str());
+    me.version = p->version();
+  }
+  std::string why;
+  ncclResult_t r = comm->bootstrap->allGather(all.data(), sizeof(Identity), &why);
+  if (r != ncclSuccess)
+    return setError(comm, r, "init of rank %d: exchanging tuner plugin names failed: %s", comm->rank, why.c_str());
+  auto describe = [](const Identity& id) {
+    return id.version == 0 ? std::string("no tuner plugin")
+                           : "tuner plugin \"" + std::string(id.name) + "\" (ABI v" + std::to_string(id.version) + ")";
+  };
+  std::string differing;
+  for (int q = 1; q < comm->nranks; ++q)
+    if (all[q].version != all[0].version || strcmp(all[q].name, all[0].name) != 0)
+      differing += (differing.empty() ? "" : ", ") + ("rank " + std::to_string(q) + " has " + describe(all[q]));
+  if (differing.empty()) return ncclSuccess;
+  return setError(comm, ncclInvalidUsage,
+                  "init of rank %d: the ranks loaded different tuner plugins: rank 0 has %s but %s (NCCL_TUNER_PLUGIN "
+                  "must load the same plugin on every rank)",
+                  comm->rank, describe(all[0]).c_str(), differing.c_str());
+}
+
+}  // namespace
+
+ncclResult_t setupTuner(ncclComm* comm, const std::string& pluginSetting) {
+  TunerOptions opts = tunerOptionsFrom(comm->agreed, pluginSetting);
+  for (const std::string& w : opts.warnings) warnOncePerProcess(w);
+  AgreedMachine machine;
+  WEFT_CHECK(agreeOnMachine(comm, &machine));
   ModelInput in = modelInputFor(comm);
+  in.cores = machine.cores;
   opts.pluginShape = TunerPluginShape{comm->commHash, in.nranks, in.nHosts, in.nranks / in.nHosts, in.ranksPerHost};
-  comm->tuner.reset(new Tuner(in, hostConstants(), std::move(opts)));
+  comm->tuner.reset(new Tuner(in, machine.constants, std::move(opts)));
+  WEFT_CHECK(checkPluginAgreement(comm));
   if (comm->rank == 0)
-    WEFT_INFO(kLogTuning | kLogInit, "tuner ready: %d ranks on %d host(s), %d cores, channels %d..%d%s%s",
+    WEFT_INFO(kLogTuning | kLogInit, "tuner ready: %d ranks on %d host(s), %d cores, channels %d..%d%s%s; constants "
+              "agreed from every host (%s here): %s",
               in.nranks, in.nHosts, in.cores, in.minChannels, in.maxChannels,
               comm->tuner->plugin() ? ", plugin " : "",
-              comm->tuner->plugin() ? comm->tuner->plugin()->name().c_str() : "");
+              comm->tuner->plugin() ? comm->tuner->plugin()->name().c_str() : "", hostConstantsSource().c_str(),
+              formatHostConstants(machine.constants).c_str());
   if (comm->rank == 0 && logEnabled(LogLevel::kInfo, kLogTuning)) logAllReduceChoices(comm);
   return ncclSuccess;
 }

@@ -4,7 +4,6 @@
 #include <atomic>
 
 #include "core/log.h"
-#include "core/params.h"
 
 namespace weft {
 namespace {
@@ -40,13 +39,15 @@ void warnOnce(std::atomic<bool>& flag, const char* fmt, A... args) {
 
 }  // namespace
 
-TunerOptions tunerOptionsFromParams() {
+TunerOptions tunerOptionsFrom(const param::Agreed& agreed, const std::string& pluginSetting) {
   TunerOptions o;
-  parseAlgoSetting(param::algo(), "NCCL_ALGO", &o.filter, &o.warnings);
-  parseProtoSetting(param::proto(), "NCCL_PROTO", &o.filter, &o.warnings);
-  parseOverrideAlgo(param::overrideAlgo(), &o.overrideAlgo, &o.warnings);
-  parseOverrideProto(param::overrideProto(), &o.overrideProto, &o.warnings);
-  o.pluginSetting = param::tunerPlugin();
+  o.algoText = agreed.algo;
+  o.protoText = agreed.proto;
+  parseAlgoSetting(agreed.algo, "NCCL_ALGO", &o.filter, &o.warnings);
+  parseProtoSetting(agreed.proto, "NCCL_PROTO", &o.filter, &o.warnings);
+  parseOverrideAlgo(agreed.overrideAlgo, &o.overrideAlgo, &o.warnings);
+  parseOverrideProto(agreed.overrideProto, &o.overrideProto, &o.warnings);
+  o.pluginSetting = pluginSetting;
   return o;
 }
 
@@ -149,7 +150,7 @@ TunerChoice Tuner::choose(CollKind coll, size_t nBytes, uint32_t supported) cons
     warnOnce(gWarnedNoAllowed,
              "NCCL_ALGO=\"%s\" / NCCL_PROTO=\"%s\" leave no algorithm that can run %s of %zu bytes; "
              "using the tuner's choice",
-             param::algo().c_str(), param::proto().c_str(), collName(coll), nBytes);
+             opts_.algoText.c_str(), opts_.protoText.c_str(), collName(coll), nBytes);
     float raw[kNumAlgorithms][kNumProtocols];
     for (int a = 0; a < kNumAlgorithms; ++a)
       for (int p = 0; p < kNumProtocols; ++p) raw[a][p] = at(ci, b, Algorithm(a), Protocol(p)).costUs;

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "core/params.h"
 #include "tuning/algo_filter.h"
 #include "tuning/cost_model.h"
 #include "tuning/plugin/tuner_plugin.h"
@@ -15,6 +16,7 @@
 namespace weft {
 
 struct TunerOptions {
+  std::string algoText, protoText;  // NCCL_ALGO / NCCL_PROTO as agreed, for messages
   AlgoProtoFilter filter;
   int overrideAlgo = -1;   // RCCL_OVERRIDE_ALGO as an Algorithm, -1 = none
   int overrideProto = -1;  // RCCL_OVERRIDE_PROTO as a Protocol, -1 = none
@@ -23,8 +25,10 @@ struct TunerOptions {
   std::vector<std::string> warnings;   // from parsing the settings
 };
 
-// Reads NCCL_ALGO, NCCL_PROTO, RCCL_OVERRIDE_ALGO, RCCL_OVERRIDE_PROTO and NCCL_TUNER_PLUGIN.
-TunerOptions tunerOptionsFromParams();
+// Parses the agreed NCCL_ALGO, NCCL_PROTO, RCCL_OVERRIDE_ALGO and RCCL_OVERRIDE_PROTO; the plugin
+// setting (NCCL_TUNER_PLUGIN) is per rank: a path may differ between hosts, the plugin loaded from
+// it must not (select.cc checks its name and version across ranks).
+TunerOptions tunerOptionsFrom(const param::Agreed& agreed, const std::string& pluginSetting);
 
 struct TunerChoice {
   Algorithm algorithm = Algorithm::kRing;

@@ -286,7 +286,7 @@ TEST_F(LogTest, RegistryWarningsAppearAtWarn) {
   setenv("NCCL_BUFFSIZE", "big", 1);
   weft::param::reloadForTesting();
   EXPECT_TRUE(weft::logEnabled(LogLevel::kWarn, weft::kLogAll));  // the logger comes up first
-  EXPECT_EQ(weft::param::buffSize(), 1048576);
+  EXPECT_EQ(weft::param::localAgreed().buffSize, 1048576);
   std::vector<std::string> out = lines();
   ASSERT_EQ(out.size(), 1u);
   EXPECT_NE(out[0].find("NCCL_BUFFSIZE=\"big\""), std::string::npos) << out[0];

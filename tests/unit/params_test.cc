@@ -79,12 +79,12 @@ TEST_F(ParamsTest, DefaultsWhenNothingIsSet) {
   EXPECT_EQ(p::debugLevel(), "");
   EXPECT_EQ(p::debugSubsys(), "");
   EXPECT_EQ(p::debugFile(), "");
-  EXPECT_EQ(p::buffSize(), 1048576);
-  EXPECT_EQ(p::minNChannels(), 1);
-  EXPECT_EQ(p::maxNChannels(), 64);
-  EXPECT_EQ(p::nChannels(), 2);
-  EXPECT_FALSE(p::shmDisable());
-  EXPECT_TRUE(p::runtimeConnect());
+  EXPECT_EQ(p::localAgreed().buffSize, 1048576);
+  EXPECT_EQ(p::localAgreed().minNChannels, 1);
+  EXPECT_EQ(p::localAgreed().maxNChannels, 64);
+  EXPECT_EQ(p::localAgreed().nChannels, 2);
+  EXPECT_FALSE(p::localAgreed().shmDisable);
+  EXPECT_TRUE(p::localAgreed().runtimeConnect);
   EXPECT_EQ(p::commId(), "");
   EXPECT_EQ(p::socketIfname(), "");
   EXPECT_EQ(p::socketFamily(), "");
@@ -95,19 +95,19 @@ TEST_F(ParamsTest, DefaultsWhenNothingIsSet) {
   EXPECT_EQ(p::spinUs(), 100);
   EXPECT_EQ(p::checkPointers(), 0);
   EXPECT_EQ(p::livenessMs(), 200);
-  EXPECT_FALSE(p::p2pDisable());
+  EXPECT_FALSE(p::localAgreed().p2pDisable);
   EXPECT_FALSE(p::ibDisable());
   EXPECT_EQ(p::net(), "");
   EXPECT_EQ(p::netPlugin(), "");
   EXPECT_EQ(p::socketNThreads(), 0);
   EXPECT_EQ(p::nSocksPerThread(), 0);
-  EXPECT_EQ(p::algo(), "");
-  EXPECT_EQ(p::proto(), "");
+  EXPECT_EQ(p::localAgreed().algo, "");
+  EXPECT_EQ(p::localAgreed().proto, "");
   EXPECT_EQ(p::tunerPlugin(), "");
   EXPECT_EQ(p::topoFile(), "");
   EXPECT_EQ(p::topoDumpFile(), "");
   EXPECT_FALSE(p::ignoreCpuAffinity());
-  EXPECT_TRUE(p::localRegister());
+  EXPECT_TRUE(p::localAgreed().localRegister);
   EXPECT_TRUE(p::loadWarnings().empty());
 }
 
@@ -186,10 +186,10 @@ TEST_F(ParamsTest, EnvironmentOverridesDefaults) {
                     {"WEFT_SPIN_US", "0"}})
                   .empty());
   namespace p = weft::param;
-  EXPECT_EQ(p::buffSize(), 65536);
+  EXPECT_EQ(p::localAgreed().buffSize, 65536);
   EXPECT_EQ(p::timeoutMs(), 16);
-  EXPECT_TRUE(p::shmDisable());
-  EXPECT_FALSE(p::runtimeConnect());
+  EXPECT_TRUE(p::localAgreed().shmDisable);
+  EXPECT_FALSE(p::localAgreed().runtimeConnect);
   EXPECT_EQ(p::commId(), "10.0.0.1:1234");
   EXPECT_EQ(p::device(), "host");             // the table's spelling
   EXPECT_EQ(p::socketFamily(), "AF_INET6");
@@ -207,11 +207,11 @@ TEST_F(ParamsTest, EnvironmentOverridesDefaults) {
 
 TEST_F(ParamsTest, ValuesAreCachedUntilReload) {
   load({{"NCCL_BUFFSIZE", "4096"}});
-  EXPECT_EQ(weft::param::buffSize(), 4096);
+  EXPECT_EQ(weft::param::localAgreed().buffSize, 4096);
   setenv("NCCL_BUFFSIZE", "8192", 1);
-  EXPECT_EQ(weft::param::buffSize(), 4096);  // read once
+  EXPECT_EQ(weft::param::localAgreed().buffSize, 4096);  // read once
   weft::param::reloadForTesting();
-  EXPECT_EQ(weft::param::buffSize(), 8192);
+  EXPECT_EQ(weft::param::localAgreed().buffSize, 8192);
 }
 
 TEST_F(ParamsTest, IntegersAreDecimalOrHex) {
@@ -220,7 +220,7 @@ TEST_F(ParamsTest, IntegersAreDecimalOrHex) {
   for (const auto& [text, expected] : good) {
     SCOPED_TRACE(text);
     EXPECT_TRUE(load({{"NCCL_MAX_NCHANNELS", text}}).empty());
-    EXPECT_EQ(weft::param::maxNChannels(), expected);
+    EXPECT_EQ(weft::param::localAgreed().maxNChannels, expected);
   }
 }
 
@@ -232,7 +232,7 @@ TEST_F(ParamsTest, SizesAcceptSuffixes) {
   for (const auto& [text, expected] : good) {
     SCOPED_TRACE(text);
     EXPECT_TRUE(load({{"NCCL_BUFFSIZE", text}}).empty());
-    EXPECT_EQ(weft::param::buffSize(), expected);
+    EXPECT_EQ(weft::param::localAgreed().buffSize, expected);
   }
 }
 
@@ -263,20 +263,20 @@ TEST_F(ParamsTest, MalformedValuesFallBackWithAWarning) {
     unsetenv(name.c_str());
   }
   load({{"NCCL_BUFFSIZE", "lots"}});
-  EXPECT_EQ(weft::param::buffSize(), 1048576);
+  EXPECT_EQ(weft::param::localAgreed().buffSize, 1048576);
 }
 
 TEST_F(ParamsTest, BooleansAcceptNumbersAndWords) {
   for (const char* t : {"1", "2", "true", "YES", "On", "0x1"}) {
     SCOPED_TRACE(t);
     EXPECT_TRUE(load({{"NCCL_SHM_DISABLE", t}}).empty());
-    EXPECT_TRUE(weft::param::shmDisable());
+    EXPECT_TRUE(weft::param::localAgreed().shmDisable);
     EXPECT_EQ(view("NCCL_SHM_DISABLE").value, "1");
   }
   for (const char* t : {"0", "false", "No", "OFF"}) {
     SCOPED_TRACE(t);
     EXPECT_TRUE(load({{"NCCL_LOCAL_REGISTER", t}}).empty());
-    EXPECT_FALSE(weft::param::localRegister());
+    EXPECT_FALSE(weft::param::localAgreed().localRegister);
   }
 }
 
@@ -290,15 +290,15 @@ TEST_F(ParamsTest, NegativeIntegersWhereAllowed) {
 
 TEST_F(ParamsTest, EmptyValueCountsAsUnset) {
   EXPECT_TRUE(load({{"NCCL_BUFFSIZE", ""}, {"WEFT_DEVICE", ""}}).empty());
-  EXPECT_EQ(weft::param::buffSize(), 1048576);
+  EXPECT_EQ(weft::param::localAgreed().buffSize, 1048576);
   EXPECT_EQ(weft::param::device(), "auto");
   EXPECT_FALSE(view("NCCL_BUFFSIZE").set);
 }
 
 TEST_F(ParamsTest, AliasIsReadWhenThePrimaryIsUnset) {
   EXPECT_TRUE(load({{"NCCL_MIN_CTAS", "4"}, {"NCCL_MAX_CTAS", "8"}}).empty());
-  EXPECT_EQ(weft::param::minNChannels(), 4);
-  EXPECT_EQ(weft::param::maxNChannels(), 8);
+  EXPECT_EQ(weft::param::localAgreed().minNChannels, 4);
+  EXPECT_EQ(weft::param::localAgreed().maxNChannels, 8);
   weft::param::ParamView v = view("NCCL_MIN_NCHANNELS");
   EXPECT_TRUE(v.set);
   EXPECT_EQ(v.source, "NCCL_MIN_CTAS");
@@ -308,7 +308,7 @@ TEST_F(ParamsTest, AliasIsReadWhenThePrimaryIsUnset) {
 
 TEST_F(ParamsTest, PrimaryNameWinsOverAlias) {
   std::vector<std::string> warnings = load({{"NCCL_MAX_NCHANNELS", "16"}, {"NCCL_MAX_CTAS", "8"}});
-  EXPECT_EQ(weft::param::maxNChannels(), 16);
+  EXPECT_EQ(weft::param::localAgreed().maxNChannels, 16);
   EXPECT_EQ(view("NCCL_MAX_NCHANNELS").source, "NCCL_MAX_NCHANNELS");
   ASSERT_EQ(warnings.size(), 1u);
   EXPECT_TRUE(mentions(warnings, "NCCL_MAX_CTAS=\"8\" is ignored", "NCCL_MAX_NCHANNELS"));
@@ -317,14 +317,14 @@ TEST_F(ParamsTest, PrimaryNameWinsOverAlias) {
   EXPECT_TRUE(load({{"NCCL_MAX_NCHANNELS", "8"}, {"NCCL_MAX_CTAS", "8"}}).empty());
   // An empty primary is unset, so the alias counts.
   EXPECT_TRUE(load({{"NCCL_MIN_NCHANNELS", ""}, {"NCCL_MIN_CTAS", "3"}}).empty());
-  EXPECT_EQ(weft::param::minNChannels(), 3);
+  EXPECT_EQ(weft::param::localAgreed().minNChannels, 3);
 }
 
 TEST_F(ParamsTest, RejectedAliasNamesBothNames) {
   std::vector<std::string> warnings = load({{"NCCL_MIN_CTAS", "many"}});
   ASSERT_EQ(warnings.size(), 1u);
   EXPECT_TRUE(mentions(warnings, "NCCL_MIN_CTAS (alias of NCCL_MIN_NCHANNELS)=\"many\"", "default 1"));
-  EXPECT_EQ(weft::param::minNChannels(), 1);
+  EXPECT_EQ(weft::param::localAgreed().minNChannels, 1);
 }
 
 // A rejected value is printed once through the logger (at WARN), however often it is read.
@@ -359,8 +359,8 @@ TEST_F(ParamsTest, ConcurrentFirstUseIsConsistent) {
     std::vector<int> ok(8, 0);
     for (int t = 0; t < 8; ++t) {
       threads.emplace_back([t, &ok] {
-        ok[t] = weft::param::buffSize() == (2 << 20) && weft::param::device() == "host" &&
-                weft::param::maxNChannels() == 7 && weft::param::list().size() == kExpectedNames.size();
+        ok[t] = weft::param::localAgreed().buffSize == (2 << 20) && weft::param::device() == "host" &&
+                weft::param::localAgreed().maxNChannels == 7 && weft::param::list().size() == kExpectedNames.size();
       });
     }
     for (std::thread& th : threads) th.join();

@@ -110,7 +110,7 @@ constexpr uint32_t kRingTree = bit(Algorithm::kRing) | bit(Algorithm::kTree);
 
 TEST(TunerSettings, FromTheEnvironmentIntoTheChoice) {
   ScopedEnv env({{"NCCL_ALGO", "ring;allreduce:tree"}, {"NCCL_PROTO", "simple"}, {"NCCL_TUNER_PLUGIN", "none"}});
-  Tuner t(fourRanks(), HostConstants{}, tunerOptionsFromParams());
+  Tuner t(fourRanks(), HostConstants{}, tunerOptionsFrom(param::localAgreed(), param::tunerPlugin()));
   EXPECT_EQ(t.choose(CollKind::kAllReduce, 8, kRingTree).algorithm, Algorithm::kTree);
   EXPECT_EQ(t.choose(CollKind::kAllReduce, 8, kRingTree).protocol, Protocol::kSimple);
   EXPECT_EQ(t.choose(CollKind::kBroadcast, 8, kRingTree).algorithm, Algorithm::kRing);
@@ -120,7 +120,7 @@ TEST(TunerSettings, FromTheEnvironmentIntoTheChoice) {
 
 TEST(TunerSettings, RcclOverrideAlgoForcesWhereItCanRun) {
   ScopedEnv env({{"RCCL_OVERRIDE_ALGO", "TREE"}, {"NCCL_ALGO", "ring"}, {"NCCL_TUNER_PLUGIN", "none"}});
-  TunerOptions o = tunerOptionsFromParams();
+  TunerOptions o = tunerOptionsFrom(param::localAgreed(), param::tunerPlugin());
   EXPECT_TRUE(o.warnings.empty());
   Tuner t(fourRanks(), HostConstants{}, o);
   // Bypasses NCCL_ALGO and the model.
@@ -134,14 +134,14 @@ TEST(TunerSettings, RcclOverrideAlgoForcesWhereItCanRun) {
 TEST(TunerSettings, RcclOverrideProtoAndBadNames) {
   {
     ScopedEnv env({{"RCCL_OVERRIDE_PROTO", "ll"}, {"NCCL_TUNER_PLUGIN", "none"}});
-    Tuner t(fourRanks(), HostConstants{}, tunerOptionsFromParams());
+    Tuner t(fourRanks(), HostConstants{}, tunerOptionsFrom(param::localAgreed(), param::tunerPlugin()));
     const uint32_t ring = bit(Algorithm::kRing);
     EXPECT_EQ(t.choose(CollKind::kAllReduce, 4096, ring).protocol, Protocol::kLL);
     // Above WEFT_ONESHOT_MAX_BYTES the one-shot ring cannot run: the override does not apply.
     EXPECT_EQ(t.choose(CollKind::kAllReduce, 1 << 20, ring).protocol, Protocol::kSimple);
   }
   ScopedEnv env({{"RCCL_OVERRIDE_ALGO", "Bogus"}, {"RCCL_OVERRIDE_PROTO", "LL256"}});
-  TunerOptions o = tunerOptionsFromParams();
+  TunerOptions o = tunerOptionsFrom(param::localAgreed(), param::tunerPlugin());
   ASSERT_EQ(o.warnings.size(), 2u);
   EXPECT_NE(o.warnings[0].find("RCCL_OVERRIDE_ALGO=\"Bogus\""), std::string::npos) << o.warnings[0];
   EXPECT_NE(o.warnings[1].find("\"LL256\""), std::string::npos) << o.warnings[1];

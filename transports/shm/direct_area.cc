@@ -17,7 +17,7 @@ std::string directAreaName(uint64_t commHash, int rank) {
 
 size_t DirectAreas::dataBytes() {
   // Two halves of whole pages each: rounds alternate between them.
-  if (dataBytes_ == 0) dataBytes_ = (static_cast<size_t>(param::ddaSendbufBytes()) + 8191) / 8192 * 8192;
+  if (dataBytes_ == 0) dataBytes_ = (static_cast<size_t>(*sendbufBytes_) + 8191) / 8192 * 8192;
   return dataBytes_;
 }
 

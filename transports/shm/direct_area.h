@@ -42,13 +42,14 @@ struct DirectView {
 
 class DirectAreas {
  public:
-  DirectAreas() = default;
+  // sendbufBytes: the communicator's agreed RCCL_DDA_SENDBUF_BYTES (it outlives this object).
+  explicit DirectAreas(const int64_t* sendbufBytes) : sendbufBytes_(sendbufBytes) {}
   DirectAreas(const DirectAreas&) = delete;
   DirectAreas& operator=(const DirectAreas&) = delete;
 
   // Bytes of staging data per rank (fixed by the first call for the communicator's lifetime, so
-  // that programs built before the areas exist agree with them). Every rank reads the same
-  // parameter, so they agree; tryConnect checks it.
+  // that programs built before the areas exist agree with them). The parameter is agreed at init,
+  // so every rank has the same size; tryConnect checks it.
   size_t dataBytes();
   // Rounds of the direct lane handed out so far; a builder takes the rounds it emits. Each round
   // uses one half of the staging data, alternating, which is what lets a rank write its next round
@@ -71,6 +72,7 @@ class DirectAreas {
   void clear();
 
  private:
+  const int64_t* sendbufBytes_;
   size_t dataBytes_ = 0;
   uint64_t rounds_ = 0;
   int rank_ = -1, nranks_ = 0;
