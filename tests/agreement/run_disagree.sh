@@ -4,7 +4,7 @@
 # constants, on purpose. Weft must put rank 0's values in force everywhere, print a WARN on each
 # rank whose own value differs (naming the variable, its value and the value in force), and every
 # collective, send/recv and split of net_check must still return exact results.
-#   run_disagree.sh NET_CHECK CASE
+#   run_disagree.sh NET_CHECK CASE [TUNER_PLUGIN]
 # CASE:
 #   params      4 ranks on one host (shared memory), each with other NCCL_ALGO, NCCL_PROTO,
 #               NCCL_BUFFSIZE, WEFT_NCHANNELS, DDA, one-shot and low-precision settings
@@ -12,13 +12,16 @@
 #               constants, the other uses the defaults, one asks for absurd overrides
 #   noshm-one   3 ranks on one host where only rank 2 sets NCCL_SHM_DISABLE=1 (it must not end up
 #               on the network while its peers use shared memory)
+#   plugins     3 ranks of which only rank 1 loads TUNER_PLUGIN: every rank's init must fail, and
+#               the error must name rank 1 and the plugin
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/../net/checks/lib.sh"
 
-[ $# -eq 2 ] || { echo "usage: $0 NET_CHECK CASE" >&2; exit 2; }
+[ $# -ge 2 ] || { echo "usage: $0 NET_CHECK CASE [TUNER_PLUGIN]" >&2; exit 2; }
 net_check=$1
 case_name=$2
+plugin=${3:-}
 [ -x "$net_check" ] || { echo "net_check not found at $net_check" >&2; exit 2; }
 
 nc_init_logs
@@ -96,6 +99,23 @@ case $case_name in
     nc_wait_all
     nc_expect_all_pass || status=1
     expect_warning 2 'NCCL_SHM_DISABLE="1" on rank 2 differs from rank 0'"'"'s "0"' || status=1
+    ;;
+  plugins)
+    [ -f "$plugin" ] || { echo "plugins: no tuner plugin at '$plugin'" >&2; exit 2; }
+    start 0 3 NCCL_TUNER_PLUGIN=none
+    start 1 3 NCCL_TUNER_PLUGIN="$plugin"
+    start 2 3 NCCL_TUNER_PLUGIN=none
+    nc_wait_all
+    for r in 0 1 2; do
+      nc_expect rank$r 1 || status=1
+      line=$(grep -h "ncclCommInitRank returned" "$NC_LOGDIR/rank$r.log" | head -n 1)
+      if echo "$line" | grep -q "different tuner plugins" && echo "$line" | grep -q "rank 1 has tuner plugin"; then
+        echo "  rank$r: ${line#*: }"
+      else
+        echo "  rank$r: init did not fail with a message naming rank 1's plugin: $line"
+        status=1
+      fi
+    done
     ;;
   *) echo "unknown case $case_name" >&2; exit 2 ;;
 esac
