@@ -10,6 +10,7 @@
 #include "core/errors.h"
 #include "core/log.h"
 #include "core/params.h"
+#include "core/result.h"
 
 namespace weft {
 namespace {
@@ -59,7 +60,22 @@ ncclResult_t allGatherStrings(Bootstrap& bootstrap, const std::string& mine, std
   return ncclSuccess;
 }
 
+// Host-mode ranks and GPU ranks cannot share a communicator: their FIFOs live in different kinds
+// of memory and they run different lanes. Every rank sees the same RankInfo, so all fail alike.
+ncclResult_t checkSameDeviceKind(ncclComm* comm) {
+  std::string odd;
+  const bool rootOnGpu = comm->ranks[0].device >= 0;
+  for (const RankInfo& r : comm->ranks)
+    if ((r.device >= 0) != rootOnGpu) odd += (odd.empty() ? "" : ", ") + std::to_string(r.rank);
+  if (odd.empty()) return ncclSuccess;
+  return setError(comm, ncclInvalidUsage,
+                  "init of rank %d: rank 0 runs %s but rank(s) %s do not: every rank of a communicator must run on a "
+                  "GPU, or every rank in host mode (WEFT_DEVICE=host, or no usable GPU)",
+                  comm->rank, rootOnGpu ? "on a GPU" : "in host mode", odd.c_str());
+}
+
 ncclResult_t agreeOnSettings(ncclComm* comm) {
+  WEFT_CHECK(checkSameDeviceKind(comm));
   const param::Agreed mine = param::localAgreed();
   std::vector<std::string> blobs;
   std::string why;

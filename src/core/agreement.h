@@ -20,7 +20,8 @@ namespace weft {
 class Bootstrap;
 
 // Fills comm->agreed and comm->config.minCTAs/maxCTAs from rank 0's proposal. Needs the
-// bootstrap; fails (naming rank 0) when its proposal cannot be read, e.g. another Weft version.
+// bootstrap and comm->ranks; fails (naming rank 0) when its proposal cannot be read, e.g. another
+// Weft version, and (naming the odd ranks) when host-mode and GPU ranks are mixed.
 ncclResult_t agreeOnSettings(ncclComm* comm);
 
 // Every rank's string, in rank order (two fixed-size gathers: the lengths, then the padded texts).
