@@ -207,8 +207,8 @@ std::string renderTuning(int nranks, int nhosts) {
   t += constantsTable(weft::hostConstants());
   weft::Calibration record;
   if (weft::hostCalibrationRecord(&record)) t += "calibration: " + weft::describeCalibration(record) + "\n";
-  t += "A communicator uses the constants its ranks agree on: every rank contributes its host's constants and\n"
-       "the rule is applied at init (NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=TUNING prints them).\n";
+  t += "A communicator uses the constants agreed by its ranks (every rank contributes its host's constants; the "
+       "rule is applied at init; NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=TUNING prints them).\n";
   if (tuner.plugin())
     t += "tuner plugin: " + tuner.plugin()->name() + " (v" + std::to_string(tuner.plugin()->version()) + ", " +
          tuner.plugin()->library() + ")\n";
