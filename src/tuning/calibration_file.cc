@@ -90,38 +90,41 @@ bool number(const std::string& text, double* out) {
   return !text.empty() && end != text.c_str() && *end == '\0' && std::isfinite(*out);
 }
 
-// One "key value" line into *cal; false, with *why, when the value is bad. Unknown keys are skipped.
+// Where a numeric key of the file goes; nullptr for a key this version does not know (skipped).
+double* numericSlot(const std::string& key, Calibration* cal, double* scratch) {
+  for (int i = 0; i < kNumConstantFields; ++i)
+    if (key == kConstantFields[i].name) return &(cal->constants.*kConstantFields[i].field);
+  if (key == "measured_at") return &cal->measuredAt;
+  if (key == "measure_ms") return &cal->measureMs;
+  if (key == "loadavg1") return &cal->load.loadavg1;
+  if (key == "max_spread") return &cal->load.maxSpread;
+  bool integer = key == "measured_by_pid" || key == "repeats" || key == "runnable_others" || key == "usable_cores";
+  return integer ? scratch : nullptr;
+}
+
+// One "key value" line into *cal; false, with *why, when the value is bad.
 bool readLine(const std::string& key, const std::string& value, Calibration* cal, int* constantsFound,
               bool* stateFound, std::string* why) {
-  double v = 0;
-  if (key == "cpu" || key == "spread_field" || key == "provisional_why") {
-    if (key == "spread_field") cal->load.spreadField = value;
-    if (key == "provisional_why") cal->provisionalWhy = value;
-    return true;
-  }
+  if (key == "spread_field") cal->load.spreadField = value;
+  if (key == "provisional_why") cal->provisionalWhy = value;
   if (key == "state") {
     *stateFound = value == "final" || value == "provisional";
     cal->provisional = value == "provisional";
     if (!*stateFound) *why = "state \"" + value + "\" is neither final nor provisional";
     return *stateFound;
   }
-  if (!number(value, &v)) {
+  double scratch = 0;
+  double* slot = numericSlot(key, cal, &scratch);
+  if (slot == nullptr) return true;
+  if (!number(value, slot)) {
     *why = key + " \"" + value + "\" is not a number";
     return false;
   }
-  if (key == "measured_at") cal->measuredAt = v;
-  else if (key == "measured_by_pid") cal->pid = long(v);
-  else if (key == "measure_ms") cal->measureMs = v;
-  else if (key == "repeats") cal->repeats = int(v);
-  else if (key == "loadavg1") cal->load.loadavg1 = v;
-  else if (key == "runnable_others") cal->load.runnableOthers = int(v);
-  else if (key == "usable_cores") cal->load.usableCores = int(v);
-  else if (key == "max_spread") cal->load.maxSpread = v;
-  for (int i = 0; i < kNumConstantFields; ++i)
-    if (key == kConstantFields[i].name) {
-      cal->constants.*kConstantFields[i].field = v;
-      ++*constantsFound;
-    }
+  if (key == "measured_by_pid") cal->pid = long(scratch);
+  if (key == "repeats") cal->repeats = int(scratch);
+  if (key == "runnable_others") cal->load.runnableOthers = int(scratch);
+  if (key == "usable_cores") cal->load.usableCores = int(scratch);
+  for (int i = 0; i < kNumConstantFields; ++i) *constantsFound += key == kConstantFields[i].name;
   return true;
 }
 
