@@ -155,7 +155,7 @@ Resolved resolveAuto(const std::string& path) {
     case CalibrationLock::Got::kAfterWait: {
       if (loadUsable(path, &cal, &why)) {
         char note[96];
-        std::snprintf(note, sizeof(note), "measured by pid %ld while this process waited %.0f ms", cal.pid, waitedMs);
+        std::snprintf(note, sizeof(note), "loaded after waiting %.0f ms for the calibration lock", waitedMs);
         return fromCache(path, cal, note);
       }
       return defaultsBecause("waited " + std::to_string(long(waitedMs)) +
