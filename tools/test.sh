@@ -5,6 +5,7 @@
 #   WEFT_TEST_LABELS=unit bash tools/test.sh     only the tiers whose ctest label matches
 #   WEFT_TEST_GPU_BUILDS=0 bash tools/test.sh    no CUDA or HIP build (the nvcc primitives check stays)
 #   WEFT_TEST_CUDA_LABELS='unit' ...             the tiers the CUDA build runs (default: unit|abi|threads)
+# The tests run on an empty calibration cache of their own (WEFT_CACHE_DIR, removed at exit).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 gpu_builds=${WEFT_TEST_GPU_BUILDS:-1}
@@ -29,6 +30,15 @@ if [ "$gpu_builds" = 0 ]; then
     echo "nvcc check: skipped (no $nvcc on this machine)"
   fi
 fi
+
+# Every run starts from an empty calibration cache: no result may depend on what this machine
+# measured and kept before (a cache is per host, and a CI runner is reused). WEFT_CACHE_DIR is the
+# primary name, so tests that need a directory of their own set WEFT_CACHE_DIR, not XDG_CACHE_HOME
+# (its alias, which this would shadow): the calibration unit tests and the stress test do.
+WEFT_CACHE_DIR=$(mktemp -d "${TMPDIR:-/tmp}/weft-test-cache.XXXXXX")
+export WEFT_CACHE_DIR
+trap 'rm -rf "$WEFT_CACHE_DIR"' EXIT
+echo "calibration cache for this run: $WEFT_CACHE_DIR (removed at exit)"
 
 export WEFT_DEVICE=host
 section "host tests"

@@ -25,7 +25,7 @@ namespace {
 void usage(FILE* to) {
   std::fprintf(to,
                "usage: weft-info [--markdown | --json | --topology | --topology-xml |\n"
-               "                  --tuning [--nranks N] [--nhosts H]] [-o FILE]\n"
+               "                  --tuning [--nranks N] [--nhosts H] | --calibrate] [-o FILE]\n"
                "  (no option)  this build and every environment variable Weft reads, with the value\n"
                "               in effect now\n"
                "  --markdown   docs/env.md, the reference of those variables\n"
@@ -35,7 +35,11 @@ void usage(FILE* to) {
                "  --topology-xml  the same topology as NCCL topology XML (what NCCL_TOPO_DUMP_FILE gets)\n"
                "  --tuning     what the tuner picks for each collective and size (8 B..1 GiB) on\n"
                "               N ranks (default 4) spread over H hosts (default 1), with the\n"
-               "               model's machine constants (calibrated as a communicator would)\n"
+               "               model's machine constants in force for this process and where they\n"
+               "               came from (calibrated as a communicator would)\n"
+               "  --calibrate  measure this host's constants now (one process at a time: it waits\n"
+               "               for the calibration lock), print them with the machine's load, and\n"
+               "               write the cache file (marked provisional when the machine was loaded)\n"
                "  -o FILE      write to FILE instead of stdout\n");
 }
 
@@ -156,6 +160,27 @@ std::string renderText() {
   return t;
 }
 
+std::string constantsTable(const weft::HostConstants& hc) {
+  std::string t;
+  char line[256];
+  for (int i = 0; i < weft::kNumConstantFields; ++i) {
+    const weft::ConstantField& f = weft::kConstantFields[i];
+    std::snprintf(line, sizeof(line), "  %-18s %10.4g   %s\n", f.name, hc.*f.field, f.doc);
+    t += line;
+  }
+  return t;
+}
+
+// --calibrate: a measurement on purpose, under the same lock a communicator's init takes.
+std::string renderCalibration() {
+  weft::CalibrationRun run = weft::calibrateNow();
+  std::string t = "Calibration of this host (" + std::string(run.cal.provisional ? "provisional" : "final") + "):\n";
+  t += constantsTable(run.cal.constants);
+  t += weft::describeCalibration(run.cal) + "\n";
+  t += "cache: " + run.outcome + "\n";
+  return t;
+}
+
 // A communicator as the tuner sees it, without creating one: N ranks, H hosts, this machine's
 // channel and FIFO settings.
 std::string renderTuning(int nranks, int nhosts) {
@@ -183,14 +208,14 @@ std::string renderTuning(int nranks, int nhosts) {
   std::snprintf(line, sizeof(line), "Tuning for %d ranks on %d host(s) (%d per host), %d cores, channels %d..%d, slot %zu B\n",
                 in.nranks, in.nHosts, in.ranksPerHost, in.cores, in.minChannels, in.maxChannels, in.slotBytes);
   t += line;
-  t += "constants of this host (" + weft::hostConstantsSource() +
-       "); a communicator uses what its ranks agree on: the lowest rank of each host speaks for it, "
-       "the slowest host sets each field, then WEFT_TUNER_CONSTANTS (NCCL_DEBUG_SUBSYS=TUNING prints them at init):\n";
-  for (int i = 0; i < weft::kNumConstantFields; ++i) {
-    const weft::ConstantField& f = weft::kConstantFields[i];
-    std::snprintf(line, sizeof(line), "  %-18s %10.4g   %s\n", f.name, constants.*f.field, f.doc);
-    t += line;
-  }
+  t += "constants (this host's: " + weft::hostConstantsSource() +
+       (agreed.tunerConstants.empty() ? std::string() : ", then WEFT_TUNER_CONSTANTS") + "):\n";
+  t += constantsTable(constants);
+  weft::Calibration record;
+  if (weft::hostCalibrationRecord(&record)) t += "calibration: " + weft::describeCalibration(record) + "\n";
+  t += "A communicator uses the constants agreed by its ranks: every rank contributes its host's constants, the "
+       "lowest rank of each host speaks for it, the slowest host sets each field, then rank 0's "
+       "WEFT_TUNER_CONSTANTS applies (NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=TUNING prints them at init).\n";
   if (tuner.plugin())
     t += "tuner plugin: " + tuner.plugin()->name() + " (v" + std::to_string(tuner.plugin()->version()) + ", " +
          tuner.plugin()->library() + ")\n";
@@ -218,7 +243,7 @@ std::string renderTuning(int nranks, int nhosts) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  enum class Mode { Text, Markdown, Json, Topology, TopologyXml, Tuning } mode = Mode::Text;
+  enum class Mode { Text, Markdown, Json, Topology, TopologyXml, Tuning, Calibrate } mode = Mode::Text;
   int nranks = 4, nhosts = 1;
   const char* outPath = nullptr;
   for (int i = 1; i < argc; ++i) {
@@ -233,6 +258,8 @@ int main(int argc, char** argv) {
       mode = Mode::TopologyXml;
     } else if (arg == "--tuning") {
       mode = Mode::Tuning;
+    } else if (arg == "--calibrate") {
+      mode = Mode::Calibrate;
     } else if ((arg == "--nranks" || arg == "--nhosts") && i + 1 < argc) {
       char* end = nullptr;
       long v = std::strtol(argv[++i], &end, 10);
@@ -268,10 +295,11 @@ int main(int argc, char** argv) {
       text = weft::topo::topologyToXmlText(sys->topology);
     }
   } else {
-    text = mode == Mode::Tuning     ? renderTuning(nranks, nhosts)
-           : mode == Mode::Markdown ? weft::param::renderMarkdown()
-           : mode == Mode::Json     ? renderJson()
-                                    : renderText();
+    text = mode == Mode::Tuning      ? renderTuning(nranks, nhosts)
+           : mode == Mode::Calibrate ? renderCalibration()
+           : mode == Mode::Markdown  ? weft::param::renderMarkdown()
+           : mode == Mode::Json      ? renderJson()
+                                     : renderText();
   }
   FILE* out = stdout;
   if (outPath != nullptr) {

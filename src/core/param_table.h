@@ -184,13 +184,15 @@
     "may change each operation's cost table and channel count; one that fails is reported and "   \
     "ignored")                                                                                     \
   X(tunerCalibrate, String, "WEFT_TUNER_CALIBRATE", "", "auto", "auto|redo|off", Tuning, Rank,           \
-    "Machine constants of the cost model: auto = from the cache file, else measured once per "     \
-    "process (under 100 ms) and cached; redo = measure and rewrite the cache; off = built-in "      \
-    "defaults")                                                                                    \
+    "This host's contribution to the cost model's machine constants (a communicator agrees on "   \
+    "them across its ranks): auto = from the cache file, else measured by one process of the "    \
+    "host at a time under a lock (about 150 ms; provisional when the machine is loaded) and "      \
+    "cached; redo = measure and rewrite the cache; off = built-in defaults")                       \
   X(tunerConstants, String, "WEFT_TUNER_CONSTANTS", "", "", "", Tuning, Agreed,                            \
-    "Overrides of single cost-model constants, \"name=value,...\" (copyGBps, reduceGBps, "         \
-    "handoffUs, stepUs, futexWakeUs, netGBps, netLatUs, crossNumaBwScale, crossNumaLatScale; "    \
-    "weft-info --tuning prints them)")                                                             \
+    "Overrides of single cost-model constants, \"name=value,...\", applied after the ranks "       \
+    "combined their hosts' constants (copyGBps, reduceGBps, handoffUs, stepUs, futexWakeUs, "      \
+    "yieldHandoffUs, memGBps, peerReadGBps, cacheMiB, netGBps, netLatUs, crossNumaBwScale, "        \
+    "crossNumaLatScale; weft-info --tuning prints them)")                                                             \
   X(cacheDir, String, "WEFT_CACHE_DIR", "XDG_CACHE_HOME", "", "", Tuning, Rank,                          \
     "Cache directory; the tuner's calibration goes to its weft/ folder, one file per host name "   \
     "and CPU model (\"\" = ~/.cache)")                                                              \

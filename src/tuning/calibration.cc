@@ -1,25 +1,22 @@
+// Which constants a process uses: the cache, one measurement per host at a time under an flock,
+// or the defaults (calibration.h describes the protocol).
 #include "tuning/calibration.h"
 
-#include <linux/futex.h>
-#include <pthread.h>
-#include <pwd.h>
-#include <sched.h>
+#include <fcntl.h>
 #include <strings.h>
+#include <sys/file.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <algorithm>
-#include <atomic>
+#include <cerrno>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
-#include <fstream>
 #include <mutex>
 #include <sstream>
 #include <thread>
-#include <vector>
 
 #include "core/log.h"
 #include "core/params.h"
@@ -27,286 +24,161 @@
 namespace weft {
 namespace {
 
-constexpr const char* kCacheHeader = "weft-tuner-calibration 1";
 using Clock = std::chrono::steady_clock;
 
-double usSince(Clock::time_point t0) {
-  return std::chrono::duration<double, std::micro>(Clock::now() - t0).count();
+double nowEpochS() {
+  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
 }
 
-std::string cpuModel() {
-  std::ifstream f("/proc/cpuinfo");
-  std::string line;
-  while (std::getline(f, line))
-    if (line.rfind("model name", 0) == 0 || line.rfind("Model", 0) == 0) {
-      size_t colon = line.find(':');
-      if (colon != std::string::npos) return line.substr(colon + 1);
-    }
-  return "unknown-cpu";
-}
+// An flock on the lock file beside the cache file, held until the object goes. The kernel drops
+// it when the process dies, so a lock left by a killed process blocks no one (the file's mere
+// existence means nothing).
+class CalibrationLock {
+ public:
+  enum class Got { kAtOnce, kAfterWait, kTimedOut, kNoLockFile };
 
-std::string fileSafe(const std::string& s) {
-  std::string out;
-  for (char c : s) out.push_back(isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '.' ? c : '_');
-  return out;
-}
-
-uint64_t fnv1a(const std::string& s) {
-  uint64_t h = 0xcbf29ce484222325ull;
-  for (unsigned char c : s) h = (h ^ c) * 0x100000001b3ull;
-  return h;
-}
-
-// Copy bandwidth of one core over buffers that stay in cache (FIFO slots do), ~8 ms.
-double measureCopyGBps() {
-  constexpr size_t kBytes = 256 * 1024;
-  std::vector<char> a(kBytes, 1), b(kBytes, 2);
-  size_t moved = 0;
-  auto t0 = Clock::now();
-  while (usSince(t0) < 8000) {
-    for (int i = 0; i < 8; ++i) {
-      std::memcpy(b.data(), a.data(), kBytes);
-      std::memcpy(a.data(), b.data(), kBytes);
-    }
-    moved += 16 * kBytes;
+  explicit CalibrationLock(std::string path) : path_(std::move(path)) {}
+  ~CalibrationLock() {
+    if (fd_ >= 0) close(fd_);  // releases the flock
   }
-  return double(moved) / usSince(t0) / 1e3;
-}
+  CalibrationLock(const CalibrationLock&) = delete;
+  CalibrationLock& operator=(const CalibrationLock&) = delete;
 
-// out = a + b over floats, ~8 ms; bytes of out per second.
-double measureReduceGBps() {
-  constexpr size_t kCount = 32 * 1024;
-  std::vector<float> a(kCount, 1.0f), b(kCount, 2.0f), out(kCount);
-  size_t produced = 0;
-  auto t0 = Clock::now();
-  while (usSince(t0) < 8000) {
-    for (int r = 0; r < 8; ++r) {
-      for (size_t i = 0; i < kCount; ++i) out[i] = a[i] + b[i];
-      std::swap(out, a);  // a dependency between rounds, so the loop cannot be skipped
+  // Takes the lock, waiting at most waitMs (polling: flock itself has no timeout). *waitedMs is
+  // how long it waited; *why says what went wrong for kTimedOut and kNoLockFile.
+  Got acquire(int waitMs, double* waitedMs, std::string* why) {
+    *waitedMs = 0;
+    for (size_t slash = path_.find('/', 1); slash != std::string::npos; slash = path_.find('/', slash + 1))
+      mkdir(path_.substr(0, slash).c_str(), 0755);
+    fd_ = open(path_.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    if (fd_ < 0) {
+      *why = "cannot open the lock file " + path_ + ": " + std::strerror(errno);
+      return Got::kNoLockFile;
     }
-    produced += 8 * kCount * sizeof(float);
+    auto t0 = Clock::now();
+    for (int sleepMs = 1;; sleepMs = std::min(sleepMs * 2, 10)) {
+      if (flock(fd_, LOCK_EX | LOCK_NB) == 0) return *waitedMs > 0 ? Got::kAfterWait : Got::kAtOnce;
+      if (errno != EWOULDBLOCK && errno != EINTR) {
+        *why = "flock on " + path_ + " failed: " + std::strerror(errno);
+        return Got::kNoLockFile;
+      }
+      *waitedMs = std::max(1e-3, std::chrono::duration<double, std::milli>(Clock::now() - t0).count());
+      if (*waitedMs >= waitMs) {
+        *why = "another process still held the lock " + path_ + " after " + std::to_string(waitMs) + " ms";
+        return Got::kTimedOut;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(sleepMs));
+    }
   }
-  volatile float sink = a[kCount / 2];
-  (void)sink;
-  return double(produced) / usSince(t0) / 1e3;
-}
 
-// The executor's fixed cost per piece, measured on the slot protocol alone (a 64-byte header
-// written with 48 inline bytes, a release store of the flag, an acquire load by the reader), then
-// scaled by the bookkeeping the executor adds around it (chain scan, cursor advance).
-double measureStepUs() {
-  constexpr double kExecutorFactor = 6.0;
-  alignas(64) struct {
-    std::atomic<uint64_t> flag{0};
-    uint32_t bytes = 0;
-    char inlinePayload[48] = {};
-  } slot;
-  char src[48] = {1}, dst[48];
-  constexpr int kIters = 20000;
-  auto t0 = Clock::now();
-  for (int i = 1; i <= kIters; ++i) {
-    std::memcpy(slot.inlinePayload, src, sizeof(src));
-    slot.bytes = sizeof(src);
-    slot.flag.store(uint64_t(i), std::memory_order_release);
-    if (slot.flag.load(std::memory_order_acquire) == uint64_t(i)) std::memcpy(dst, slot.inlinePayload, slot.bytes);
-    src[i % 48] = dst[(i + 1) % 48];
+ private:
+  std::string path_;
+  int fd_ = -1;
+};
+
+// What hostConstants() settles on.
+struct Resolved {
+  HostConstants constants;
+  std::string source = "defaults";
+  bool haveRecord = false;
+  Calibration record;
+};
+
+// A final result, or a provisional one measured within kProvisionalReuseS (by a process of the
+// same job, started together with this one).
+bool loadUsable(const std::string& path, Calibration* cal, std::string* why) {
+  if (!loadCalibration(path, cal, why)) return false;
+  double age = nowEpochS() - cal->measuredAt;
+  if (cal->provisional && !(age >= -1 && age <= kProvisionalReuseS)) {
+    char buf[96];
+    std::snprintf(buf, sizeof(buf), " holds a provisional result from %.0f s ago", age);
+    *why = path + buf;
+    return false;
   }
-  return usSince(t0) / kIters * kExecutorFactor;
+  return true;
 }
 
-// Half a round trip of a cache line between two threads. Spins with a pause, yields after a
-// while (the peer may share the core), gives up at the deadline: returns <0 if nothing completed.
-double measureHandoffUs() {
-  constexpr int kRounds = 2000;
-  constexpr double kDeadlineUs = 20000;
-  alignas(64) std::atomic<int> ping{0};
-  alignas(64) std::atomic<bool> stop{false};
-  auto wait = [&](int want, Clock::time_point t0) {
-    for (int spins = 0; ping.load(std::memory_order_acquire) != want; ++spins) {
-      if (stop.load(std::memory_order_relaxed)) return false;
-      if (spins > 2000) std::this_thread::yield();
-      if ((spins & 255) == 0 && usSince(t0) > kDeadlineUs) return false;
-    }
-    return true;
-  };
-  auto t0 = Clock::now();
-  std::thread peer([&] {
-    for (int i = 0; i < kRounds; ++i) {
-      if (!wait(2 * i + 1, t0)) return;
-      ping.store(2 * i + 2, std::memory_order_release);
-    }
-  });
-  int done = 0;
-  auto start = Clock::now();
-  for (; done < kRounds; ++done) {
-    ping.store(2 * done + 1, std::memory_order_release);
-    if (!wait(2 * done + 2, t0)) break;
+Resolved fromCache(const std::string& path, const Calibration& cal, const std::string& note) {
+  Resolved r;
+  r.constants = cal.constants;
+  r.haveRecord = true;
+  r.record = cal;
+  r.source = "cache " + path;
+  std::string extra = note;
+  if (cal.provisional) {
+    char buf[96];
+    std::snprintf(buf, sizeof(buf), "provisional, measured %.1f s ago by pid %ld", nowEpochS() - cal.measuredAt,
+                  cal.pid);
+    extra += (extra.empty() ? "" : "; ") + std::string(buf);
   }
-  double elapsed = usSince(start);
-  stop.store(true);
-  peer.join();
-  return done > 0 ? elapsed / done / 2 : -1;
+  if (!extra.empty()) r.source += " (" + extra + ")";
+  return r;
 }
 
-long futex(std::atomic<int>* addr, int op, int val, const timespec* timeout) {
-  return syscall(SYS_futex, reinterpret_cast<int*>(addr), op, val, timeout, nullptr, 0);
+Resolved defaultsBecause(const std::string& why) {
+  Resolved r;
+  r.source = "defaults (" + why + ")";
+  WEFT_WARN("tuner calibration: using the built-in constants: %s", why.c_str());
+  return r;
 }
 
-// Half a round trip of two threads that sleep on futexes and wake each other (what a rank pays
-// for a peer's answer when ranks outnumber cores). Every sleep is bounded by 1 ms and the whole
-// measurement by 30 ms.
-double measureFutexWakeUs() {
-  constexpr int kRounds = 200;
-  constexpr double kDeadlineUs = 30000;
-  alignas(64) std::atomic<int> word{0};
-  std::atomic<bool> stop{false};
-  const timespec oneMs{0, 1000000};
-  auto waitFor = [&](int want, Clock::time_point t0) {
-    int v;
-    while ((v = word.load(std::memory_order_acquire)) != want) {
-      if (stop.load() || usSince(t0) > kDeadlineUs) return false;
-      futex(&word, FUTEX_WAIT_PRIVATE, v, &oneMs);
+// Measures, and writes the result when `mayWrite` (this process holds the lock).
+Resolved measureAndSave(const std::string& path, bool mayWrite, const std::string& whyNotWrite) {
+  Resolved r;
+  r.record = measureCalibration();
+  r.constants = r.record.constants;
+  r.haveRecord = true;
+  std::string why = whyNotWrite;
+  if (path.empty())
+    why = "neither WEFT_CACHE_DIR, XDG_CACHE_HOME nor a home directory is known";
+  if (!path.empty() && mayWrite && saveCalibration(path, r.record, &why))
+    r.source = "measured, saved to " + path + (r.record.provisional ? " as provisional (" + r.record.provisionalWhy + ")" : "");
+  else
+    r.source = "measured, not cached: " + why;
+  return r;
+}
+
+// WEFT_TUNER_CALIBRATE=auto: the cache; else one process measures under the lock while the
+// others wait for its result.
+Resolved resolveAuto(const std::string& path) {
+  if (path.empty()) return measureAndSave(path, false, "");
+  Calibration cal;
+  std::string why;
+  if (loadUsable(path, &cal, &why)) return fromCache(path, cal, "");
+  CalibrationLock lock(calibrationLockPath(path));
+  double waitedMs = 0;
+  switch (lock.acquire(kWaitForMeasurerMs, &waitedMs, &why)) {
+    case CalibrationLock::Got::kAtOnce:
+      // Another process may have finished between the first look and the lock.
+      if (loadUsable(path, &cal, &why)) return fromCache(path, cal, "");
+      return measureAndSave(path, true, "");
+    case CalibrationLock::Got::kAfterWait: {
+      if (loadUsable(path, &cal, &why)) {
+        char note[96];
+        std::snprintf(note, sizeof(note), "loaded after waiting %.0f ms for the calibration lock", waitedMs);
+        return fromCache(path, cal, note);
+      }
+      return defaultsBecause("waited " + std::to_string(long(waitedMs)) +
+                             " ms for another process's calibration, then found no usable result: " + why);
     }
-    return true;
-  };
-  auto t0 = Clock::now();
-  std::thread peer([&] {
-    for (int i = 0; i < kRounds; ++i) {
-      if (!waitFor(2 * i + 1, t0)) return;
-      word.store(2 * i + 2, std::memory_order_release);
-      futex(&word, FUTEX_WAKE_PRIVATE, 1, nullptr);
-    }
-  });
-  int done = 0;
-  auto start = Clock::now();
-  for (; done < kRounds; ++done) {
-    word.store(2 * done + 1, std::memory_order_release);
-    futex(&word, FUTEX_WAKE_PRIVATE, 1, nullptr);
-    if (!waitFor(2 * done + 2, t0)) break;
+    case CalibrationLock::Got::kTimedOut:
+      return defaultsBecause(why);
+    case CalibrationLock::Got::kNoLockFile:
+      break;
   }
-  double elapsed = usSince(start);
-  stop.store(true);
-  word.store(-1);
-  futex(&word, FUTEX_WAKE_PRIVATE, 1, nullptr);
-  peer.join();
-  return done > 0 ? elapsed / done / 2 : -1;
+  // No lock to be had (a read-only cache directory, say): measure for this process alone.
+  return measureAndSave(path, false, why);
 }
 
-// Runs fn on a thread bound to `cpu` (or unbound when binding fails).
-template <typename F>
-std::thread threadOn(int cpu, F fn) {
-  return std::thread([cpu, fn] {
-    cpu_set_t set;
-    CPU_ZERO(&set);
-    CPU_SET(cpu, &set);
-    (void)pthread_setaffinity_np(pthread_self(), sizeof set, &set);
-    fn();
-  });
-}
-
-// The CPUs this process may run on, in order.
-std::vector<int> allowedCpus() {
-  cpu_set_t set;
-  std::vector<int> cpus;
-  if (sched_getaffinity(0, sizeof set, &set) == 0)
-    for (int c = 0; c < CPU_SETSIZE; ++c)
-      if (CPU_ISSET(c, &set)) cpus.push_back(c);
-  return cpus;
-}
-
-// Half a round trip between two threads bound to the same CPU that yield to each other: what a
-// hop costs when ranks outnumber cores (the executor then yields at once). Bounded by 20 ms.
-double measureYieldHandoffUs() {
-  std::vector<int> cpus = allowedCpus();
-  if (cpus.empty()) return -1;
-  constexpr int kRounds = 2000;
-  alignas(64) std::atomic<int> ping{0};
-  std::atomic<bool> stop{false};
-  auto t0 = Clock::now();
-  auto wait = [&](int want) {
-    while (ping.load(std::memory_order_acquire) != want) {
-      if (stop.load(std::memory_order_relaxed) || usSince(t0) > 20000) return false;
-      sched_yield();
-    }
-    return true;
-  };
-  std::atomic<int> done{0};
-  std::atomic<double> elapsed{0};
-  std::thread a = threadOn(cpus[0], [&] {
-    auto start = Clock::now();
-    int i = 0;
-    for (; i < kRounds; ++i) {
-      ping.store(2 * i + 1, std::memory_order_release);
-      if (!wait(2 * i + 2)) break;
-    }
-    elapsed.store(usSince(start));
-    done.store(i);
-    stop.store(true);
-  });
-  std::thread b = threadOn(cpus[0], [&] {
-    for (int i = 0; i < kRounds; ++i) {
-      if (!wait(2 * i + 1)) return;
-      ping.store(2 * i + 2, std::memory_order_release);
-    }
-  });
-  a.join();
-  b.join();
-  return done.load() > 0 ? elapsed.load() / done.load() / 2 : -1;
-}
-
-// memcpy bandwidth of one core over 32 MiB buffers (beyond most caches), ~10-20 ms.
-double measureMemGBps() {
-  constexpr size_t kBytes = 32u << 20;
-  std::vector<char> a(kBytes, 1), b(kBytes, 2);
-  auto t0 = Clock::now();
-  std::memcpy(b.data(), a.data(), kBytes);
-  std::memcpy(a.data(), b.data(), kBytes);
-  return 2.0 * kBytes / usSince(t0) / 1e3;
-}
-
-// One core reading 256 KiB that another core has just written (a direct read of a peer's staging
-// area), summing it so the reads cannot be skipped. ~5 ms.
-double measurePeerReadGBps() {
-  std::vector<int> cpus = allowedCpus();
-  if (cpus.size() < 2) return -1;
-  constexpr size_t kCount = 64 * 1024;
-  std::vector<float> buf(kCount, 1.0f);
-  std::atomic<int> turn{0};
-  std::atomic<bool> stop{false};
-  double readUs = 0;
-  size_t readBytes = 0;
-  auto t0 = Clock::now();
-  std::thread writer = threadOn(cpus[0], [&] {
-    for (int r = 1; !stop.load(); r += 2) {
-      while (turn.load(std::memory_order_acquire) != r - 1)
-        if (stop.load()) return;
-      for (size_t i = 0; i < kCount; ++i) buf[i] = float(r);
-      turn.store(r, std::memory_order_release);
-    }
-  });
-  std::thread reader = threadOn(cpus[1], [&] {
-    float sink = 0;
-    for (int r = 1; usSince(t0) < 5000; r += 2) {
-      while (turn.load(std::memory_order_acquire) != r)
-        if (usSince(t0) > 20000) return;
-      auto s = Clock::now();
-      // Eight independent sums: one chain of dependent adds would measure the adder's latency,
-      // not the reads.
-      float part[8] = {};
-      for (size_t i = 0; i < kCount; i += 8)
-        for (int k = 0; k < 8; ++k) part[k] += buf[i + k];
-      for (float p : part) sink += p;
-      readUs += usSince(s);
-      readBytes += kCount * sizeof(float);
-      turn.store(r + 1, std::memory_order_release);
-    }
-    volatile float keep = sink;
-    (void)keep;
-  });
-  reader.join();
-  stop.store(true);
-  writer.join();
-  return readUs > 0 ? double(readBytes) / readUs / 1e3 : -1;
+// WEFT_TUNER_CALIBRATE=redo: measure; write only while holding the lock.
+Resolved resolveRedo(const std::string& path) {
+  if (path.empty()) return measureAndSave(path, false, "");
+  CalibrationLock lock(calibrationLockPath(path));
+  double waitedMs = 0;
+  std::string why;
+  CalibrationLock::Got got = lock.acquire(kWaitForMeasurerMs, &waitedMs, &why);
+  bool held = got == CalibrationLock::Got::kAtOnce || got == CalibrationLock::Got::kAfterWait;
+  return measureAndSave(path, held, why);
 }
 
 bool sameName(const std::string& a, const char* b) { return strcasecmp(a.c_str(), b) == 0; }
@@ -316,105 +188,66 @@ std::string trimmed(const std::string& s) {
   return b == std::string::npos ? "" : s.substr(b, e - b + 1);
 }
 
+// The process's constants. Threads share one result: the first one resolves it under gMutex
+// (waiting for another process's measurement included) while the others wait for it.
 std::mutex gMutex;
 bool gReady = false;
-HostConstants gConstants;
-std::string gSource;
+Resolved gResolved;
 
 }  // namespace
 
-HostConstants measureHostConstants() {
-  HostConstants hc;
-  auto t0 = Clock::now();
-  hc.copyGBps = measureCopyGBps();
-  hc.reduceGBps = measureReduceGBps();
-  hc.stepUs = measureStepUs();
-  double h = measureHandoffUs();
-  if (h > 0) hc.handoffUs = h;
-  double f = measureFutexWakeUs();
-  if (f > 0) hc.futexWakeUs = f;
-  double y = measureYieldHandoffUs();
-  if (y > 0) hc.yieldHandoffUs = y;
-  double m = measureMemGBps();
-  if (m > 0) hc.memGBps = m;
-  double pr = measurePeerReadGBps();
-  if (pr > 0) hc.peerReadGBps = pr;
-  // Virtual machines often report the whole host's last-level cache: trust at most 32 MiB of it.
-  long l3 = sysconf(_SC_LEVEL3_CACHE_SIZE);
-  if (l3 > 0) hc.cacheMiB = std::min(32.0, double(l3) / 1048576.0);
-  WEFT_INFO(kLogTuning, "tuner calibration took %.1f ms: %s", usSince(t0) / 1e3, formatHostConstants(hc).c_str());
-  return hc;
+const HostConstants& hostConstants() {
+  std::lock_guard<std::mutex> lock(gMutex);
+  if (gReady) return gResolved.constants;
+  const std::string mode = param::tunerCalibrate();
+  Resolved r;
+  if (mode == "auto") r = resolveAuto(calibrationCachePath());
+  else if (mode == "redo") r = resolveRedo(calibrationCachePath());
+  gResolved = r;
+  gReady = true;
+  WEFT_INFO(kLogTuning, "tuner constants (%s): %s", r.source.c_str(), formatHostConstants(r.constants).c_str());
+  if (r.haveRecord) WEFT_INFO(kLogTuning, "tuner calibration %s", describeCalibration(r.record).c_str());
+  return gResolved.constants;
 }
 
-std::string calibrationCachePath() {
-  std::string dir = param::cacheDir();
-  if (dir.empty()) {
-    passwd pw, *found = nullptr;
-    char buf[4096];
-    if (getpwuid_r(getuid(), &pw, buf, sizeof(buf), &found) != 0 || found == nullptr || pw.pw_dir == nullptr)
-      return "";
-    dir = std::string(pw.pw_dir) + "/.cache";
-  }
-  char host[256] = "unknown-host";
-  gethostname(host, sizeof(host) - 1);
-  char key[32];
-  std::snprintf(key, sizeof(key), "%016llx", static_cast<unsigned long long>(fnv1a(cpuModel())));
-  // The v2 in the name: a file written before the model had all of today's constants is not reused.
-  return dir + "/weft/calibration-v2-" + fileSafe(host) + "-" + key + ".txt";
+std::string hostConstantsSource() {
+  hostConstants();
+  std::lock_guard<std::mutex> lock(gMutex);
+  return gResolved.source;
 }
 
-bool saveHostConstants(const std::string& path, const HostConstants& hc, std::string* why) {
-  // Create the directories along the way; an existing one is fine.
-  for (size_t slash = path.find('/', 1); slash != std::string::npos; slash = path.find('/', slash + 1))
-    mkdir(path.substr(0, slash).c_str(), 0755);
-  std::string tmp = path + ".tmp" + std::to_string(getpid());
-  {
-    std::ofstream f(tmp);
-    if (!f) {
-      *why = "cannot write " + tmp + ": " + std::strerror(errno);
-      return false;
-    }
-    f << kCacheHeader << "\ncpu " << trimmed(cpuModel()) << "\n";
-    char line[128];
-    for (int i = 0; i < kNumConstantFields; ++i) {
-      std::snprintf(line, sizeof(line), "%s %.9g\n", kConstantFields[i].name, hc.*kConstantFields[i].field);
-      f << line;
-    }
-    if (!f.good()) {
-      *why = "write to " + tmp + " failed";
-      return false;
-    }
-  }
-  // Rename, so a process reading the cache never sees half a file.
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-    *why = "cannot rename " + tmp + " to " + path + ": " + std::strerror(errno);
-    std::remove(tmp.c_str());
-    return false;
-  }
-  return true;
+bool hostCalibrationRecord(Calibration* out) {
+  hostConstants();
+  std::lock_guard<std::mutex> lock(gMutex);
+  if (gResolved.haveRecord) *out = gResolved.record;
+  return gResolved.haveRecord;
 }
 
-bool loadHostConstants(const std::string& path, HostConstants* hc) {
-  std::ifstream f(path);
-  std::string line;
-  if (!f || !std::getline(f, line) || line != kCacheHeader) return false;
-  HostConstants out;
-  int found = 0;
-  while (std::getline(f, line)) {
-    std::istringstream ss(line);
-    std::string name;
-    double v;
-    if (!(ss >> name) || name == "cpu") continue;
-    if (!(ss >> v) || !std::isfinite(v) || v <= 0) return false;
-    for (int i = 0; i < kNumConstantFields; ++i)
-      if (name == kConstantFields[i].name) {
-        out.*kConstantFields[i].field = v;
-        ++found;
-      }
+CalibrationRun calibrateNow() {
+  CalibrationRun run;
+  run.path = calibrationCachePath();
+  if (run.path.empty()) {
+    run.cal = measureCalibration();
+    run.outcome = "not written: neither WEFT_CACHE_DIR, XDG_CACHE_HOME nor a home directory is known";
+    return run;
   }
-  if (found != kNumConstantFields) return false;
-  *hc = out;
-  return true;
+  CalibrationLock lock(calibrationLockPath(run.path));
+  double waitedMs = 0;
+  std::string why;
+  CalibrationLock::Got got = lock.acquire(kWaitForMeasurerMs, &waitedMs, &why);
+  run.cal = measureCalibration();
+  if (got != CalibrationLock::Got::kAtOnce && got != CalibrationLock::Got::kAfterWait) {
+    run.outcome = "not written: " + why;
+  } else if (!saveCalibration(run.path, run.cal, &why)) {
+    run.outcome = "not written: " + why;
+  } else {
+    run.written = true;
+    run.outcome = run.cal.provisional
+                      ? "written to " + run.path + " as provisional: processes starting within " +
+                            std::to_string(int(kProvisionalReuseS)) + " s reuse it, later ones measure again"
+                      : "written to " + run.path + ": processes on this host load it from there";
+  }
+  return run;
 }
 
 void applyConstantOverrides(const std::string& text, HostConstants* hc, std::string* bad) {
@@ -448,41 +281,6 @@ std::string formatHostConstants(const HostConstants& hc) {
     out += buf;
   }
   return out;
-}
-
-const HostConstants& hostConstants() {
-  std::lock_guard<std::mutex> lock(gMutex);
-  if (gReady) return gConstants;
-  const std::string mode = param::tunerCalibrate();
-  HostConstants hc;
-  std::string source = "defaults";
-  if (mode != "off") {
-    std::string path = calibrationCachePath();
-    if (mode == "auto" && !path.empty() && loadHostConstants(path, &hc)) {
-      source = "cache " + path;
-    } else {
-      hc = measureHostConstants();
-      source = "measured";
-      std::string why;
-      if (path.empty())
-        WEFT_INFO(kLogTuning, "tuner calibration not cached: neither WEFT_CACHE_DIR, XDG_CACHE_HOME nor a home directory is known");
-      else if (!saveHostConstants(path, hc, &why))
-        WEFT_INFO(kLogTuning, "tuner calibration not cached: %s", why.c_str());
-      else
-        source += ", saved to " + path;
-    }
-  }
-  gConstants = hc;
-  gSource = source;
-  gReady = true;
-  WEFT_INFO(kLogTuning, "tuner constants (%s): %s", source.c_str(), formatHostConstants(hc).c_str());
-  return gConstants;
-}
-
-std::string hostConstantsSource() {
-  hostConstants();
-  std::lock_guard<std::mutex> lock(gMutex);
-  return gSource;
 }
 
 void calibrationResetForTesting() {
