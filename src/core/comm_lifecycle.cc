@@ -136,6 +136,7 @@ ncclResult_t setupComm(ncclComm* comm, const ncclUniqueId& id) {
   comm->nSlots = kSlotsPerFifo;
   comm->nChannels = all[0].info.nChannels;
   comm->p2pRead = all[0].info.p2pRead != 0;
+  comm->checkMismatch = param::mismatchCheck();
   WEFT_CHECK(selectNetworkIfNeeded(comm));
   if (me.info.device >= 0) WEFT_CHECK(gpu::setupDevice(comm));
   r = comm->peers.setup(comm->commHash, comm->rank, comm->ranks, comm->bootstrap.get(), &why);

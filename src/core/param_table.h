@@ -99,6 +99,9 @@
   X(livenessMs, Int, "WEFT_LIVENESS_MS", "", "200", "1..3600000", Comm,                            \
     "While a rank sleeps waiting for a peer, how often (ms) it checks that the peer's process is " \
     "alive and has not aborted; a dead peer fails the call within about this time")                \
+  X(mismatchCheck, Bool, "WEFT_MISMATCH_CHECK", "", "1", "", Comm,                                 \
+    "1 = every message carries its sender's call (collective, count, type, op, root, algorithm) "  \
+    "and a rank that called something else fails at once naming both calls; 0 = do not compare")  \
   X(checkPointers, Int, "NCCL_CHECK_POINTERS", "", "0", "0..1", Future,                            \
     "1 = validate device pointers with the GPU runtime (read by the GPU executors; host mode "     \
     "checks only for NULL buffers)")                                                               \

@@ -71,6 +71,7 @@ int64_t lowPrecisionAllGather();      // RCCL_LOW_PRECISION_ENABLE_ALLGATHER
 int64_t lowPrecisionReduceScatter();  // RCCL_LOW_PRECISION_ENABLE_REDUCESCATTER
 int64_t lowPrecisionAllToAll();       // RCCL_LOW_PRECISION_ENABLE_ALLTOALL
 int64_t lowPrecisionMinBytes();       // WEFT_LOW_PRECISION_MIN_BYTES
+bool mismatchCheck();          // WEFT_MISMATCH_CHECK: compare peers' op stamps (read once per communicator)
 // --- read now for features that are not built yet (docs/env.md says so) ---
 int64_t livenessMs();          // WEFT_LIVENESS_MS: how often a waiting rank checks its local peers live
 bool ibDisable();              // NCCL_IB_DISABLE

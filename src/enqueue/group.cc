@@ -12,6 +12,7 @@
 #include "core/result.h"
 #include "device/gpu/gpu_executor.h"
 #include "device/host_executor.h"
+#include "enqueue/op_stamp.h"
 #include "tuning/select.h"
 
 namespace weft {
@@ -116,6 +117,8 @@ ncclResult_t runTasks(GroupState& g) {
                       t.comm->rank, t.comm->hostMode ? "host mode" : "on a GPU");
   for (Task& t : g.tasks) {
     selectAlgorithm(&t);
+    t.stamp = makeStamp(t);  // once per task: the hot path copies it, never rebuilds it
+    rememberStamp(t.comm, t.stamp);
     size_t need = algorithmScratchBytes(t);
     if (need == 0) continue;
     if (onDevice) {
@@ -241,6 +244,7 @@ ncclResult_t groupSimulateEnd(float* estimatedUs) {
 ncclResult_t enqueue(Task&& task) {
   GroupState& g = tGroup;
   task.seq = ++task.comm->opCount;
+  assignOpNumber(&task);
   g.tasks.push_back(std::move(task));
   if (g.depth > 0) return ncclSuccess;
   ncclResult_t r = runTasks(g);
