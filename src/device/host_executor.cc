@@ -61,6 +61,7 @@ class Executor {
   std::string describe(const Cursor& c, int* peer, std::vector<int>* peers) const;
   ncclResult_t checkHealth(bool deadlinePassed, int64_t idleNs);
   ncclResult_t exchangeStamps();
+  ncclResult_t failRemote(ncclComm* comm, const std::string& what);
   ncclResult_t failMismatch(ncclComm* comm, const std::string& text);
   Connection* connectionFor(const Sequence& s, bool sender);
   Connection* connectionTo(const Sequence& s, int peer, bool sender);
@@ -392,7 +393,7 @@ ncclResult_t Executor::checkHealth(bool deadlinePassed, int64_t idleNs) {
       std::string failure = comm->peers.peerFailure(p);
       // A peer that found a mismatch published both calls: pass them on as the same usage error.
       if (!failure.empty() && isMismatchText(failure)) return fail(comm, ncclInvalidUsage, failure);
-      if (!failure.empty()) return fail(comm, ncclRemoteError, failure + " while " + where);
+      if (!failure.empty()) return failRemote(comm, failure + " while " + where);
     }
     // A network link reports its own failure (the peer's process or host is gone, a link is down).
     const Connection* links[2 + 2 * kMaxSeqPeers] = {c.recv, c.send};
@@ -402,7 +403,7 @@ ncclResult_t Executor::checkHealth(bool deadlinePassed, int64_t idleNs) {
     }
     for (const Connection* conn : links) {
       std::string failure = conn != nullptr ? conn->backend().failure() : std::string();
-      if (!failure.empty()) return fail(comm, ncclRemoteError, failure + " while " + where);
+      if (!failure.empty()) return failRemote(comm, failure + " while " + where);
     }
     if (deadlinePassed)
       return fail(comm, ncclRemoteError,
@@ -410,6 +411,16 @@ ncclResult_t Executor::checkHealth(bool deadlinePassed, int64_t idleNs) {
                       std::to_string(param::timeoutMs()) + ")");
   }
   return ncclSuccess;
+}
+
+// A peer or link failed. If the peer failed because it found a mismatch, its report (sent before
+// it closed its links) names both calls: that is the error to return, not the closed link.
+ncclResult_t Executor::failRemote(ncclComm* comm, const std::string& what) {
+  std::string why;
+  bool reported = false;
+  if (comm->checkMismatch && exchange_.poll(comm, {}, &why, &reported))
+    return reported ? fail(comm, ncclInvalidUsage, why) : failMismatch(comm, why);
+  return fail(comm, ncclRemoteError, what);
 }
 
 // Idle for a while: tell the peers each stuck cursor waits on what this rank called, and compare
@@ -537,9 +548,11 @@ ncclResult_t Executor::run(const Program& prog) {
       comm->errors.setAsync(error_);
       comm->setState(CommState::kFailed);
       comm->peers.announceFailure(comm->errors.message());
+      // The report goes out before the links close, so a network peer that sees them close
+      // finds the report too (failRemote) and names both calls rather than a lost link.
+      if (comm == mismatchComm_) reportMismatch(comm, comm->errors.message());
       comm->connections.shutdownAll();
     }
-    if (mismatchComm_ != nullptr) reportMismatch(mismatchComm_, mismatchComm_->errors.message());
   }
   return error_;
 }

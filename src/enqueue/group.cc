@@ -102,6 +102,9 @@ ncclResult_t pairSelfTransfers(std::vector<Task>& tasks) {
 }
 
 ncclResult_t runTasks(GroupState& g) {
+  // Numbered when they run, in issue order, not when issued: ncclGroupSimulateEnd drops its
+  // operations, and a rank that simulates alone must not move its numbers away from its peers'.
+  for (Task& t : g.tasks) assignOpNumber(&t);
   for (Task& t : g.tasks) WEFT_CHECK(resolve(t));
   WEFT_CHECK(pairSelfTransfers(g.tasks));
   // Scratch first, for all tasks, so that growing it cannot move a buffer a program already uses.
@@ -244,7 +247,6 @@ ncclResult_t groupSimulateEnd(float* estimatedUs) {
 ncclResult_t enqueue(Task&& task) {
   GroupState& g = tGroup;
   task.seq = ++task.comm->opCount;
-  assignOpNumber(&task);
   g.tasks.push_back(std::move(task));
   if (g.depth > 0) return ncclSuccess;
   ncclResult_t r = runTasks(g);

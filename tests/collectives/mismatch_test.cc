@@ -174,6 +174,29 @@ TEST_P(Mismatch, EveryRankFailsAtOnceNamingBothCalls) {
 INSTANTIATE_TEST_SUITE_P(Cases, Mismatch, ::testing::ValuesIn(kCases),
                          [](const ::testing::TestParamInfo<MismatchCase>& info) { return std::string(info.param.name); });
 
+// Matched calls never trip the check, even where ranks' histories differ: rank 0 and 1 exchange
+// point-to-point messages that rank 2 takes no part in, and rank 0 alone simulates a group
+// (ncclGroupSimulateEnd runs nothing); the AllReduce after them is still the same collective
+// everywhere (collectives and each (peer, direction) are numbered apart) and exact.
+TEST(MismatchMatched, DifferentHistoriesStillMatch) {
+  EXPECT_RUN_OK(runRanks(kTier, 3, [](RankCtx& ctx) {
+    std::vector<float> msg(3000, 1.0f), v(5000, static_cast<float>(ctx.rank + 1));
+    if (ctx.rank == 0) {
+      for (int i = 0; i < 2; ++i) ctx.ok(ncclSend(msg.data(), msg.size(), ncclFloat32, 1, ctx.comm, nullptr), "ncclSend");
+      ncclSimInfo_t sim = NCCL_SIM_INFO_INITIALIZER;
+      ctx.ok(ncclGroupStart(), "ncclGroupStart");
+      ctx.ok(ncclAllReduce(v.data(), v.data(), v.size(), ncclFloat32, ncclSum, ctx.comm, nullptr), "simulated AllReduce");
+      ctx.ok(ncclGroupSimulateEnd(&sim), "ncclGroupSimulateEnd");
+    } else if (ctx.rank == 1) {
+      for (int i = 0; i < 2; ++i) ctx.ok(ncclRecv(msg.data(), msg.size(), ncclFloat32, 0, ctx.comm, nullptr), "ncclRecv");
+    }
+    if (!ctx.ok(ncclAllReduce(v.data(), v.data(), v.size(), ncclFloat32, ncclSum, ctx.comm, nullptr), "AllReduce", ctx.comm))
+      return;
+    for (float x : v)
+      if (x != 6.0f) return ctx.failf("rank %d: AllReduce gave %g, expected 6", ctx.rank, static_cast<double>(x));
+  }));
+}
+
 #ifdef WEFT_SPLIT_TUNER_PATH
 // Ranks cannot disagree on NCCL_ALGO (it is agreed at init), but a tuner plugin decides per rank:
 // this one picks Ring on even ranks and Tree on odd ones, and the error must name both.
