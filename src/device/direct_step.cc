@@ -77,7 +77,8 @@ bool lowpSupportsType(ncclDataType_t dtype) {
 void directArrive(const DirectView& v, const OpStamp* stamp) {
   std::atomic<uint64_t>& mine = *v.arrived[v.rank];
   // Only this rank writes its counter; the stamp goes out with the release of the arrival.
-  if (v.stamps != nullptr && stamp != nullptr) v.stamps[v.rank][(mine.load(std::memory_order_relaxed) + 1) & 1] = *stamp;
+  if (v.stamps != nullptr && stamp != nullptr)
+    v.stamps[v.rank][(mine.load(std::memory_order_relaxed) + 1) & 1] = *stamp;
   mine.fetch_add(1, std::memory_order_acq_rel);
 }
 

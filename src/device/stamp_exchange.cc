@@ -96,10 +96,12 @@ void reportMismatch(ncclComm* comm, const std::string& text) {
   Report rep{};
   snprintf(rep.text, sizeof rep.text, "%s", text.c_str());
   std::string why;
-  for (int p = 0; p < comm->nranks; ++p)
+  for (int p = 0; p < comm->nranks; ++p) {
     // A local peer that announced a failure of its own already knows (and may be gone).
-    if (p != comm->rank && comm->peers.peerFailure(p).empty() && comm->bootstrap->sendWithin(p, kReportTag, &rep, sizeof rep, kNoteTimeoutMs, &why) != ncclSuccess)
+    if (p == comm->rank || !comm->peers.peerFailure(p).empty()) continue;
+    if (comm->bootstrap->sendWithin(p, kReportTag, &rep, sizeof rep, kNoteTimeoutMs, &why) != ncclSuccess)
       WEFT_INFO(kLogColl, "rank %d: reporting a mismatch to rank %d failed: %s", comm->rank, p, why.c_str());
+  }
 }
 
 }  // namespace weft

@@ -106,10 +106,12 @@ const MismatchCase kCases[] = {
      {"ncclBroadcast(" + kBigText + " x float32, root 0", "ncclBroadcast(" + kBigText + " x float32, root 1"}},
     {"RecvLarger",
      recvLarger,
-     {"ncclSend(" + kBigText + " x float32 to rank 1)", "ncclRecv(" + std::to_string(2 * kBig) + " x float32 from rank 0)"}},
+     {"ncclSend(" + kBigText + " x float32 to rank 1)",
+      "ncclRecv(" + std::to_string(2 * kBig) + " x float32 from rank 0)"}},
     {"RecvSmaller",
      recvSmaller,
-     {"ncclSend(" + kBigText + " x float32 to rank 1)", "ncclRecv(" + std::to_string(kBig / 2) + " x float32 from rank 0)"}},
+     {"ncclSend(" + kBigText + " x float32 to rank 1)",
+      "ncclRecv(" + std::to_string(kBig / 2) + " x float32 from rank 0)"}},
 };
 
 // The communicator's hash as the message gives it ("of communicator 0123456789abcdef"): its
@@ -127,9 +129,11 @@ void expectMismatchError(RankCtx& ctx, ncclResult_t r, double took, const std::v
   if (r != ncclInvalidUsage)
     ctx.failf("rank %d: the mismatched call returned %s, expected ncclInvalidUsage (\"%s\")", ctx.rank,
               ncclGetErrorString(r), msg.c_str());
-  if (took >= kBoundSeconds) ctx.failf("rank %d: the mismatch took %.3f s to fail (bound %.1f s)", ctx.rank, took, kBoundSeconds);
+  if (took >= kBoundSeconds)
+    ctx.failf("rank %d: the mismatch took %.3f s to fail (bound %.1f s)", ctx.rank, took, kBoundSeconds);
   for (const std::string& n : names)
-    if (msg.find(n) == std::string::npos) ctx.failf("rank %d: the error does not name \"%s\": \"%s\"", ctx.rank, n.c_str(), msg.c_str());
+    if (msg.find(n) == std::string::npos)
+      ctx.failf("rank %d: the error does not name \"%s\": \"%s\"", ctx.rank, n.c_str(), msg.c_str());
   if (msg.find(" but rank ") == std::string::npos)
     ctx.failf("rank %d: the error does not say what the other rank called: \"%s\"", ctx.rank, msg.c_str());
   ncclResult_t async = ncclSuccess;
@@ -166,13 +170,16 @@ TEST_P(Mismatch, EveryRankFailsAtOnceNamingBothCalls) {
     if (!gone.waitFor(ctx.nranks, 20)) return ctx.fail("the other rank never finished its destroy");
     if (!hash.empty()) {
       const std::set<std::string> left = listShm("weft-" + hash);
-      if (!left.empty()) ctx.failf("rank %d: /dev/shm still holds %s after every rank left", ctx.rank, left.begin()->c_str());
+      if (!left.empty())
+        ctx.failf("rank %d: /dev/shm still holds %s after every rank left", ctx.rank, left.begin()->c_str());
     }
   }, opts));
 }
 
 INSTANTIATE_TEST_SUITE_P(Cases, Mismatch, ::testing::ValuesIn(kCases),
-                         [](const ::testing::TestParamInfo<MismatchCase>& info) { return std::string(info.param.name); });
+                         [](const ::testing::TestParamInfo<MismatchCase>& info) {
+                           return std::string(info.param.name);
+                         });
 
 // Matched calls never trip the check, even where ranks' histories differ: rank 0 and 1 exchange
 // point-to-point messages that rank 2 takes no part in, and rank 0 alone simulates a group

@@ -255,7 +255,8 @@ __device__ bool waitForPiece(const LaunchHeader* h, const DevLink* links, const 
       const SlotHeader& s = L.slots[b.count[i] % L.nslots];
       const uint32_t got = *reinterpret_cast<const volatile uint32_t*>(&s.bytes);
       // The sender's stamp sits in the flag's cache line; it is checked before the size, which a
-      // different call only changes as a symptom (enqueue/op_stamp.h).
+      // different call only changes as a symptom (enqueue/op_stamp.h). Tested by kernel emulation
+      // on CPU threads (KernelEmulation.MismatchedCallsNameBothSides); never run on a GPU yet.
       const OpStamp theirs = s.stamp;
       if (t.checkMismatch != 0 && !stampsAgree(t.stamp, theirs, h->rank, L.peer)) {
         report(h, kDevStampMismatch, q, t, st, stepIndex, done, L.peer, true, got, bytes, &theirs);
