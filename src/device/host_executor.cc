@@ -426,16 +426,15 @@ ncclResult_t Executor::failRemote(ncclComm* comm, const std::string& what) {
 // Idle for a while: tell the peers each stuck cursor waits on what this rank called, and compare
 // what they told us (stamp_exchange.h). Slow path only; bounded by the bootstrap's own timeouts.
 ncclResult_t Executor::exchangeStamps() {
-  std::vector<const Task*> current;
+  std::vector<StampWait> current;
   for (const Cursor& c : cursors_) {
     if (c.finished) continue;
-    const Task& t = *progp_->sequences[order_[c.pos]].task;
-    if (!t.comm->checkMismatch) continue;
+    StampWait w{progp_->sequences[order_[c.pos]].task, {}};
+    if (!w.task->comm->checkMismatch) continue;
     int peer = -1;
-    std::vector<int> peers;
-    (void)describe(c, &peer, &peers);
-    exchange_.offer(t, peers);
-    current.push_back(&t);
+    (void)describe(c, &peer, &w.peers);
+    exchange_.offer(w);
+    current.push_back(std::move(w));
   }
   std::string why;
   bool reported = false;

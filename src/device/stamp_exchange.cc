@@ -23,6 +23,16 @@ struct Report {
   char text[kReportBytes];
 };
 
+// What a stuck rank tells a peer it waits on: its call, and how far it has got in the sequence
+// spaces it shares with that peer (for crossSpaceDeadlock).
+struct StampNote {
+  OpStamp stamp;
+  uint32_t pad;
+  uint64_t collectives;   // collectives the sender has issued
+  uint64_t sendsToYou;    // its sends to the receiver of the note
+  uint64_t recvsFromYou;  // its receives from the receiver of the note
+};
+
 bool isP2pStamp(const OpStamp& s) { return s.kind == kStampKindSend || s.kind == kStampKindRecv; }
 
 // Is `mine` (one of this rank's calls) the operation the peer's stamp claims to match?
@@ -33,29 +43,71 @@ bool sameOperation(const OpStamp& mine, const OpStamp& theirs, int peer) {
   return !isP2pStamp(mine) && mine.kind != static_cast<uint8_t>(CollKind::kCopy);
 }
 
+// Sequence spaces as seen from this rank: collectives, sends to the peer, receives from it.
+enum class Space { kColl, kSendTo, kRecvFrom };
+Space spaceOf(const OpStamp& mine) {
+  return mine.kind == kStampKindSend ? Space::kSendTo : mine.kind == kStampKindRecv ? Space::kRecvFrom : Space::kColl;
+}
+// The space of this rank's that a peer's stamp belongs in: its Send to us meets our Recv from it.
+Space mineForTheirs(const OpStamp& theirs) {
+  return theirs.kind == kStampKindSend ? Space::kRecvFrom : theirs.kind == kStampKindRecv ? Space::kSendTo : Space::kColl;
+}
+
+// How many operations of space `s` (seen from comm's rank, towards `peer`) comm has issued.
+uint64_t issuedIn(const ncclComm* comm, Space s, int peer) {
+  if (s == Space::kColl) return comm->collCount;
+  const std::vector<uint64_t>& per = s == Space::kSendTo ? comm->sendCount : comm->recvCount;
+  return per.empty() ? 0 : per[peer];
+}
+// Is operation number `op` among the first `count` (numbers travel as their low 32 bits)?
+bool within(uint64_t count, uint32_t op) { return static_cast<int32_t>(static_cast<uint32_t>(count) - op) >= 0; }
+
+// Two ranks wait on each other, each in an operation the other has not issued, of different
+// sequence spaces (say, a Send to us while we are in a collective): neither can move before the
+// other (a group returns only when all its operations are done), so the two calls are a
+// mismatch. Both "not issued" tests matter: a peer that issued our operation may only be slow (its
+// data in flight), and a stale note is of an operation the peer has since finished, which we must
+// then have issued.
+const Task* crossSpaceDeadlock(const ncclComm* comm, const std::vector<StampWait>& current, const StampNote& n,
+                               int peer) {
+  if (within(issuedIn(comm, mineForTheirs(n.stamp), peer), n.stamp.op)) return nullptr;
+  for (const StampWait& w : current) {
+    if (w.task->comm != comm || spaceOf(w.task->stamp) == mineForTheirs(n.stamp) ||
+        std::find(w.peers.begin(), w.peers.end(), peer) == w.peers.end())
+      continue;
+    const Space mine = spaceOf(w.task->stamp);
+    const uint64_t peerIssued = mine == Space::kColl     ? n.collectives
+                                : mine == Space::kSendTo ? n.recvsFromYou
+                                                         : n.sendsToYou;
+    if (!within(peerIssued, w.task->stamp.op)) return w.task;
+  }
+  return nullptr;
+}
+
 }  // namespace
 
 bool StampExchange::sendOnce(ncclComm* comm, int peer, const OpStamp& s) {
   for (const Sent& e : sent_)
     if (e.comm == comm && e.peer == peer && e.kind == s.kind && e.op == s.op) return true;
   sent_.push_back({comm, peer, s.kind, s.op});
+  StampNote note{s, 0, comm->collCount, issuedIn(comm, Space::kSendTo, peer), issuedIn(comm, Space::kRecvFrom, peer)};
   std::string why;
   // A failed send only means no early answer from that peer: the wait stays bounded by the
   // timeout and the peer's own checks.
-  if (comm->bootstrap->sendWithin(peer, kStampTag, &s, sizeof s, kNoteTimeoutMs, &why) != ncclSuccess) {
+  if (comm->bootstrap->sendWithin(peer, kStampTag, &note, sizeof note, kNoteTimeoutMs, &why) != ncclSuccess) {
     WEFT_INFO(kLogColl, "rank %d: sending op stamp #%u to rank %d failed: %s", comm->rank, s.op, peer, why.c_str());
     return false;
   }
   return true;
 }
 
-void StampExchange::offer(const Task& t, const std::vector<int>& peers) {
-  ncclComm* comm = t.comm;
-  for (int p : peers)
-    if (p >= 0 && p != comm->rank) sendOnce(comm, p, t.stamp);
+void StampExchange::offer(const StampWait& w) {
+  ncclComm* comm = w.task->comm;
+  for (int p : w.peers)
+    if (p >= 0 && p != comm->rank) sendOnce(comm, p, w.task->stamp);
 }
 
-bool StampExchange::poll(ncclComm* comm, const std::vector<const Task*>& current, std::string* why, bool* reported) {
+bool StampExchange::poll(ncclComm* comm, const std::vector<StampWait>& current, std::string* why, bool* reported) {
   std::string detail;
   for (int p = 0; p < comm->nranks; ++p) {
     if (p == comm->rank) continue;
@@ -67,19 +119,28 @@ bool StampExchange::poll(ncclComm* comm, const std::vector<const Task*>& current
       *reported = true;
       return true;
     }
-    OpStamp theirs{};
+    StampNote note{};
     got = false;
-    if (comm->bootstrap->tryRecv(p, kStampTag, &theirs, sizeof theirs, &got, &detail) != ncclSuccess || !got) continue;
+    if (comm->bootstrap->tryRecv(p, kStampTag, &note, sizeof note, &got, &detail) != ncclSuccess || !got) continue;
+    const OpStamp& theirs = note.stamp;
     OpStamp mine{};
     bool found = false;
-    for (const Task* t : current)
-      if (t->comm == comm && sameOperation(t->stamp, theirs, p)) {
-        mine = t->stamp;
+    for (const StampWait& w : current)
+      if (w.task->comm == comm && sameOperation(w.task->stamp, theirs, p)) {
+        mine = w.task->stamp;
         found = true;
         break;
       }
     if (!found) found = findOwnStamp(comm, theirs, p, &mine);
-    if (!found) continue;  // not issued here yet, or long done: nothing to compare
+    if (!found) {
+      // Not issued here yet, or long done: nothing to compare, unless the two ranks are stuck on
+      // each other in different sequence spaces.
+      const Task* stuck = crossSpaceDeadlock(comm, current, note, p);
+      if (stuck == nullptr) continue;
+      *why = mismatchText(comm->commHash, comm->rank, stuck->stamp, p, theirs);
+      *reported = false;
+      return true;
+    }
     if (!stampsAgree(mine, theirs, comm->rank, p)) {
       *why = mismatchText(comm->commHash, comm->rank, mine, p, theirs);
       *reported = false;

@@ -18,15 +18,21 @@
 
 namespace weft {
 
+// One stuck cursor: its task and the ranks it waits on.
+struct StampWait {
+  const Task* task;
+  std::vector<int> peers;
+};
+
 class StampExchange {
  public:
   void reset() { sent_.clear(); }
-  // The rank is stuck in task t waiting on `peers`: send each t's stamp, once per operation.
-  void offer(const Task& t, const std::vector<int>& peers);
+  // The rank is stuck in w.task waiting on w.peers: send each its stamp, once per operation.
+  void offer(const StampWait& w);
   // Reads what peers sent this rank of comm: stamps (compared with this rank's own calls, in
   // `current` first, else the history) and mismatch reports. True with *why set on a mismatch;
   // *reported tells whether another rank found it (its report) or this rank did.
-  bool poll(ncclComm* comm, const std::vector<const Task*>& current, std::string* why, bool* reported);
+  bool poll(ncclComm* comm, const std::vector<StampWait>& current, std::string* why, bool* reported);
 
  private:
   struct Sent {

@@ -7,7 +7,9 @@
 // The same cases run under every lane and transport: CMakeLists.txt registers them with
 // NCCL_ALGO=Ring/Tree/DDAFlat/DDATree, with low precision, and over the network transport
 // (NCCL_SHM_DISABLE=1). A case whose ranks end up on different lanes (e.g. Tree for AllReduce,
-// Ring for AllGather) is caught by the slow-path stamp exchange rather than in-band.
+// Ring for AllGather), or whose ranks only send, or wait on each other in different sequence
+// spaces (a Send against a collective), is caught by the slow-path stamp exchange.
+// Matched calls whose histories differ must not trip the check (MismatchMatched).
 #include <gtest/gtest.h>
 #include <sys/mman.h>
 
@@ -94,6 +96,16 @@ ncclResult_t recvSmaller(int rank, Buffers& b, ncclComm_t comm) {
   return ncclRecv(b.recv.data(), kBig / 2, ncclFloat32, 0, comm, nullptr);
 }
 
+// Calls of different sequence spaces: each rank waits on the other, in a call the other never
+// makes (a fresh communicator: the receiving side never creates the FIFO the sender waits for).
+ncclResult_t collectiveAgainstSend(int rank, Buffers& b, ncclComm_t comm) {
+  if (rank == 0) return ncclAllReduce(b.send.data(), b.recv.data(), kSmall, ncclFloat32, ncclSum, comm, nullptr);
+  return ncclSend(b.send.data(), kSmall, ncclFloat32, 0, comm, nullptr);
+}
+ncclResult_t bothSend(int rank, Buffers& b, ncclComm_t comm) {
+  return ncclSend(b.send.data(), kSmall, ncclFloat32, 1 - rank, comm, nullptr);
+}
+
 const std::string kBigText = std::to_string(kBig);
 
 const MismatchCase kCases[] = {
@@ -108,6 +120,8 @@ const MismatchCase kCases[] = {
      recvLarger,
      {"ncclSend(" + kBigText + " x float32 to rank 1)",
       "ncclRecv(" + std::to_string(2 * kBig) + " x float32 from rank 0)"}},
+    {"CollectiveAgainstSend", collectiveAgainstSend, {"ncclAllReduce(1000 x float32, sum", "ncclSend(1000 x float32 to rank 0)"}},
+    {"BothSend", bothSend, {"ncclSend(1000 x float32 to rank 1)", "ncclSend(1000 x float32 to rank 0)"}},
     {"RecvSmaller",
      recvSmaller,
      {"ncclSend(" + kBigText + " x float32 to rank 1)",
@@ -201,6 +215,38 @@ TEST(MismatchMatched, DifferentHistoriesStillMatch) {
       return;
     for (float x : v)
       if (x != 6.0f) return ctx.failf("rank %d: AllReduce gave %g, expected 6", ctx.rank, static_cast<double>(x));
+  }));
+}
+
+// A rank may group a Send with a collective that its peer runs before the matching Recv (legal,
+// as in NCCL: the group's operations progress side by side). Rank 2 comes late, so rank 1 idles
+// in the AllReduce waiting on rank 0 (for rank 2's block) while rank 0's Send waits on rank 1: the two wait on each
+// other in different sequence spaces for a while (long enough for the slow-path exchange), yet
+// rank 0 has issued the AllReduce, so it is no mismatch, and everything must complete exactly.
+TEST(MismatchMatched, GroupedSendBeforeCollectiveIsNoMismatch) {
+  // Rings connected at init: rank 1 forwards into rank 2's FIFO before rank 2 arrives and then
+  // waits on rank 0 (with lazy connections it would wait on rank 2 instead).
+  // The ring (a DDA barrier would wait on rank 2 alone).
+  WEFT_REQUIRE_FRESH_PROCESS("this test sets NCCL_RUNTIME_CONNECT and NCCL_ALGO");
+  ScopedEnv connect("NCCL_RUNTIME_CONNECT", "0");
+  ScopedEnv ring("NCCL_ALGO", "Ring");
+  EXPECT_RUN_OK(runRanks(kTier, 3, [](RankCtx& ctx) {
+    std::vector<float> msg(kSmall, 3.0f), got(kSmall, 0.0f), v(kSmall, static_cast<float>(ctx.rank + 1));
+    if (ctx.rank == 0) {
+      ctx.ok(ncclGroupStart(), "ncclGroupStart");
+      ctx.ok(ncclSend(msg.data(), msg.size(), ncclFloat32, 1, ctx.comm, nullptr), "ncclSend");
+      ctx.ok(ncclAllReduce(v.data(), v.data(), v.size(), ncclFloat32, ncclSum, ctx.comm, nullptr), "ncclAllReduce");
+      ctx.ok(ncclGroupEnd(), "ncclGroupEnd", ctx.comm);
+    } else {
+      if (ctx.rank == 2) std::this_thread::sleep_for(std::chrono::milliseconds(300));
+      ctx.ok(ncclAllReduce(v.data(), v.data(), v.size(), ncclFloat32, ncclSum, ctx.comm, nullptr), "ncclAllReduce",
+             ctx.comm);
+    }
+    if (ctx.rank == 1) {
+      ctx.ok(ncclRecv(got.data(), got.size(), ncclFloat32, 0, ctx.comm, nullptr), "ncclRecv", ctx.comm);
+      if (got[kSmall - 1] != 3.0f) ctx.failf("rank 1 received %g, expected 3", static_cast<double>(got[kSmall - 1]));
+    }
+    if (v[0] != 6.0f) ctx.failf("rank %d: AllReduce gave %g, expected 6", ctx.rank, static_cast<double>(v[0]));
   }));
 }
 
