@@ -195,6 +195,31 @@ INSTANTIATE_TEST_SUITE_P(Cases, Mismatch, ::testing::ValuesIn(kCases),
                            return std::string(info.param.name);
                          });
 
+// More ranks: the last one calls a larger count than the others. Only its ring neighbours meet
+// its messages in-band; every other rank must still fail at once, through the announcement or
+// the report of a rank that found it, with the same two-sided text.
+TEST(MismatchManyRanks, OneRankWithAnotherCountFailsEveryRank) {
+  SharedCounter gone;
+  RunOptions opts;
+  opts.deadlineMs = 30000;
+  EXPECT_RUN_OK(runRanks(kTier, 5, [&](RankCtx& ctx) {
+    const size_t count = ctx.rank == ctx.nranks - 1 ? 2 * kSmall : kSmall;
+    std::vector<float> v(count, 1.0f);
+    const double t0 = nowSeconds();
+    const ncclResult_t r = ncclAllReduce(v.data(), v.data(), count, ncclFloat32, ncclSum, ctx.comm, nullptr);
+    std::string hash;
+    expectMismatchError(ctx, r, nowSeconds() - t0,
+                        {"ncclAllReduce(1000 x float32, sum", "ncclAllReduce(2000 x float32, sum"}, &hash);
+    ctx.ok(ncclCommDestroy(ctx.comm), "ncclCommDestroy after the mismatch");
+    ctx.comm = nullptr;
+    gone.add();
+    if (!gone.waitFor(ctx.nranks, 20)) return ctx.fail("another rank never finished its destroy");
+    const std::set<std::string> left = hash.empty() ? std::set<std::string>() : listShm("weft-" + hash);
+    if (!left.empty())
+      ctx.failf("rank %d: /dev/shm still holds %s after every rank left", ctx.rank, left.begin()->c_str());
+  }, opts));
+}
+
 // Matched calls never trip the check, even where ranks' histories differ: rank 0 and 1 exchange
 // point-to-point messages that rank 2 takes no part in, and rank 0 alone simulates a group
 // (ncclGroupSimulateEnd runs nothing); the AllReduce after them is still the same collective
