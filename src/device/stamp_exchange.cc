@@ -1,7 +1,7 @@
 #include "device/stamp_exchange.h"
 
 #include <algorithm>
-#include <cstring>
+#include <cstdio>
 
 #include "core/comm.h"
 #include "core/log.h"
