@@ -126,9 +126,11 @@ class Connection {
     uint64_t i = count_ % nslots_;
     return bytes <= kInlineBytes ? static_cast<void*>(slots_[i].inl) : static_cast<void*>(data_ + i * slotBytes_);
   }
-  void publish(size_t bytes) {
+  // The stamp rides in the flag's cache line, so carrying it costs the receiver nothing extra.
+  void publish(size_t bytes, const OpStamp& stamp) {
     SlotHeader& s = slots_[count_ % nslots_];
     s.bytes = static_cast<uint32_t>(bytes);
+    s.stamp = stamp;
     s.seq.store(count_ + 1, std::memory_order_release);
     ++count_;
     ringIfSleeping(bell_);
@@ -142,6 +144,8 @@ class Connection {
     return *bytes <= kInlineBytes ? static_cast<const void*>(slots_[i].inl)
                                   : static_cast<const void*>(data_ + i * slotBytes_);
   }
+  // The sender's stamp of the message recvBuffer returns.
+  const OpStamp& recvStamp() const { return slots_[count_ % nslots_].stamp; }
   void release() {
     ++count_;
     head_->consumed.store(count_, std::memory_order_release);

@@ -3,18 +3,63 @@
 //
 //   line 0          FifoHeader: magic, geometry, ready/attached flags
 //   line 1          head: slots the receiver has consumed (the sender reads it only when full)
-//   lines 2..       one SlotHeader per slot: the slot's sequence flag, byte count and up to
-//                   kInlineBytes of payload in the same cache line, so a small message costs the
-//                   receiver a single cache-line transfer (flag and data arrive together)
+//   lines 2..       one SlotHeader per slot: the slot's sequence flag, byte count, the sender's
+//                   OpStamp and up to kInlineBytes of payload in the same cache line, so a small
+//                   message costs the receiver a single cache-line transfer (flag, stamp and data
+//                   arrive together)
 //   4 KiB aligned   nslots x slotBytes of payload for larger messages
 #pragma once
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
 
+#include "device/port.h"
+
 namespace weft {
 
-constexpr size_t kInlineBytes = 48;
+// What one rank called as one operation of a communicator (ARCHITECTURE.md principle 8). Every
+// message carries its sender's stamp in-band (slot header, network trailer, direct-lane header),
+// so a receiver that called something else fails at once, naming both calls, instead of hanging
+// or computing garbage. Plain data: the GPU kernel writes and compares stamps too.
+// Built from a Task by enqueue/op_stamp.cc once its algorithm is chosen.
+struct OpStamp {
+  uint32_t op;         // the operation's number in its sequence space, low 32 bits (first = 1)
+  uint32_t countLo;    // count (elements, per rank as the API defines it) bits 0..31
+  uint16_t countHi;    // count bits 32..47
+  uint8_t kind;        // CollKind (enqueue/task.h)
+  uint8_t dtype;       // ncclDataType_t
+  int32_t root;        // rooted collectives: the root; Send/Recv: the peer; otherwise 0
+  uint8_t redop;       // kStampNoRedop, or ncclSum..ncclAvg, or kStampPreMulSum (never a handle)
+  uint8_t algorithm;   // Algorithm (tuning/algorithm.h)
+  uint8_t protocol;    // Protocol
+  uint8_t nChannels;
+};
+static_assert(sizeof(OpStamp) == 20, "a stamp fits a slot header beside the flag and 32 inline bytes");
+
+// Values of OpStamp fields that the comparison must know (checked against CollKind in op_stamp.cc).
+constexpr uint8_t kStampKindSend = 9, kStampKindRecv = 10;
+constexpr uint8_t kStampNoRedop = 0xff, kStampPreMulSum = 5;
+
+// Does `theirs` (a peer's stamp, seen in a message from peerRank) belong to the same operation as
+// `mine`? Collectives must agree field by field (the builder zeroes what need not agree). A Send
+// matches a Recv when each names the other and number, count and datatype agree. Shared by the
+// host executor, the direct lane and the GPU kernel.
+WEFT_HOST_DEVICE inline bool stampsAgree(const OpStamp& mine, const OpStamp& theirs, int myRank, int peerRank) {
+  const bool sameData = mine.op == theirs.op && mine.countLo == theirs.countLo && mine.countHi == theirs.countHi &&
+                        mine.dtype == theirs.dtype;
+  if (mine.kind == kStampKindRecv || mine.kind == kStampKindSend) {
+    const uint8_t want = mine.kind == kStampKindRecv ? kStampKindSend : kStampKindRecv;
+    return sameData && theirs.kind == want && theirs.root == myRank && mine.root == peerRank;
+  }
+  return sameData && mine.kind == theirs.kind && mine.root == theirs.root && mine.redop == theirs.redop &&
+         mine.algorithm == theirs.algorithm && mine.protocol == theirs.protocol && mine.nChannels == theirs.nChannels;
+}
+
+// 32 bytes of inline payload (it was 48 before stamps): the stamp takes the rest of the line.
+constexpr size_t kInlineBytes = 32;
+// Room after each network slot's payload for the stamp, which the proxy carries as a trailer of
+// every message (the network moves bytes only). A whole line keeps the next slot aligned.
+constexpr uint32_t kNetTrailerBytes = 64;
 constexpr uint64_t kFifoMagic = 0x5745465446494630ull;  // "WEFTFIF0"
 
 struct alignas(64) FifoHeader {
@@ -30,8 +75,8 @@ struct alignas(64) FifoHeader {
 struct alignas(64) SlotHeader {
   std::atomic<uint64_t> seq;  // n+1 once the sender published its n-th message into this slot
   uint32_t bytes;
-  uint32_t pad;
-  unsigned char inl[kInlineBytes];
+  OpStamp stamp;  // the sender's call (written with every message; same cache line as the flag)
+  alignas(8) unsigned char inl[kInlineBytes];
 };
 static_assert(sizeof(SlotHeader) == 64, "a slot header is one cache line");
 

@@ -35,7 +35,10 @@ std::unique_ptr<Connection> makeConnection(ncclComm* comm, const ConnectionId& i
     spec.id = id;
     spec.isSender = isSender;
     spec.nslots = nslots;
-    spec.slotBytes = comm->slotBytes;
+    // The stride of a network FIFO leaves room after each slot's payload for the stamp the proxy
+    // sends as a trailer. Pieces are still cut by comm->slotBytes (both executors), so the larger
+    // stride only adds room: the payload never reaches the trailer.
+    spec.slotBytes = comm->slotBytes + kNetTrailerBytes;
     spec.network = comm->network;
     spec.device = comm->netDevices > 0 ? id.channel % comm->netDevices : 0;
     spec.bootstrap = comm->bootstrap.get();

@@ -70,7 +70,11 @@ class TcpBootstrap final : public Bootstrap {
     return ringAllGather(bytes.data(), 1, true, why);
   }
 
-  ncclResult_t send(int peer, uint64_t tag, const void* data, size_t bytes, std::string* why) override;
+  ncclResult_t send(int peer, uint64_t tag, const void* data, size_t bytes, std::string* why) override {
+    return sendWithin(peer, tag, data, bytes, timeoutMs_, why);
+  }
+  ncclResult_t sendWithin(int peer, uint64_t tag, const void* data, size_t bytes, int64_t timeoutMs,
+                          std::string* why) override;
   ncclResult_t tryRecv(int peer, uint64_t tag, void* data, size_t bytes, bool* got, std::string* why) override;
 
   void abort() override {
@@ -344,12 +348,13 @@ ncclResult_t TcpBootstrap::connectRing(const Socket& listener, const std::vector
   }
 }
 
-ncclResult_t TcpBootstrap::send(int peer, uint64_t tag, const void* data, size_t bytes, std::string* why) {
+ncclResult_t TcpBootstrap::sendWithin(int peer, uint64_t tag, const void* data, size_t bytes, int64_t timeoutMs,
+                                      std::string* why) {
   const std::string head = "bootstrap message from " + rankText(rank_) + " to " + rankText(peer);
   if (peer < 0 || peer >= nranks_) return fail(ncclInvalidArgument, head + ": no such rank", why);
   if (bytes > kP2pMaxBytes) return fail(ncclInvalidArgument, head + ": too large", why);
   if (aborted_.load(std::memory_order_acquire)) return fail(ncclRemoteError, head + ": the communicator was aborted", why);
-  const Deadline deadline = Deadline::afterMs(timeoutMs_);
+  const Deadline deadline = Deadline::afterMs(timeoutMs);
   std::string detail;
   Socket s;
   IoStatus st = Socket::connect(table_[peer], deadline, cancel_.fd(), &s, &detail);

@@ -95,6 +95,15 @@ struct ncclComm {
   std::atomic<bool> abortFlag{false};
   std::atomic<int> activeOps{0};  // operations executing right now (ncclCommAbort waits for them)
   uint64_t opCount = 0;           // operations issued, for "stuck at op #N" messages
+  // Sequence spaces of the op stamps (enqueue/op_stamp.h): collectives issued, and per peer the
+  // sends to it and the receives from it (sized nranks on first use).
+  uint64_t collCount = 0;
+  std::vector<uint64_t> sendCount, recvCount;
+  // This rank's latest stamps (every sequence space), so that it can still answer a peer's
+  // slow-path stamp exchange (src/device/stamp_exchange.h) about an operation it finished.
+  static constexpr int kRecentStamps = 16;
+  weft::OpStamp recentStamps[kRecentStamps] = {};
+  uint32_t recentStampCount = 0;
   uint64_t shrinkCount = 0;
 
   weft::ErrorState errors;

@@ -106,6 +106,9 @@
   X(livenessMs, Int, "WEFT_LIVENESS_MS", "", "200", "1..3600000", Comm, Rank,                            \
     "While a rank sleeps waiting for a peer, how often (ms) it checks that the peer's process is " \
     "alive and has not aborted; a dead peer fails the call within about this time")                \
+  X(mismatchCheck, Bool, "WEFT_MISMATCH_CHECK", "", "1", "", Comm, Agreed,                         \
+    "1 = every message carries its sender's call (collective, count, type, op, root, algorithm) "  \
+    "and a rank that called something else fails at once naming both calls; 0 = do not compare")  \
   X(checkPointers, Int, "NCCL_CHECK_POINTERS", "", "0", "0..1", Future, Rank,                            \
     "1 = validate device pointers with the GPU runtime (read by the GPU executors; host mode "     \
     "checks only for NULL buffers)")                                                               \
@@ -172,7 +175,7 @@
   X(proto, String, "NCCL_PROTO", "", "", "", Tuning, Agreed,                                               \
     "Protocols the tuner may choose, same syntax as NCCL_ALGO: LL, LL128, Simple, e.g. "           \
     "\"^LL128;allreduce:LL,Simple\". Host mode: Simple = FIFO slots with separate payload; LL = "  \
-    "the small-message path (48-byte inline slot payload, the one-shot ring AllReduce); LL128 = LL") \
+    "the small-message path (32-byte inline slot payload, the one-shot ring AllReduce); LL128 = LL") \
   X(overrideAlgo, String, "RCCL_OVERRIDE_ALGO", "", "", "", Tuning, Agreed,                                \
     "One algorithm forced over the tuner's choice for every collective that can run with it "      \
     "(others keep the tuner's choice, with one warning); unlike NCCL_ALGO it bypasses the model")  \

@@ -3,8 +3,23 @@
 #include "core/comm.h"
 #include "core/log.h"
 #include "device/direct_step.h"
+#include "enqueue/op_stamp.h"
 
 namespace weft {
+
+namespace {
+// Everyone is at the barrier: did they all come from this rank's call? (The barrier is where the
+// direct lane's ranks meet, so it is where their stamps meet too; no data is read before it.)
+bool barrierStampsAgree(const Task& t, const DirectView& v, std::string* why) {
+  ncclComm* comm = t.comm;
+  if (!comm->agreed.mismatchCheck) return true;
+  OpStamp theirs{};
+  const int peer = directStampMismatch(v, t.stamp, &theirs);
+  if (peer < 0) return true;
+  *why = mismatchText(comm->commHash, comm->rank, t.stamp, peer, theirs);
+  return false;
+}
+}  // namespace
 
 DirectProgress advanceDirectStep(const Task& t, const Step& st, size_t* phase, std::string* why) {
   ncclComm* comm = t.comm;
@@ -27,14 +42,16 @@ DirectProgress advanceDirectStep(const Task& t, const Step& st, size_t* phase, s
     return DirectProgress::kDone;
   }
   if (*phase == 0) {
-    directArrive(v);
+    directArrive(v, &t.stamp);
     *phase = 1;
     // A peer asleep in its own barrier wait must see this arrival.
     for (int p = 0; p < comm->nranks; ++p)
       if (p != comm->rank) ringIfSleeping(comm->peers.block(p));
-    return directAllArrived(v) ? DirectProgress::kDone : DirectProgress::kArrived;
+    if (!directAllArrived(v)) return DirectProgress::kArrived;
+  } else if (!directAllArrived(v)) {
+    return DirectProgress::kWaiting;
   }
-  return directAllArrived(v) ? DirectProgress::kDone : DirectProgress::kWaiting;
+  return barrierStampsAgree(t, v, why) ? DirectProgress::kDone : DirectProgress::kMismatch;
 }
 
 std::string describeDirectWait(const Task& t, const Step& st, size_t phase, std::vector<int>* waitingOn) {

@@ -74,7 +74,26 @@ bool lowpSupportsType(ncclDataType_t dtype) {
   return dtype == ncclFloat32 || dtype == ncclBfloat16 || dtype == ncclFloat16;
 }
 
-void directArrive(const DirectView& v) { v.arrived[v.rank]->fetch_add(1, std::memory_order_acq_rel); }
+void directArrive(const DirectView& v, const OpStamp* stamp) {
+  std::atomic<uint64_t>& mine = *v.arrived[v.rank];
+  // Only this rank writes its counter; the stamp goes out with the release of the arrival.
+  if (v.stamps != nullptr && stamp != nullptr)
+    v.stamps[v.rank][(mine.load(std::memory_order_relaxed) + 1) & 1] = *stamp;
+  mine.fetch_add(1, std::memory_order_acq_rel);
+}
+
+int directStampMismatch(const DirectView& v, const OpStamp& mine, OpStamp* theirs) {
+  if (v.stamps == nullptr) return -1;
+  const uint64_t slot = v.arrived[v.rank]->load(std::memory_order_relaxed) & 1;
+  for (int p = 0; p < v.nranks; ++p) {
+    if (p == v.rank) continue;
+    // Every peer has arrived here (acquire in directAllArrived): its stamp for this barrier is
+    // visible, and it cannot be rewritten before this rank arrives at the next barrier.
+    *theirs = v.stamps[p][slot];
+    if (!stampsAgree(mine, *theirs, v.rank, p)) return p;
+  }
+  return -1;
+}
 
 bool directAllArrived(const DirectView& v, std::vector<int>* missing) {
   const uint64_t mine = v.arrived[v.rank]->load(std::memory_order_relaxed);

@@ -11,8 +11,12 @@
 
 namespace weft {
 
-// Barrier, first half: this rank arrives (its counter goes up by one).
-void directArrive(const DirectView& v);
+// Barrier, first half: this rank arrives (its counter goes up by one), publishing `stamp` (what
+// it called, op_stamp.h) for this barrier first when the view carries stamps and one is given.
+void directArrive(const DirectView& v, const OpStamp* stamp = nullptr);
+// Once every rank has arrived: the first rank whose stamp for this barrier disagrees with `mine`,
+// or -1 (also when the view carries no stamps). *theirs receives its stamp.
+int directStampMismatch(const DirectView& v, const OpStamp& mine, OpStamp* theirs);
 // Barrier, second half: true once every rank has arrived as often as this one. Ranks that have
 // not are appended to *missing when it is given.
 bool directAllArrived(const DirectView& v, std::vector<int>* missing = nullptr);

@@ -15,7 +15,9 @@
 #include "core/params.h"
 #include "device/direct_exec.h"
 #include "device/reduce_host.h"
+#include "device/stamp_exchange.h"
 #include "device/step_piece.h"
+#include "enqueue/op_stamp.h"
 #include "enqueue/task.h"
 #include "transports/net/proxy.h"
 #include "transports/shm/futex.h"
@@ -25,6 +27,9 @@ namespace weft {
 namespace {
 
 constexpr int64_t kPureSpinNs = 5000;
+// How long a cursor waits idle before the slow-path stamp exchange starts (and its pace): long
+// enough that a matched but slow peer costs nothing, short enough to fail well within a second.
+constexpr int64_t kStampExchangeNs = 50 * 1000000;
 
 // A chain of sequences that share connections: they run one after another, in the order the
 // application issued their operations (the same order on every rank).
@@ -49,11 +54,15 @@ class Executor {
   bool advanceMulti(Cursor& c);
   bool connectLinks(const Cursor& c, ncclComm* comm, Connection* const* links, int n, bool* moved);
   bool advanceDirect(Cursor& c, const Task& t, const Step& st);
+  bool stampMatches(const Task& t, const Connection& from);
   bool pass();
   ncclResult_t fail(ncclComm* comm, ncclResult_t code, const std::string& what);
   // What cursor c waits for; *peer is the first rank it waits on, *peers all of them.
   std::string describe(const Cursor& c, int* peer, std::vector<int>* peers) const;
   ncclResult_t checkHealth(bool deadlinePassed, int64_t idleNs);
+  ncclResult_t exchangeStamps();
+  ncclResult_t failRemote(ncclComm* comm, const std::string& what);
+  ncclResult_t failMismatch(ncclComm* comm, const std::string& text);
   Connection* connectionFor(const Sequence& s, bool sender);
   Connection* connectionTo(const Sequence& s, int peer, bool sender);
   int waitingPeer(const Cursor& c, const Sequence& s, const Step& st, bool* rx) const;
@@ -67,6 +76,8 @@ class Executor {
   // handshake moves on, so the executor naps briefly instead of sleeping long.
   bool setupPending_ = false;
   bool progressed_ = false;  // a pass made progress that moved no cursor (a barrier arrival)
+  StampExchange exchange_;   // the slow path of mismatch detection (stamp_exchange.h)
+  ncclComm* mismatchComm_ = nullptr;  // this rank found a mismatch there: tell the other ranks
 };
 
 Connection* Executor::connectionFor(const Sequence& s, bool sender) {
@@ -154,6 +165,7 @@ bool Executor::advance(Cursor& c) {
     if (rx) {
       size_t got = 0;
       in = c.recv->recvBuffer(&got);
+      if (!stampMatches(t, *c.recv)) return moved;
       if (got != bytes) {
         fail(comm, ncclInvalidUsage,
              "rank " + std::to_string(comm->rank) + " expected a message of " + std::to_string(bytes) +
@@ -164,7 +176,7 @@ bool Executor::advance(Cursor& c) {
       }
     }
     runStepPiece(t, st, comm->nranks, c.done, n, in, tx ? c.send->sendBuffer(bytes) : nullptr);
-    if (tx) c.send->publish(bytes);
+    if (tx) c.send->publish(bytes, t.stamp);
     if (rx) c.recv->release();
     moved = true;
     c.done += n;
@@ -174,6 +186,21 @@ bool Executor::advance(Cursor& c) {
     }
   }
   return moved;
+}
+
+// The message at the head of `from` must belong to the call this rank is making (op_stamp.h); the
+// stamp is checked before the byte count, since a size difference is only a symptom of it.
+bool Executor::stampMatches(const Task& t, const Connection& from) {
+  ncclComm* comm = t.comm;
+  const OpStamp& theirs = from.recvStamp();
+  if (!comm->agreed.mismatchCheck || stampsAgree(t.stamp, theirs, comm->rank, from.peer())) return true;
+  failMismatch(comm, mismatchText(comm->commHash, comm->rank, t.stamp, from.peer(), theirs));
+  return false;
+}
+
+ncclResult_t Executor::failMismatch(ncclComm* comm, const std::string& text) {
+  if (error_ == ncclSuccess) mismatchComm_ = comm;
+  return fail(comm, ncclInvalidUsage, text);
 }
 
 // ---- Multi-peer sequences (the tree lane) ----
@@ -247,6 +274,7 @@ bool Executor::advanceMulti(Cursor& c) {
     for (int k = 0; k < nIn; ++k) {
       size_t got = 0;
       in[k] = rx[k]->recvBuffer(&got);
+      if (!stampMatches(t, *rx[k])) return moved;
       if (got != bytes) {
         fail(comm, ncclInvalidUsage,
              "rank " + std::to_string(comm->rank) + " expected a message of " + std::to_string(bytes) +
@@ -258,7 +286,7 @@ bool Executor::advanceMulti(Cursor& c) {
     }
     for (int k = 0; k < nOut; ++k) out[k] = tx[k]->sendBuffer(bytes);
     runMultiPeerPiece(t, st, c.done, n, in, nIn, out, nOut);
-    for (int k = 0; k < nOut; ++k) tx[k]->publish(bytes);
+    for (int k = 0; k < nOut; ++k) tx[k]->publish(bytes, t.stamp);
     for (int k = 0; k < nIn; ++k) rx[k]->release();
     moved = true;
     c.done += n;
@@ -304,6 +332,7 @@ bool Executor::advanceDirect(Cursor& c, const Task& t, const Step& st) {
     case DirectProgress::kArrived: progressed_ = true; return false;
     case DirectProgress::kWaiting: return false;
     case DirectProgress::kFailed: fail(t.comm, ncclSystemError, why); return false;
+    case DirectProgress::kMismatch: failMismatch(t.comm, why); return false;
   }
   return false;
 }
@@ -362,7 +391,9 @@ ncclResult_t Executor::checkHealth(bool deadlinePassed, int64_t idleNs) {
     for (int p : peers) {
       if (p < 0) continue;
       std::string failure = comm->peers.peerFailure(p);
-      if (!failure.empty()) return fail(comm, ncclRemoteError, failure + " while " + where);
+      // A peer that found a mismatch published both calls: pass them on as the same usage error.
+      if (!failure.empty() && isMismatchText(failure)) return fail(comm, ncclInvalidUsage, failure);
+      if (!failure.empty()) return failRemote(comm, failure + " while " + where);
     }
     // A network link reports its own failure (the peer's process or host is gone, a link is down).
     const Connection* links[2 + 2 * kMaxSeqPeers] = {c.recv, c.send};
@@ -372,12 +403,45 @@ ncclResult_t Executor::checkHealth(bool deadlinePassed, int64_t idleNs) {
     }
     for (const Connection* conn : links) {
       std::string failure = conn != nullptr ? conn->backend().failure() : std::string();
-      if (!failure.empty()) return fail(comm, ncclRemoteError, failure + " while " + where);
+      if (!failure.empty()) return failRemote(comm, failure + " while " + where);
     }
     if (deadlinePassed)
       return fail(comm, ncclRemoteError,
                   where + "; no progress for " + std::to_string(idleNs / 1000000) + " ms (WEFT_TIMEOUT_MS=" +
                       std::to_string(param::timeoutMs()) + ")");
+  }
+  return ncclSuccess;
+}
+
+// A peer or link failed. If the peer failed because it found a mismatch, its report (sent before
+// it closed its links) names both calls: that is the error to return, not the closed link.
+ncclResult_t Executor::failRemote(ncclComm* comm, const std::string& what) {
+  std::string why;
+  bool reported = false;
+  if (comm->agreed.mismatchCheck && exchange_.poll(comm, {}, &why, &reported))
+    return reported ? fail(comm, ncclInvalidUsage, why) : failMismatch(comm, why);
+  return fail(comm, ncclRemoteError, what);
+}
+
+// Idle for a while: tell the peers each stuck cursor waits on what this rank called, and compare
+// what they told us (stamp_exchange.h). Slow path only; bounded by the bootstrap's own timeouts.
+ncclResult_t Executor::exchangeStamps() {
+  std::vector<StampWait> current;
+  for (const Cursor& c : cursors_) {
+    if (c.finished) continue;
+    StampWait w{progp_->sequences[order_[c.pos]].task, {}};
+    if (!w.task->comm->agreed.mismatchCheck) continue;
+    int peer = -1;
+    (void)describe(c, &peer, &w.peers);
+    exchange_.offer(w);
+    current.push_back(std::move(w));
+  }
+  std::string why;
+  bool reported = false;
+  for (ncclComm* comm : comms_) {
+    if (!comm->agreed.mismatchCheck || !exchange_.poll(comm, current, &why, &reported)) continue;
+    // Another rank's report is passed on as it is; a mismatch found here is told to every rank.
+    return reported ? fail(comm, ncclInvalidUsage, why) : failMismatch(comm, why);
   }
   return ncclSuccess;
 }
@@ -417,7 +481,13 @@ ncclResult_t Executor::run(const Program& prog) {
       break;
     }
 
-  int64_t idleSince = 0, lastCheck = 0;
+  // The stamp exchange starts this soon into a wait and repeats at this pace while it lasts.
+  const int64_t exchangeNs = std::min<int64_t>(livenessNs, kStampExchangeNs);
+  bool checkAny = false;
+  for (ncclComm* comm : comms_) checkAny |= comm->agreed.mismatchCheck;
+  exchange_.reset();
+  mismatchComm_ = nullptr;
+  int64_t idleSince = 0, lastCheck = 0, lastExchange = 0;
   unsigned spins = 0;
   while (error_ == ncclSuccess) {
     setupPending_ = false;
@@ -450,6 +520,10 @@ ncclResult_t Executor::run(const Program& prog) {
       lastCheck = now;
       if (checkHealth(now - idleSince >= timeoutNs, now - idleSince) != ncclSuccess) break;
     }
+    if (checkAny && now - idleSince >= exchangeNs && now - lastExchange >= exchangeNs) {
+      lastExchange = now;
+      if (exchangeStamps() != ncclSuccess) break;
+    }
     // Sleep until a peer rings. Announce the sleep, then look once more, so a peer that published
     // just before it saw the flag is not missed (see ringIfSleeping).
     uint32_t seen = bell->doorbell.load(std::memory_order_acquire);
@@ -459,6 +533,8 @@ ncclResult_t Executor::run(const Program& prog) {
       // One thread driving several communicators hears only the first one's doorbell: cap the
       // sleep so the others are polled often.
       int64_t cap = comms_.size() > 1 || setupPending_ ? 1000000 : livenessNs;
+      // Stamps and reports arrive over the bootstrap, which rings no doorbell: poll for them.
+      if (checkAny) cap = std::min(cap, exchangeNs);
       int64_t left = timeoutNs - (nowNs() - idleSince);
       futexWait(&bell->doorbell, seen, std::max<int64_t>(1000, std::min(cap, left)));
     } else {
@@ -471,6 +547,9 @@ ncclResult_t Executor::run(const Program& prog) {
       comm->errors.setAsync(error_);
       comm->setState(CommState::kFailed);
       comm->peers.announceFailure(comm->errors.message());
+      // The report goes out before the links close, so a network peer that sees them close
+      // finds the report too (failRemote) and names both calls rather than a lost link.
+      if (comm == mismatchComm_) reportMismatch(comm, comm->errors.message());
       comm->connections.shutdownAll();
     }
   }

@@ -12,6 +12,7 @@
 #include "core/result.h"
 #include "device/gpu/gpu_executor.h"
 #include "device/host_executor.h"
+#include "enqueue/op_stamp.h"
 #include "tuning/select.h"
 
 namespace weft {
@@ -101,6 +102,9 @@ ncclResult_t pairSelfTransfers(std::vector<Task>& tasks) {
 }
 
 ncclResult_t runTasks(GroupState& g) {
+  // Numbered when they run, in issue order, not when issued: ncclGroupSimulateEnd drops its
+  // operations, and a rank that simulates alone must not move its numbers away from its peers'.
+  for (Task& t : g.tasks) assignOpNumber(&t);
   for (Task& t : g.tasks) WEFT_CHECK(resolve(t));
   WEFT_CHECK(pairSelfTransfers(g.tasks));
   // Scratch first, for all tasks, so that growing it cannot move a buffer a program already uses.
@@ -116,6 +120,8 @@ ncclResult_t runTasks(GroupState& g) {
                       t.comm->rank, t.comm->hostMode ? "host mode" : "on a GPU");
   for (Task& t : g.tasks) {
     selectAlgorithm(&t);
+    t.stamp = makeStamp(t);  // once per task: the hot path copies it, never rebuilds it
+    rememberStamp(t.comm, t.stamp);
     size_t need = algorithmScratchBytes(t);
     if (need == 0) continue;
     if (onDevice) {

@@ -7,6 +7,7 @@
 
 #include "device/reduce_host.h"
 #include "nccl.h"
+#include "transports/fifo.h"
 #include "tuning/algorithm.h"
 
 struct ncclComm;
@@ -41,6 +42,12 @@ struct Task {
   int root = 0;       // root, or the peer of a send/recv
   void* stream = nullptr;  // the caller's stream (GPU communicators; NULL in host mode)
   uint64_t seq = 0;   // the communicator's operation number, for messages
+  // The number of this operation in its sequence space (op_stamp.h): collectives count in one
+  // per-communicator space, a Send to P in the space of sends to P, a Recv from P in that of
+  // receives from P, so that the n-th send to P meets P's n-th receive from this rank whatever
+  // else either rank issued in between.
+  uint64_t opNum = 0;
+  OpStamp stamp{};    // what this rank called, as its messages carry it (set after selectAlgorithm)
   ReduceSpec spec;    // resolved when the group runs (a device-resident scalar is read then)
   void* scratch = nullptr;  // the communicator's scratch area, for algorithms that need one
   Algorithm algorithm = Algorithm::kRing;  // chosen by the tuner when the group runs

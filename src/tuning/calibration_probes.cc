@@ -85,8 +85,9 @@ double reduceGBps() {
   return double(produced) / usSince(t0) / 1e3;
 }
 
-// The slot protocol alone (a 64-byte header written with 48 inline bytes, a release store of the
-// flag, an acquire load by the reader), scaled by the bookkeeping the executor adds around it
+// The slot protocol alone (a 64-byte header written with 48 bytes, as the op stamp and the inline
+// payload are, a release store of the flag, an acquire load by the reader), scaled by the
+// bookkeeping the executor adds around it
 // (chain scan, cursor advance).
 double stepUs() {
   constexpr double kExecutorFactor = 6.0;

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <barrier>
+#include <chrono>
 #include <cstdint>
 #include <cstdlib>
 #include <functional>
@@ -213,6 +214,33 @@ TEST(KernelEmulation, MissingPeerBecomesAnErrorNamingIt) {
       EXPECT_NE(msg.find("rank 0 (GPU 0) timed out"), std::string::npos) << msg;
       EXPECT_NE(msg.find("rank 1 in AllReduce"), std::string::npos) << msg;
     }
+    sync.arrive_and_wait();
+  });
+}
+
+// The ranks call AllReduce with different datatypes: each kernel finds the peer's stamp in the
+// slot header of the first message, and the host turns its error record into the same two-sided
+// text as the host executor's, as a usage error (not a timeout: WEFT_TIMEOUT_MS is far away).
+TEST(KernelEmulation, MismatchedCallsNameBothSides) {
+  Scope s(Env{{"WEFT_TIMEOUT_MS", "20000"}});
+  std::barrier sync(2);
+  runRanks(2, [&](int r, ncclComm_t comm) {
+    std::vector<float> buf(1000, 1.f);
+    const auto t0 = std::chrono::steady_clock::now();
+    const ncclResult_t res =
+        ncclAllReduce(buf.data(), buf.data(), buf.size(), r == 0 ? ncclFloat32 : ncclInt32, ncclSum, comm, nullptr);
+    ncclResult_t async = ncclSuccess;
+    // A GPU launch may return before its kernel fails; the error arrives as the async state.
+    while (res == ncclSuccess && async == ncclSuccess && std::chrono::steady_clock::now() - t0 < std::chrono::seconds(5))
+      EXPECT_EQ(ncclCommGetAsyncError(comm, &async), ncclSuccess);
+    EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(5));
+    EXPECT_EQ(res == ncclSuccess ? async : res, ncclInvalidUsage);
+    const std::string msg = ncclGetLastError(comm);
+    const std::string self = r == 0 ? "float32" : "int32", other = r == 0 ? "int32" : "float32";
+    EXPECT_NE(msg.find("rank " + std::to_string(r) + " called ncclAllReduce(1000 x " + self + ", sum)"),
+              std::string::npos) << msg;
+    EXPECT_NE(msg.find("but rank " + std::to_string(1 - r) + " called ncclAllReduce(1000 x " + other + ", sum)"),
+              std::string::npos) << msg;
     sync.arrive_and_wait();
   });
 }

@@ -134,9 +134,14 @@ bool Proxy::progress(NetLink& link, bool* busy) {
       SlotHeader& s = f.slots[i];
       if (s.seq.load(std::memory_order_acquire) != link.posted + 1) break;
       const uint32_t bytes = s.bytes;
-      void* src = bytes <= kInlineBytes ? static_cast<void*>(s.inl) : static_cast<void*>(f.data + size_t(i) * f.slotBytes);
+      // The network moves bytes only: the slot header's stamp travels as a trailer after the
+      // payload (an inline message moves to the slot's data area first). The slot is ours until
+      // the send completes, and a retried isend rewrites the same bytes.
+      unsigned char* slot = f.data + size_t(i) * f.slotBytes;
+      if (bytes <= kInlineBytes) memcpy(slot, s.inl, bytes);
+      memcpy(slot + bytes, &s.stamp, sizeof(OpStamp));
       void* req = nullptr;
-      if ((r = link.network->isend(link.comm, src, bytes, 0, link.mhandle, &req)) != ncclSuccess) {
+      if ((r = link.network->isend(link.comm, slot, bytes + sizeof(OpStamp), 0, link.mhandle, &req)) != ncclSuccess) {
         fail(link, r, "isend");
         return true;
       }
@@ -178,7 +183,15 @@ bool Proxy::progress(NetLink& link, bool* busy) {
       f.head->consumed.store(link.done, std::memory_order_release);
     } else {
       SlotHeader& s = f.slots[i];
-      if (size <= kInlineBytes) memcpy(s.inl, f.data + size_t(i) * f.slotBytes, size);
+      const unsigned char* slot = f.data + size_t(i) * f.slotBytes;
+      if (size < sizeof(OpStamp)) {
+        fail(link, ncclRemoteError, "irecv (a message shorter than its stamp trailer)");
+        return true;
+      }
+      // Strip the sender's stamp (see the sending side) back into the slot header.
+      size -= sizeof(OpStamp);
+      memcpy(&s.stamp, slot + size, sizeof(OpStamp));
+      if (size <= kInlineBytes) memcpy(s.inl, slot, size);
       s.bytes = static_cast<uint32_t>(size);
       s.seq.store(link.done, std::memory_order_release);
     }

@@ -47,8 +47,10 @@ ncclResult_t DirectAreas::tryConnect(uint64_t commHash, int rank, int nranks, bo
     peers_.resize(nranks);
     dataPtrs_.assign(nranks, nullptr);
     arrivedPtrs_.assign(nranks, nullptr);
+    stampPtrs_.assign(nranks, nullptr);
     dataPtrs_[rank] = static_cast<unsigned char*>(mine_->data()) + kDirectDataOffset;
     arrivedPtrs_[rank] = &h->arrived;
+    stampPtrs_[rank] = h->stamps;
     if (nranks == 1) mine_->unlink();
   }
   bool all = true;
@@ -73,6 +75,7 @@ ncclResult_t DirectAreas::tryConnect(uint64_t commHash, int rank, int nranks, bo
     if (h->mappedBy.fetch_add(1, std::memory_order_acq_rel) + 1 == static_cast<uint32_t>(nranks_ - 1)) seg->unlink();
     dataPtrs_[p] = static_cast<unsigned char*>(seg->data()) + kDirectDataOffset;
     arrivedPtrs_[p] = &h->arrived;
+    stampPtrs_[p] = h->stamps;
     peers_[p] = std::move(seg);
   }
   connected_ = all;
@@ -91,6 +94,7 @@ void DirectAreas::clear() {
   peers_.clear();
   dataPtrs_.clear();
   arrivedPtrs_.clear();
+  stampPtrs_.clear();
   connected_ = false;
   mine_.reset();
 }

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "nccl.h"
+#include "transports/fifo.h"
 #include "transports/shm/shm_segment.h"
 
 namespace weft {
@@ -28,6 +29,9 @@ struct alignas(64) DirectHeader {
   uint64_t dataBytes;
   alignas(64) std::atomic<uint32_t> mappedBy;  // peers that have mapped this area
   alignas(64) std::atomic<uint64_t> arrived;   // barriers this rank has reached (only it writes)
+  // The rank's op stamp for its barrier k sits in stamps[k % 2], written before the arrival that
+  // publishes it: a peer can be at most one barrier ahead, so two slots never collide.
+  OpStamp stamps[2];
 };
 constexpr uint64_t kDirectMagic = 0x5745465444444131ull;  // "WEFTDDA1"
 constexpr size_t kDirectDataOffset = 4096;
@@ -38,6 +42,7 @@ struct DirectView {
   int nranks = 0;
   unsigned char* const* data = nullptr;
   std::atomic<uint64_t>* const* arrived = nullptr;
+  OpStamp* const* stamps = nullptr;  // every rank's DirectHeader::stamps (null: not compared)
 };
 
 class DirectAreas {
@@ -65,7 +70,9 @@ class DirectAreas {
   bool connected() const { return connected_; }
   // Ranks whose areas are not mapped yet (for messages while waiting).
   std::vector<int> unmapped() const;
-  DirectView view() const { return DirectView{rank_, nranks_, dataPtrs_.data(), arrivedPtrs_.data()}; }
+  DirectView view() const {
+    return DirectView{rank_, nranks_, dataPtrs_.data(), arrivedPtrs_.data(), stampPtrs_.data()};
+  }
   // Shared memory this rank created.
   size_t ownedBytes() const { return mine_ ? mine_->size() : 0; }
   // Unmaps everything (the communicator is going away).
@@ -81,6 +88,7 @@ class DirectAreas {
   std::vector<std::unique_ptr<ShmSegment>> peers_;  // by rank; null for self and not yet mapped
   std::vector<unsigned char*> dataPtrs_;
   std::vector<std::atomic<uint64_t>*> arrivedPtrs_;
+  std::vector<OpStamp*> stampPtrs_;
 };
 
 // The shared-memory name of a rank's area (a departing rank removes its own in every case).

@@ -16,6 +16,7 @@
 #include "core/result.h"
 #include "device/gpu/device_state.h"
 #include "device/runtime/device_runtime.h"
+#include "enqueue/op_stamp.h"
 #include "enqueue/task.h"
 #include "transports/net/proxy.h"
 #include "transports/transport.h"
@@ -163,6 +164,8 @@ uint32_t DescriptorBuilder::taskIndex(const Task* t) {
   d.seq = t->seq;
   d.nranks = comm_->nranks;
   d.kind = static_cast<uint8_t>(t->kind);
+  d.checkMismatch = comm_->agreed.mismatchCheck ? 1 : 0;
+  d.stamp = t->stamp;
   const uint32_t id = static_cast<uint32_t>(tasks_.size());
   tasks_.push_back(d);
   taskIds_[t] = id;
@@ -324,6 +327,7 @@ const char* devErrorWhat(uint32_t code) {
     case kDevTimeout: return "timed out";
     case kDevAborted: return "was aborted";
     case kDevSizeMismatch: return "got a message of the wrong size";
+    case kDevStampMismatch: return "got a message of a different call";
   }
   return "failed";
 }
@@ -420,12 +424,27 @@ ncclResult_t deviceScratch(ncclComm* comm, size_t bytes, void** out) {
   return ncclSuccess;
 }
 
+namespace {
+// A launch of comm failed: record why, mark the communicator failed and tell the local peers.
+void failWith(ncclComm* comm, ncclResult_t r, const std::string& msg) {
+  setError(comm, r, "%s", msg.c_str());
+  comm->errors.setAsync(r);
+  comm->setState(CommState::kFailed);
+  comm->peers.announceFailure(comm->errors.message());
+}
+}  // namespace
+
 void pollDeviceError(ncclComm* comm) {
   if (comm->gpu == nullptr) return;
   const DevError* e = comm->gpu->errorHost();
   const uint32_t code = *reinterpret_cast<const volatile uint32_t*>(&e->code);
   if (code == kDevOk || comm->gpuErrorReported) return;
   comm->gpuErrorReported = true;
+  if (code == kDevStampMismatch) {
+    // The same two-sided text as the host executor's: what this rank and the peer called.
+    failWith(comm, ncclInvalidUsage, mismatchText(comm->commHash, comm->rank, e->mine, e->peer, e->theirs));
+    return;
+  }
   char what[512];
   snprintf(what, sizeof what,
            "rank %d (GPU %d) %s while waiting %s rank %d in %s #%" PRIu64
@@ -441,10 +460,7 @@ void pollDeviceError(ncclComm* comm) {
   const ncclResult_t r = code == kDevSizeMismatch ? ncclInvalidUsage
                          : code == kDevAborted    ? ncclInvalidUsage
                                                   : ncclRemoteError;
-  setError(comm, r, "%s", msg.c_str());
-  comm->errors.setAsync(r);
-  comm->setState(CommState::kFailed);
-  comm->peers.announceFailure(comm->errors.message());
+  failWith(comm, r, msg);
 }
 
 void abortDevice(ncclComm* comm) {

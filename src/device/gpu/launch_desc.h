@@ -36,7 +36,9 @@ struct DevTask {
   uint64_t seq;    // the communicator's operation number, for error reports
   int32_t nranks;
   uint8_t kind;    // CollKind
-  uint8_t pad[3];
+  uint8_t checkMismatch;  // the communicator's WEFT_MISMATCH_CHECK
+  uint8_t pad[2];
+  OpStamp stamp;   // what this rank called: written into every slot it publishes, compared on receive
 };
 
 struct DevSequence {
@@ -59,7 +61,13 @@ struct DevChain {
 
 // What the first failing block writes for the host (mapped host memory). The host turns it into
 // an error message naming the rank, the peer and the operation.
-enum DevErrorCode : uint32_t { kDevOk = 0, kDevTimeout = 1, kDevAborted = 2, kDevSizeMismatch = 3 };
+enum DevErrorCode : uint32_t {
+  kDevOk = 0,
+  kDevTimeout = 1,
+  kDevAborted = 2,
+  kDevSizeMismatch = 3,
+  kDevStampMismatch = 4,  // a peer's message came from a different call: mine/theirs hold both stamps
+};
 struct DevError {
   uint32_t code;
   uint32_t receiving;  // 1: waiting for a message; 0: waiting for room to send
@@ -72,6 +80,7 @@ struct DevError {
   uint64_t count;    // elements of the step
   uint64_t gotBytes, wantBytes;  // kDevSizeMismatch
   uint8_t lane, kind, stepOp, pad;
+  OpStamp mine, theirs;  // kDevStampMismatch
 };
 
 struct LaunchHeader {

@@ -182,7 +182,8 @@ struct BlockState {
 
 // Thread 0 only. Records the first failure of the launch; later ones are dropped.
 __device__ void report(const LaunchHeader* h, uint32_t code, const DevSequence& q, const DevTask& t, const Step& st,
-                       uint32_t stepIndex, size_t done, int peer, bool receiving, uint64_t got, uint64_t want) {
+                       uint32_t stepIndex, size_t done, int peer, bool receiving, uint64_t got, uint64_t want,
+                       const OpStamp* theirs = nullptr) {
   DevError* e = h->error;
   if (atomicCAS(h->errorClaim, 0u, 1u) != 0u) return;
   e->receiving = receiving ? 1u : 0u;
@@ -198,6 +199,8 @@ __device__ void report(const LaunchHeader* h, uint32_t code, const DevSequence& 
   e->lane = q.lane;
   e->kind = t.kind;
   e->stepOp = static_cast<uint8_t>(st.op);
+  e->mine = t.stamp;
+  if (theirs != nullptr) e->theirs = *theirs;
   __threadfence_system();
   *reinterpret_cast<volatile uint32_t*>(&e->code) = code;
   __threadfence_system();
@@ -251,6 +254,14 @@ __device__ bool waitForPiece(const LaunchHeader* h, const DevLink* links, const 
       const DevLink& L = links[q.recv[i]];
       const SlotHeader& s = L.slots[b.count[i] % L.nslots];
       const uint32_t got = *reinterpret_cast<const volatile uint32_t*>(&s.bytes);
+      // The sender's stamp sits in the flag's cache line; it is checked before the size, which a
+      // different call only changes as a symptom (enqueue/op_stamp.h). Tested by kernel emulation
+      // on CPU threads (KernelEmulation.MismatchedCallsNameBothSides); never run on a GPU yet.
+      const OpStamp theirs = s.stamp;
+      if (t.checkMismatch != 0 && !stampsAgree(t.stamp, theirs, h->rank, L.peer)) {
+        report(h, kDevStampMismatch, q, t, st, stepIndex, done, L.peer, true, got, bytes, &theirs);
+        return false;
+      }
       if (got != bytes) {
         report(h, kDevSizeMismatch, q, t, st, stepIndex, done, L.peer, true, got, bytes);
         return false;
@@ -272,14 +283,15 @@ __device__ bool waitForPiece(const LaunchHeader* h, const DevLink* links, const 
 
 // Thread 0 only, after the block's writes are fenced: hands the piece to the send peers and the
 // consumed slots back to the receive peers.
-__device__ void finishPiece(const DevLink* links, const DevSequence& q, unsigned rmask, unsigned smask, size_t bytes,
-                            BlockState& b) {
+__device__ void finishPiece(const DevLink* links, const DevSequence& q, const OpStamp& stamp, unsigned rmask,
+                            unsigned smask, size_t bytes, BlockState& b) {
   for (int i = 0; i < kMaxSeqPeers; ++i) {
     if ((smask >> i) & 1u) {
       const DevLink& L = links[q.send[i]];
       uint64_t& c = b.count[kMaxSeqPeers + i];
       SlotHeader& s = L.slots[c % L.nslots];
       *reinterpret_cast<volatile uint32_t*>(&s.bytes) = static_cast<uint32_t>(bytes);
+      s.stamp = stamp;  // published by the same fence as the byte count
       __threadfence_system();
       storeVolatile(&s.seq, c + 1);
       ++c;
@@ -347,7 +359,7 @@ __global__ void __launch_bounds__(kKernelThreads) stepKernel(const LaunchHeader*
             });
         __threadfence_system();  // every thread's writes reach peers and host before the flags
         __syncthreads();
-        if (leader) finishPiece(links, q, rmask, smask, bytes, b);
+        if (leader) finishPiece(links, q, t.stamp, rmask, smask, bytes, b);
         __syncthreads();
         done += n;
       }
