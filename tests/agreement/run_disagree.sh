@@ -120,10 +120,4 @@ case $case_name in
   *) echo "unknown case $case_name" >&2; exit 2 ;;
 esac
 rm -rf "$cache"
-if [ $status = 0 ]; then
-  echo "PASS: case $case_name"
-  rm -rf "$NC_LOGDIR"
-else
-  echo "FAIL: case $case_name (logs kept in $NC_LOGDIR)"
-fi
-exit $status
+nc_finish $status "$case_name"

@@ -3,6 +3,7 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <sys/mman.h>
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
@@ -597,6 +598,24 @@ RunReport runClique(int nranks, const std::function<void(CliqueCtx&)>& body, con
   compareDigests(digests, &report.failures);
   report.seconds = nowSeconds() - t0;
   return report;
+}
+
+SharedCounter::SharedCounter() {
+  void* p = mmap(nullptr, sizeof(std::atomic<int>), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+  value_ = new (p) std::atomic<int>(0);
+}
+
+SharedCounter::~SharedCounter() { munmap(value_, sizeof(std::atomic<int>)); }
+
+void SharedCounter::add() { value_->fetch_add(1); }
+
+bool SharedCounter::waitFor(int n, double timeoutSec) const {
+  const double end = nowSeconds() + timeoutSec;
+  while (value_->load() < n) {
+    if (nowSeconds() > end) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
+  return true;
 }
 
 }  // namespace weft_test

@@ -10,6 +10,7 @@
 // modes the harness prints what it knows (which ranks hung, every failure so far) and ends the
 // process with a failure code.
 #pragma once
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <initializer_list>
@@ -129,6 +130,22 @@ bool processIsFresh();
       GTEST_SKIP() << why << ": Weft reads its environment once per process; run this test alone " \
                    << "(ctest runs every test in a process of its own)";                            \
   } while (0)
+
+// A counter that every rank of a run sees, threads and forked processes alike (the mapping is made
+// before the ranks start and is inherited across fork).
+class SharedCounter {
+ public:
+  SharedCounter();
+  ~SharedCounter();
+  SharedCounter(const SharedCounter&) = delete;
+  SharedCounter& operator=(const SharedCounter&) = delete;
+  void add();
+  // True once the count reached n; false after timeoutSec.
+  bool waitFor(int n, double timeoutSec) const;
+
+ private:
+  std::atomic<int>* value_;
+};
 
 // Sets an environment variable for the lifetime of the object (Weft reads its parameters once
 // per process, so set these before the first Weft call of the test's process).

@@ -31,28 +31,6 @@ constexpr size_t kBig = size_t(1) << 21;       // 8 MiB of float32: more than an
                                                // buffer hold, so a sender blocks until its peer reads
 constexpr double kBoundSeconds = 1.0;          // every rank's error must come within this
 
-// A counter that every rank of a run sees, threads and forked processes alike.
-class SharedCounter {
- public:
-  SharedCounter() {
-    void* p = mmap(nullptr, sizeof(std::atomic<int>), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-    value_ = new (p) std::atomic<int>(0);
-  }
-  ~SharedCounter() { munmap(value_, sizeof(std::atomic<int>)); }
-  void add() { value_->fetch_add(1); }
-  bool waitFor(int n, double timeoutSec) const {
-    const double end = nowSeconds() + timeoutSec;
-    while (value_->load() < n) {
-      if (nowSeconds() > end) return false;
-      std::this_thread::sleep_for(std::chrono::milliseconds(2));
-    }
-    return true;
-  }
-
- private:
-  std::atomic<int>* value_;
-};
-
 struct Buffers {
   std::vector<float> send, recv;
   Buffers() : send(2 * kBig, 1.0f), recv(2 * kBig, 0.0f) {}

@@ -19,30 +19,6 @@
 namespace weft_test {
 namespace {
 
-// A flag visible to every rank of a run, threads or forked processes alike (the mapping is made
-// before the ranks start and is inherited across fork).
-class SharedFlag {
- public:
-  SharedFlag() {
-    void* p = mmap(nullptr, sizeof(std::atomic<int>), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-    flag_ = new (p) std::atomic<int>(0);
-  }
-  ~SharedFlag() { munmap(flag_, sizeof(std::atomic<int>)); }
-  void set() { flag_->store(1); }
-  // True once set; false after timeoutSec.
-  bool wait(double timeoutSec) const {
-    const double end = nowSeconds() + timeoutSec;
-    while (flag_->load() == 0) {
-      if (nowSeconds() > end) return false;
-      std::this_thread::sleep_for(std::chrono::milliseconds(5));
-    }
-    return true;
-  }
-
- private:
-  std::atomic<int>* flag_;
-};
-
 int countEntries(const char* dir) {
   int n = 0;
   if (DIR* d = opendir(dir)) {
@@ -61,12 +37,12 @@ Usage usageNow() { return {countEntries("/proc/self/fd"), countEntries("/proc/se
 TEST(Robustness, AbortFromAnotherThreadEndsABlockedCall) {
   WEFT_REQUIRE_FRESH_PROCESS("this test sets WEFT_TIMEOUT_MS");
   ScopedEnv timeout("WEFT_TIMEOUT_MS", "30000");  // the abort, not a timeout, must end the call
-  SharedFlag done;
+  SharedCounter done;
   RunOptions opts;
   opts.deadlineMs = 60000;
   EXPECT_RUN_OK(runRanks(kTier, 2, [&done](RankCtx& ctx) {
     if (ctx.rank == 1) {  // never joins the AllReduce; leaves once rank 0 is through
-      if (!done.wait(40)) ctx.fail("rank 0 never finished");
+      if (!done.waitFor(1, 40)) ctx.fail("rank 0 never finished");
       ctx.ok(ncclCommAbort(ctx.comm), "ncclCommAbort (rank 1)");
       ctx.comm = nullptr;
       return;
@@ -85,7 +61,7 @@ TEST(Robustness, AbortFromAnotherThreadEndsABlockedCall) {
     const double returnedAt = nowSeconds();
     watchdog.join();
     ctx.comm = nullptr;
-    done.set();
+    done.add();
     if (r == ncclSuccess) ctx.fail("an AllReduce whose peer never came returned ncclSuccess");
     if (returnedAt - abortAt > 5)
       ctx.failf("the blocked AllReduce returned %.1f s after ncclCommAbort from another thread", returnedAt - abortAt);
@@ -97,12 +73,12 @@ TEST(Robustness, AbortFromAnotherThreadEndsABlockedCall) {
 TEST(Robustness, PeerSkippingACollectiveIsReportedAfterTheTimeout) {
   WEFT_REQUIRE_FRESH_PROCESS("this test sets WEFT_TIMEOUT_MS");
   ScopedEnv timeout("WEFT_TIMEOUT_MS", "2000");
-  SharedFlag done;
+  SharedCounter done;
   RunOptions opts;
   opts.deadlineMs = 60000;
   EXPECT_RUN_OK(runRanks(kTier, 2, [&done](RankCtx& ctx) {
     if (ctx.rank == 1) {  // alive, but never calls the AllReduce
-      if (!done.wait(40)) ctx.fail("rank 0 never finished");
+      if (!done.waitFor(1, 40)) ctx.fail("rank 0 never finished");
       ctx.ok(ncclCommAbort(ctx.comm), "ncclCommAbort (rank 1)");
       ctx.comm = nullptr;
       return;
@@ -119,7 +95,7 @@ TEST(Robustness, PeerSkippingACollectiveIsReportedAfterTheTimeout) {
     ncclResult_t async = ncclSuccess;
     ctx.ok(ncclCommGetAsyncError(ctx.comm, &async), "ncclCommGetAsyncError", ctx.comm);
     if (async == ncclSuccess) ctx.fail("ncclCommGetAsyncError reports ncclSuccess after the timeout");
-    done.set();
+    done.add();
     ctx.ok(ncclCommAbort(ctx.comm), "ncclCommAbort after the timeout");
     ctx.comm = nullptr;
   }, opts));

@@ -145,6 +145,18 @@ nc_check_error_report() {
   return 0
 }
 
+# nc_finish STATUS CASE: prints the verdict, removes the logs of a passing run (a failing one keeps
+# them for reading) and exits with STATUS.
+nc_finish() {
+  if [ "$1" = 0 ]; then
+    echo "PASS: case $2"
+    rm -rf "$NC_LOGDIR"
+  else
+    echo "FAIL: case $2 (logs kept in $NC_LOGDIR)"
+  fi
+  exit "$1"
+}
+
 # Each started pid is a `timeout` (the prefix and env exec into it), which leads a process group
 # of its own: killing the group takes net_check with it.
 nc_kill_all() {

@@ -96,10 +96,4 @@ if [ "$case_name" = killed-peer ]; then
 else
   nc_expect_all_pass || status=1
 fi
-if [ $status = 0 ]; then
-  echo "PASS: case $case_name"
-  rm -rf "$NC_LOGDIR"
-else
-  echo "FAIL: case $case_name (logs kept in $NC_LOGDIR)"
-fi
-exit $status
+nc_finish $status "$case_name"
