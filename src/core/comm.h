@@ -104,6 +104,7 @@ struct ncclComm {
   static constexpr int kRecentStamps = 16;
   weft::OpStamp recentStamps[kRecentStamps] = {};
   uint32_t recentStampCount = 0;
+  std::atomic<int64_t> stampsDrainedNs{0};  // when this rank last took stamp notes off its bootstrap
   uint64_t shrinkCount = 0;
 
   weft::ErrorState errors;

@@ -485,6 +485,11 @@ ncclResult_t Executor::run(const Program& prog) {
   const int64_t exchangeNs = std::min<int64_t>(livenessNs, kStampExchangeNs);
   bool checkAny = false;
   for (ncclComm* comm : comms_) checkAny |= comm->agreed.mismatchCheck;
+  if (checkAny) {
+    const int64_t now = nowNs();
+    for (ncclComm* comm : comms_)
+      if (comm->agreed.mismatchCheck) drainStampNotesIfDue(comm, now);
+  }
   exchange_.reset();
   mismatchComm_ = nullptr;
   int64_t idleSince = 0, lastCheck = 0, lastExchange = 0;

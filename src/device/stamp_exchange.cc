@@ -152,6 +152,18 @@ bool StampExchange::poll(ncclComm* comm, const std::vector<StampWait>& current, 
   return false;
 }
 
+void drainStampNotesIfDue(ncclComm* comm, int64_t nowNs) {
+  constexpr int64_t kStampDrainNs = 100 * 1000000;
+  const int64_t last = comm->stampsDrainedNs.load(std::memory_order_relaxed);
+  if (comm->bootstrap == nullptr || nowNs - last < kStampDrainNs) return;
+  comm->stampsDrainedNs.store(nowNs, std::memory_order_relaxed);
+  // Asking for a message from this rank itself, which never exists, only collects what waits.
+  bool got = false;
+  std::string why;
+  OpStamp none{};
+  (void)comm->bootstrap->tryRecv(comm->rank, kStampTag, &none, sizeof none, &got, &why);
+}
+
 void reportMismatch(ncclComm* comm, const std::string& text) {
   if (comm->bootstrap == nullptr) return;
   Report rep{};

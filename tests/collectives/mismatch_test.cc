@@ -10,13 +10,19 @@
 // Ring for AllGather), or whose ranks only send, or wait on each other in different sequence
 // spaces (a Send against a collective), is caught by the slow-path stamp exchange.
 // Matched calls whose histories differ must not trip the check (MismatchMatched).
+#include <dirent.h>
 #include <gtest/gtest.h>
 #include <sys/mman.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <chrono>
+#include <cstring>
+#include <fstream>
 #include <ostream>
 #include <regex>
+#include <set>
+#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -250,6 +256,59 @@ TEST(MismatchMatched, GroupedSendBeforeCollectiveIsNoMismatch) {
       if (got[kSmall - 1] != 3.0f) ctx.failf("rank 1 received %g, expected 3", static_cast<double>(got[kSmall - 1]));
     }
     if (v[0] != 6.0f) ctx.failf("rank %d: AllReduce gave %g, expected 6", ctx.rank, static_cast<double>(v[0]));
+  }));
+}
+
+// Connections waiting in the accept queues of this process's listening TCP sockets (for a
+// listening socket, /proc/net/tcp's rx_queue is its accept backlog).
+int pendingConnectionsOfThisProcess() {
+  std::set<std::string> mine;
+  if (DIR* d = opendir("/proc/self/fd")) {
+    while (dirent* e = readdir(d)) {
+      char target[128] = {};
+      std::string link = std::string("/proc/self/fd/") + e->d_name;
+      ssize_t n = readlink(link.c_str(), target, sizeof target - 1);
+      if (n > 0 && std::strncmp(target, "socket:[", 8) == 0) mine.insert(std::string(target + 8, target + n - 1));
+    }
+    closedir(d);
+  }
+  int pending = 0;
+  for (const char* table : {"/proc/self/net/tcp", "/proc/self/net/tcp6"}) {
+    std::ifstream in(table);
+    std::string line;
+    std::getline(in, line);  // header
+    while (std::getline(in, line)) {
+      std::istringstream f(line);
+      std::string slot, local, remote, state, queues, timer, retr, uid, timeout, inode;
+      f >> slot >> local >> remote >> state >> queues >> timer >> retr >> uid >> timeout >> inode;
+      if (state != "0A" || mine.count(inode) == 0) continue;  // 0A: LISTEN
+      pending += static_cast<int>(std::stoul(queues.substr(queues.find(':') + 1), nullptr, 16));
+    }
+  }
+  return pending;
+}
+
+// A rank that never waits never polls for stamps, yet a peer that waits on it for longer than the
+// slow-path delay sends it one per operation. Over a long run those would fill the rank's
+// bootstrap backlog (and every later note would cost its sender a connect timeout), so the rank
+// drains them as it goes: after many such operations only a few may still be queued.
+TEST(MismatchMatched, StampNotesToABusyRankDoNotPileUp) {
+  if (kTier != Mode::kProcs) GTEST_SKIP() << "counts one process's own sockets: procs tier only";
+  EXPECT_RUN_OK(runRanks(kTier, 2, [](RankCtx& ctx) {
+    std::vector<float> v(kSmall, 1.0f);
+    constexpr int kOps = 24;
+    for (int i = 0; i < kOps; ++i) {
+      // Rank 1 works "outside" Weft for longer than the slow-path delay, so rank 0 waits in every
+      // AllReduce and sends a note; rank 1 arrives last and never waits.
+      if (ctx.rank == 1) std::this_thread::sleep_for(std::chrono::milliseconds(70));
+      if (!ctx.ok(ncclAllReduce(v.data(), v.data(), v.size(), ncclFloat32, ncclSum, ctx.comm, nullptr), "AllReduce",
+                  ctx.comm))
+        return;
+    }
+    if (ctx.rank == 1) {
+      const int pending = pendingConnectionsOfThisProcess();
+      if (pending > 3) ctx.failf("rank 1 has %d connections queued on its listeners after %d operations", pending, kOps);
+    }
   }));
 }
 
