@@ -46,7 +46,7 @@ class StampExchange {
 };
 
 // A rank that never waits long never polls, yet the peers that wait on it send it their stamps: at
-// most every kStampDrainNs (checked once per call, one clock read) it takes the pending messages
+// most every 100 ms (the executor asks every few runs) it takes the pending messages
 // off its bootstrap listener, whose backlog would otherwise fill up over a long run and make every
 // later note cost its sender a connect timeout. The mailbox keeps only the latest note per peer.
 void drainStampNotesIfDue(ncclComm* comm, int64_t nowNs);
