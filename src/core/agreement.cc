@@ -28,6 +28,20 @@ void warnDifference(const ncclComm* comm, const std::string& name, const std::st
                      "scope agreed)");
 }
 
+// Host-mode ranks and GPU ranks cannot share a communicator: their FIFOs live in different kinds
+// of memory and they run different lanes. Every rank sees the same RankInfo, so all fail alike.
+ncclResult_t checkSameDeviceKind(ncclComm* comm) {
+  std::string odd;
+  const bool rootOnGpu = comm->ranks[0].device >= 0;
+  for (const RankInfo& r : comm->ranks)
+    if ((r.device >= 0) != rootOnGpu) odd += (odd.empty() ? "" : ", ") + std::to_string(r.rank);
+  if (odd.empty()) return ncclSuccess;
+  return setError(comm, ncclInvalidUsage,
+                  "init of rank %d: rank 0 runs %s but rank(s) %s do not: every rank of a communicator must run on a "
+                  "GPU, or every rank in host mode (WEFT_DEVICE=host, or no usable GPU)",
+                  comm->rank, rootOnGpu ? "on a GPU" : "in host mode", odd.c_str());
+}
+
 }  // namespace
 
 void warnOncePerProcess(const std::string& text) {
@@ -58,20 +72,6 @@ ncclResult_t allGatherStrings(Bootstrap& bootstrap, const std::string& mine, std
   all->clear();
   for (int i = 0; i < n; ++i) all->emplace_back(texts.data() + size_t(i) * width, lengths[i]);
   return ncclSuccess;
-}
-
-// Host-mode ranks and GPU ranks cannot share a communicator: their FIFOs live in different kinds
-// of memory and they run different lanes. Every rank sees the same RankInfo, so all fail alike.
-ncclResult_t checkSameDeviceKind(ncclComm* comm) {
-  std::string odd;
-  const bool rootOnGpu = comm->ranks[0].device >= 0;
-  for (const RankInfo& r : comm->ranks)
-    if ((r.device >= 0) != rootOnGpu) odd += (odd.empty() ? "" : ", ") + std::to_string(r.rank);
-  if (odd.empty()) return ncclSuccess;
-  return setError(comm, ncclInvalidUsage,
-                  "init of rank %d: rank 0 runs %s but rank(s) %s do not: every rank of a communicator must run on a "
-                  "GPU, or every rank in host mode (WEFT_DEVICE=host, or no usable GPU)",
-                  comm->rank, rootOnGpu ? "on a GPU" : "in host mode", odd.c_str());
 }
 
 ncclResult_t agreeOnSettings(ncclComm* comm) {
