@@ -6,7 +6,7 @@
 
 file(GLOB_RECURSE WEFT_GPU_SOURCES CONFIGURE_DEPENDS src/*.cu transports/*.cu collectives/*.cu)
 # The primitives' compile check has a target of its own (WEFT_CUDA_PRIMITIVES_CHECK).
-list(FILTER WEFT_GPU_SOURCES EXCLUDE REGEX "/src/device/cuda_check/")
+list(FILTER WEFT_GPU_SOURCES EXCLUDE REGEX "/src/math/cuda_check/")
 
 if(WEFT_GPU STREQUAL "cuda")
   # Both must be in place before enable_language() reads them. A100 (sm_80) and H100 (sm_90) first.

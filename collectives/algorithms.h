@@ -1,8 +1,8 @@
 // The algorithms Weft has, each turning a Task into Program sequences for one rank.
 #pragma once
-#include "device/program.h"
-#include "enqueue/task.h"
-#include "tuning/algorithm.h"
+#include "program/program.h"
+#include "task/task.h"
+#include "task/algorithm.h"
 
 namespace weft {
 

@@ -1,6 +1,6 @@
 // The one place that maps an Algorithm to the folder of collectives/ that implements it.
 #include "collectives/algorithms.h"
-#include "core/comm.h"
+#include "comm/comm.h"
 
 namespace weft {
 

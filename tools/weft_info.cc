@@ -10,8 +10,8 @@
 #include <vector>
 
 #include "collectives/algorithms.h"
-#include "core/comm.h"
-#include "core/params.h"
+#include "comm/comm.h"
+#include "base/params.h"
 #include "topology/describe.h"
 #include "topology/nccl_xml.h"
 #include "topology/system.h"

@@ -14,7 +14,7 @@
 
 #include "nccl.h"
 #include "transports/fifo.h"
-#include "transports/lane.h"
+#include "program/lane.h"
 #include "transports/shm/rank_block.h"
 
 namespace weft {

@@ -13,7 +13,7 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "device/port.h"
+#include "math/port.h"
 
 namespace weft {
 
@@ -21,16 +21,16 @@ namespace weft {
 // message carries its sender's stamp in-band (slot header, network trailer, direct-lane header),
 // so a receiver that called something else fails at once, naming both calls, instead of hanging
 // or computing garbage. Plain data: the GPU kernel writes and compares stamps too.
-// Built from a Task by enqueue/op_stamp.cc once its algorithm is chosen.
+// Built from a Task by comm/op_stamp.cc once its algorithm is chosen.
 struct OpStamp {
   uint32_t op;         // the operation's number in its sequence space, low 32 bits (first = 1)
   uint32_t countLo;    // count (elements, per rank as the API defines it) bits 0..31
   uint16_t countHi;    // count bits 32..47
-  uint8_t kind;        // CollKind (enqueue/task.h)
+  uint8_t kind;        // CollKind (task/task.h)
   uint8_t dtype;       // ncclDataType_t
   int32_t root;        // rooted collectives: the root; Send/Recv: the peer; otherwise 0
   uint8_t redop;       // kStampNoRedop, or ncclSum..ncclAvg, or kStampPreMulSum (never a handle)
-  uint8_t algorithm;   // Algorithm (tuning/algorithm.h)
+  uint8_t algorithm;   // Algorithm (task/algorithm.h)
   uint8_t protocol;    // Protocol
   uint8_t nChannels;
 };

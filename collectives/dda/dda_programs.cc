@@ -12,8 +12,8 @@
 
 #include "collectives/algorithms.h"
 #include "collectives/dda/dda_rounds.h"
-#include "core/comm.h"
-#include "core/params.h"
+#include "comm/comm.h"
+#include "base/params.h"
 
 namespace weft {
 namespace {

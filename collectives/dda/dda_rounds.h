@@ -6,8 +6,8 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "core/comm.h"
-#include "enqueue/task.h"
+#include "comm/comm.h"
+#include "task/task.h"
 
 namespace weft::dda {
 

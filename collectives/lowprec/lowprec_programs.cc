@@ -1,5 +1,5 @@
 // Low-precision all-pairs collectives: data travels as FP8 e4m3 with one float32 scale per block
-// of 256 elements (src/device/lowp_quant.h), through the direct-access staging areas, and every
+// of 256 elements (src/math/lowp_quant.h), through the direct-access staging areas, and every
 // reduction is computed in float32. Only float32, bfloat16 and float16 with ncclSum; every other
 // op and type takes an exact algorithm.
 //
@@ -14,10 +14,10 @@
 
 #include "collectives/algorithms.h"
 #include "collectives/dda/dda_rounds.h"
-#include "core/comm.h"
-#include "core/params.h"
-#include "device/direct_step.h"
-#include "device/lowp_quant.h"
+#include "comm/comm.h"
+#include "base/params.h"
+#include "host_executor/direct_step.h"
+#include "math/lowp_quant.h"
 
 namespace weft {
 namespace {

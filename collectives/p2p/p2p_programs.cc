@@ -2,7 +2,7 @@
 // sends and receives to different peers progress independently and all-to-all patterns cannot
 // deadlock on full FIFOs. Data to or from the rank itself is a local copy.
 #include "collectives/algorithms.h"
-#include "core/comm.h"
+#include "comm/comm.h"
 
 namespace weft {
 namespace {

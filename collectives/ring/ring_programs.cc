@@ -5,8 +5,8 @@
 
 #include "collectives/algorithms.h"
 #include "collectives/ring/ring_schedule.h"
-#include "core/comm.h"
-#include "core/params.h"
+#include "comm/comm.h"
+#include "base/params.h"
 
 namespace weft {
 namespace {

@@ -14,7 +14,7 @@
 #include "collectives/algorithms.h"
 #include "collectives/ring/ring_schedule.h"
 #include "collectives/tree/tree_shape.h"
-#include "core/comm.h"
+#include "comm/comm.h"
 
 namespace weft {
 namespace {

@@ -5,12 +5,12 @@
 #include <cstdint>
 #include <new>
 
-#include "core/comm.h"
-#include "core/comm_registry.h"
-#include "core/errors.h"
-#include "core/result.h"
-#include "device/gpu/gpu_executor.h"
-#include "device/reduce_host.h"
+#include "comm/comm.h"
+#include "comm/comm_registry.h"
+#include "comm/comm_error.h"
+#include "base/result.h"
+#include "gpu_executor/gpu_executor.h"
+#include "math/reduce_host.h"
 #include "nccl.h"
 
 // Defines the real symbol pnccl<Name>; nccl<Name> is a weak alias of it, so a profiler can define

@@ -6,9 +6,9 @@
 
 #include "api/api_support.h"
 #include "bootstrap/bootstrap.h"
-#include "core/comm_lifecycle.h"
-#include "core/log.h"
-#include "core/params.h"
+#include "comm/comm_lifecycle.h"
+#include "base/log.h"
+#include "base/params.h"
 #include "enqueue/group.h"
 
 using namespace weft;

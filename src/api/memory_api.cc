@@ -13,7 +13,7 @@
 #include <unordered_map>
 
 #include "api/api_support.h"
-#include "device/runtime/device_runtime.h"
+#include "runtime/device_runtime.h"
 
 using namespace weft;
 

@@ -5,7 +5,7 @@
 #include <cstdint>
 #include <string>
 
-#include "bootstrap/socket.h"
+#include "sockets/socket.h"
 #include "nccl.h"
 
 namespace weft::bootstrap {

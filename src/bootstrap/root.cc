@@ -11,8 +11,8 @@
 #include <vector>
 
 #include "bootstrap/protocol.h"
-#include "bootstrap/socket.h"
-#include "core/log.h"
+#include "sockets/socket.h"
+#include "base/log.h"
 
 namespace weft::bootstrap {
 

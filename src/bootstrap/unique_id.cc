@@ -5,9 +5,9 @@
 
 #include "bootstrap/bootstrap.h"
 #include "bootstrap/protocol.h"
-#include "bootstrap/socket.h"
-#include "core/log.h"
-#include "core/params.h"
+#include "sockets/socket.h"
+#include "base/log.h"
+#include "base/params.h"
 
 namespace weft {
 

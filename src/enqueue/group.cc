@@ -7,12 +7,12 @@
 #include <vector>
 
 #include "collectives/algorithms.h"
-#include "core/comm.h"
-#include "core/errors.h"
-#include "core/result.h"
-#include "device/gpu/gpu_executor.h"
-#include "device/host_executor.h"
-#include "enqueue/op_stamp.h"
+#include "comm/comm.h"
+#include "comm/comm_error.h"
+#include "base/result.h"
+#include "gpu_executor/gpu_executor.h"
+#include "host_executor/host_executor.h"
+#include "comm/op_stamp.h"
 #include "tuning/select.h"
 
 namespace weft {
@@ -144,24 +144,6 @@ ncclResult_t runTasks(GroupState& g) {
 }
 
 }  // namespace
-
-const char* collName(CollKind k) {
-  switch (k) {
-    case CollKind::kAllReduce: return "AllReduce";
-    case CollKind::kBroadcast: return "Broadcast";
-    case CollKind::kReduce: return "Reduce";
-    case CollKind::kAllGather: return "AllGather";
-    case CollKind::kReduceScatter: return "ReduceScatter";
-    case CollKind::kAlltoAll: return "AlltoAll";
-    case CollKind::kAlltoAllv: return "AlltoAllv";
-    case CollKind::kGather: return "Gather";
-    case CollKind::kScatter: return "Scatter";
-    case CollKind::kSend: return "Send";
-    case CollKind::kRecv: return "Recv";
-    case CollKind::kCopy: return "SelfCopy";
-  }
-  return "?";
-}
 
 ncclResult_t groupStart() {
   ++tGroup.depth;

@@ -4,7 +4,7 @@
 #pragma once
 #include <functional>
 
-#include "enqueue/task.h"
+#include "task/task.h"
 #include "nccl.h"
 
 namespace weft {

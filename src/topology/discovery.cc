@@ -10,7 +10,7 @@
 #include <fstream>
 #include <memory>
 
-#include "core/log.h"
+#include "base/log.h"
 
 namespace weft::topo {
 

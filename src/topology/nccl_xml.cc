@@ -9,7 +9,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "core/log.h"
+#include "base/log.h"
 
 namespace weft::topo {
 

@@ -13,7 +13,7 @@ struct RankPlacement {
   static constexpr int kMaxNvlinkPeers = 12;  // direct GPU-GPU NVLink peers (DGX-1 style meshes)
   static constexpr uint64_t kNone = ~0ull;    // no GPU / no NIC / no such bridge
 
-  uint64_t hostHash;                     // equal on ranks that share memory (core/host_identity.h)
+  uint64_t hostHash;                     // equal on ranks that share memory (base/host_identity.h)
   uint64_t gpuBusId;                     // packed PCI address of the rank's GPU (topology/model.h), kNone in host mode
   uint64_t nicBusId;                     // its NIC (given, or the one closest to its GPU), kNone if none
   uint64_t pciPath[kMaxPciDepth];        // bridges above the GPU (else the NIC), nearest the CPU first

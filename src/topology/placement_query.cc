@@ -2,8 +2,8 @@
 
 #include <string>
 
-#include "core/errors.h"
-#include "core/host_identity.h"
+#include "base/errors.h"
+#include "base/host_identity.h"
 #include "topology/link_class.h"
 #include "topology/system.h"
 
@@ -88,9 +88,9 @@ ncclResult_t localRankPlacement(const char* gpuBusId, RankPlacement* out) {
   BusId gpu = kNoBusId;
   if (gpuBusId != nullptr && gpuBusId[0] != '\0') {
     if (!parseBusId(gpuBusId, &gpu))
-      return setError(nullptr, ncclInvalidUsage, "GPU bus id \"%s\" is not a PCI address (dddd:bb:dd.f)", gpuBusId);
+      return reportError(nullptr, ncclInvalidUsage, "GPU bus id \"%s\" is not a PCI address (dddd:bb:dd.f)", gpuBusId);
     if (findPci(sys->topology, gpu) == nullptr)
-      return setError(nullptr, ncclInvalidUsage,
+      return reportError(nullptr, ncclInvalidUsage,
                       "GPU %s is not in this host's topology (%s); check NCCL_TOPO_FILE or the device the rank uses",
                       formatBusId(gpu).c_str(), sys->topoFile.empty() ? "detected by hwloc" : sys->topoFile.c_str());
   }

@@ -1,8 +1,8 @@
 #include "topology/system.h"
 
-#include "core/errors.h"
-#include "core/log.h"
-#include "core/params.h"
+#include "base/errors.h"
+#include "base/log.h"
+#include "base/params.h"
 #include "topology/merge.h"
 #include "topology/nccl_xml.h"
 
@@ -42,7 +42,7 @@ ncclResult_t getSystemTopology(const SystemTopology** out) {
     return s;
   }();
   *out = &kSystem;
-  if (kSystem.result != ncclSuccess) return setError(nullptr, kSystem.result, "%s", kSystem.problem.c_str());
+  if (kSystem.result != ncclSuccess) return reportError(nullptr, kSystem.result, "%s", kSystem.problem.c_str());
   return ncclSuccess;
 }
 
@@ -62,7 +62,7 @@ ncclResult_t topologyDumpIfRequested(int rank, const std::vector<RankPlacement>&
   }
   std::string error;
   res = writeTopologyFile(path, t, &error);
-  if (res != ncclSuccess) return setError(nullptr, res, "NCCL_TOPO_DUMP_FILE %s", error.c_str());
+  if (res != ncclSuccess) return reportError(nullptr, res, "NCCL_TOPO_DUMP_FILE %s", error.c_str());
   WEFT_INFO(kLogGraph | kLogEnv, "Topology: wrote NCCL_TOPO_DUMP_FILE %s", path.c_str());
   return ncclSuccess;
 }

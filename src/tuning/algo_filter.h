@@ -16,7 +16,7 @@
 #include <string>
 #include <vector>
 
-#include "tuning/algorithm.h"
+#include "task/algorithm.h"
 #include "tuning/cost_model.h"
 
 namespace weft {

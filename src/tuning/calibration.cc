@@ -18,8 +18,8 @@
 #include <sstream>
 #include <thread>
 
-#include "core/log.h"
-#include "core/params.h"
+#include "base/log.h"
+#include "base/params.h"
 
 namespace weft {
 namespace {

@@ -12,7 +12,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "core/params.h"
+#include "base/params.h"
 #include "tuning/calibration.h"
 
 namespace weft {

@@ -9,7 +9,7 @@
 #include <functional>
 #include <limits>
 
-#include "core/log.h"
+#include "base/log.h"
 #include "tuning/calibration.h"
 #include "tuning/calibration_probes.h"
 

@@ -5,8 +5,8 @@
 #pragma once
 #include <cstddef>
 
-#include "enqueue/task.h"
-#include "tuning/algorithm.h"
+#include "task/task.h"
+#include "task/algorithm.h"
 
 namespace weft {
 

@@ -6,11 +6,11 @@
 #include <cstring>
 
 #include "collectives/algorithms.h"
-#include "core/agreement.h"
-#include "core/comm.h"
-#include "core/errors.h"
-#include "core/log.h"
-#include "core/result.h"
+#include "comm/agreement.h"
+#include "comm/comm.h"
+#include "comm/comm_error.h"
+#include "base/log.h"
+#include "base/result.h"
 #include "tuning/agreed_constants.h"
 #include "tuning/calibration.h"
 #include "tuning/tuner.h"

@@ -3,7 +3,7 @@
 #pragma once
 #include <string>
 
-#include "enqueue/task.h"
+#include "task/task.h"
 #include "nccl.h"
 #include "tuning/cost_model.h"
 

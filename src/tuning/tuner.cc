@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <atomic>
 
-#include "core/log.h"
+#include "base/log.h"
 
 namespace weft {
 namespace {

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "core/params.h"
+#include "base/params.h"
 #include "tuning/algo_filter.h"
 #include "tuning/cost_model.h"
 #include "tuning/plugin/tuner_plugin.h"

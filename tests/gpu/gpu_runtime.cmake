@@ -24,4 +24,4 @@ else()
 endif()
 # (Paths from this file, so a standalone configure that includes it finds them too.)
 target_include_directories(weft_gpu_test_runtime INTERFACE
-  ${CMAKE_CURRENT_LIST_DIR}/../../src/device/runtime ${CMAKE_CURRENT_LIST_DIR})
+  ${CMAKE_CURRENT_LIST_DIR}/../../src/runtime ${CMAKE_CURRENT_LIST_DIR})

@@ -1,4 +1,4 @@
-// The vendor runtime as the GPU tests and benchmarks see it: src/device/runtime/gpu_api.h (one
+// The vendor runtime as the GPU tests and benchmarks see it: src/runtime/gpu_api.h (one
 // spelling for CUDA and HIP, picked by WEFT_GPU_CUDA / WEFT_GPU_HIP) plus the few names it does
 // not have yet: graph capture and replay, event timing. They live here, not in gpu_api.h, so the
 // library's header stays what the library uses; fold them in when the library needs them too.

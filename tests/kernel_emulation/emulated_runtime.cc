@@ -9,9 +9,9 @@
 #include <thread>
 #include <vector>
 
-#include "core/clock.h"
-#include "core/errors.h"
-#include "device/gpu/kernel_entry.h"
+#include "base/clock.h"
+#include "base/errors.h"
+#include "gpu_executor/kernel_entry.h"
 #include "kernel_emulation.h"
 
 namespace weft::gpu::emulation {
@@ -87,7 +87,7 @@ class EmulatedRuntime final : public dev::Runtime {
     return ncclSuccess;
   }
   ncclResult_t setDevice(int dev) override {
-    return dev == 0 ? ncclSuccess : setError(nullptr, ncclInvalidArgument, "emulation has device 0 only");
+    return dev == 0 ? ncclSuccess : reportError(nullptr, ncclInvalidArgument, "emulation has device 0 only");
   }
   ncclResult_t deviceInfo(int, dev::DeviceInfo* out) override {
     *out = dev::DeviceInfo{};
@@ -148,7 +148,7 @@ class EmulatedRuntime final : public dev::Runtime {
     memcpy(p, h.bytes, sizeof *p);
     memcpy(&pid, h.bytes + sizeof *p, sizeof pid);
     return pid == getpid() ? ncclSuccess
-                           : setError(nullptr, ncclInvalidUsage, "emulation: no IPC across processes");
+                           : reportError(nullptr, ncclInvalidUsage, "emulation: no IPC across processes");
   }
   ncclResult_t ipcClose(void*) override { return ncclSuccess; }
   ncclResult_t canAccessPeer(int, int, bool* yes) override {

@@ -4,7 +4,7 @@
 // setupDevice, the P2P transport (same-process peers), descriptor building, counters in "device"
 // memory, the kernel's protocol, error records. Only ranks as threads: there is no IPC.
 #pragma once
-#include "device/runtime/device_runtime.h"
+#include "runtime/device_runtime.h"
 
 namespace weft::testing {
 

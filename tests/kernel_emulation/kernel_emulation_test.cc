@@ -14,8 +14,8 @@
 #include <utility>
 #include <vector>
 
-#include "core/params.h"
-#include "device/runtime/device_runtime.h"
+#include "base/params.h"
+#include "runtime/device_runtime.h"
 #include "emulated_runtime.h"
 #include "nccl.h"
 

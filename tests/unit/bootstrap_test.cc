@@ -19,8 +19,8 @@
 
 #include "bootstrap/bootstrap.h"
 #include "bootstrap/protocol.h"
-#include "bootstrap/socket.h"
-#include "core/params.h"
+#include "sockets/socket.h"
+#include "base/params.h"
 
 namespace weft {
 namespace {

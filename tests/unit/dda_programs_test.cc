@@ -9,7 +9,7 @@
 #include <random>
 #include <vector>
 
-#include "core/params.h"
+#include "base/params.h"
 #include "direct_sim.h"
 
 namespace weft {

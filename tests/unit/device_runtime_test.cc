@@ -1,4 +1,4 @@
-// The device runtime (src/device/runtime): what a build without a GPU backend answers, what a GPU
+// The device runtime (src/runtime): what a build without a GPU backend answers, what a GPU
 // build answers on a machine without a GPU or driver, and, where a GPU exists, that memory,
 // pointer queries, IPC handles, events and stream capture queries work. The GPU cases skip, with
 // the runtime's reason, when there is no device.
@@ -10,8 +10,8 @@
 #include <string_view>
 #include <vector>
 
-#include "core/errors.h"
-#include "device/runtime/device_runtime.h"
+#include "base/errors.h"
+#include "runtime/device_runtime.h"
 #include "tuner_env.h"
 #include "weft/build_config.h"
 

@@ -11,9 +11,9 @@
 #include <vector>
 
 #include "collectives/algorithms.h"
-#include "core/comm.h"
-#include "device/direct_step.h"
-#include "device/program.h"
+#include "comm/comm.h"
+#include "host_executor/direct_step.h"
+#include "program/program.h"
 
 namespace weft::sim {
 

@@ -14,8 +14,8 @@
 #include <thread>
 #include <vector>
 
-#include "core/log.h"
-#include "core/params.h"
+#include "base/log.h"
+#include "base/params.h"
 
 namespace {
 

@@ -1,4 +1,4 @@
-// Block-scaled FP8 quantization (src/device/lowp_quant.h): every count and tail, the error bound
+// Block-scaled FP8 quantization (src/math/lowp_quant.h): every count and tail, the error bound
 // it promises, values far beyond e4m3's range, all-equal and all-zero blocks, and non-finite input.
 #include <gtest/gtest.h>
 
@@ -8,7 +8,7 @@
 #include <random>
 #include <vector>
 
-#include "device/lowp_quant.h"
+#include "math/lowp_quant.h"
 
 namespace weft {
 namespace {

@@ -1,4 +1,4 @@
-// Weft's software float16 / bfloat16 / float8 types (src/device/lowp_types.h) against two
+// Weft's software float16 / bfloat16 / float8 types (src/math/lowp_types.h) against two
 // independent references: an exact decoder and a brute-force round-to-nearest-even encoder written
 // here from the format definitions, and, where the CUDA toolkit's conversion headers are on the
 // include path, NVIDIA's own host conversions. The second check is what ties Weft's host results
@@ -12,7 +12,7 @@
 #include <random>
 #include <vector>
 
-#include "device/lowp_types.h"
+#include "math/lowp_types.h"
 
 #if __has_include(<cuda_fp16.h>) && __has_include(<cuda_bf16.h>) && __has_include(<cuda_fp8.h>)
 #include <cuda_bf16.h>

@@ -12,7 +12,7 @@
 #include <thread>
 #include <vector>
 
-#include "bootstrap/socket.h"
+#include "sockets/socket.h"
 #include "transports/net/plugin/adapter.h"
 #include "transports/net/socket/socket_net.h"
 #include "tests/unit/net_test_util.h"

@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "core/params.h"
+#include "base/params.h"
 #include "transports/net/network.h"
 
 namespace weft::nettest {

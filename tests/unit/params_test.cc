@@ -14,8 +14,8 @@
 #include <thread>
 #include <vector>
 
-#include "core/log.h"
-#include "core/params.h"
+#include "base/log.h"
+#include "base/params.h"
 
 namespace {
 
@@ -375,7 +375,7 @@ TEST_F(ParamsTest, DocsEnvMdIsUpToDate) {
   std::stringstream committed;
   committed << in.rdbuf();
   EXPECT_TRUE(committed.str() == weft::param::renderMarkdown())
-      << "docs/env.md is out of date with src/core/param_table.h; regenerate it with "
+      << "docs/env.md is out of date with src/base/param_table.h; regenerate it with "
          "`cmake --build <build> --target weft-env-docs` or "
          "`<build>/tools/weft-info --markdown -o docs/env.md`";
 }

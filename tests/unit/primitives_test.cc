@@ -1,4 +1,4 @@
-// reduceCopy and makeReduceSpec (src/device/reduce_host.h) against a plain scalar reference
+// reduceCopy and makeReduceSpec (src/math/reduce_host.h) against a plain scalar reference
 // written here from the documented rules, independently of Weft's element code: integers in
 // 64-bit modular arithmetic, float32 through double, the narrow formats exactly in double and
 // rounded once by a round-to-nearest-even written with frexp/ldexp. Every datatype, op, spec and
@@ -16,7 +16,7 @@
 #include <string>
 #include <vector>
 
-#include "device/reduce_host.h"
+#include "math/reduce_host.h"
 
 namespace {
 

@@ -1,7 +1,7 @@
 // A deterministic, single-threaded interpreter for the Programs of all ranks of a communicator, so
 // that algorithm tests check what the ring and p2p builders emit without shared memory, threads or
-// timing. It interprets steps the way src/device/host_executor.cc does:
-//  - sequences of one rank with equal chainKeyOf (src/device/program.h) form one chain and run in
+// timing. It interprets steps the way src/host_executor/host_executor.cc does:
+//  - sequences of one rank with equal chainKeyOf (src/program/program.h) form one chain and run in
 //    issue order under one cursor, as in the executor (the comm is per rank here);
 //  - a step moves pieces of min(remaining, slotBytes / elemSize) elements, one message per piece;
 //  - src offsets are from task.sendbuff, dst offsets from task.recvbuff, with the same reduceCopy
@@ -39,11 +39,11 @@
 #include <vector>
 
 #include "collectives/algorithms.h"
-#include "core/comm.h"
-#include "device/program.h"
-#include "device/step_piece.h"
-#include "device/reduce_host.h"
-#include "enqueue/task.h"
+#include "comm/comm.h"
+#include "program/program.h"
+#include "host_executor/step_piece.h"
+#include "math/reduce_host.h"
+#include "task/task.h"
 
 namespace weft::sim {
 

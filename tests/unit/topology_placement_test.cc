@@ -4,8 +4,8 @@
 #include <cstdlib>
 #include <cstring>
 
-#include "core/host_identity.h"
-#include "core/params.h"
+#include "base/host_identity.h"
+#include "base/params.h"
 #include "topology/link_class.h"
 #include "topology/merge.h"
 #include "topology/nccl_xml.h"

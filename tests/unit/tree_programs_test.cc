@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "collectives/tree/tree_shape.h"
-#include "core/params.h"
+#include "base/params.h"
 #include "tests/unit/program_sim.h"
 #include "tuning/select.h"
 #include "tuning/tuner.h"

@@ -8,7 +8,7 @@
 #include <optional>
 #include <string>
 
-#include "core/params.h"
+#include "base/params.h"
 #include "tuning/calibration.h"
 
 class ScopedEnv {

@@ -7,8 +7,8 @@
 #include <chrono>
 #include <cstring>
 
-#include "core/clock.h"
-#include "core/log.h"
+#include "base/clock.h"
+#include "base/log.h"
 #include "transports/shm/futex.h"
 
 namespace weft::net {

@@ -9,8 +9,8 @@
 #include <thread>
 #include <vector>
 
-#include "core/clock.h"
-#include "core/log.h"
+#include "base/clock.h"
+#include "base/log.h"
 
 namespace weft {
 namespace {

@@ -10,7 +10,7 @@
 #pragma once
 #include <string>
 
-#include "device/runtime/device_runtime.h"
+#include "runtime/device_runtime.h"
 #include "transports/connection.h"
 #include "transports/shm/shm_segment.h"
 

@@ -5,7 +5,7 @@
 #include <cinttypes>
 #include <cstdio>
 
-#include "core/params.h"
+#include "base/params.h"
 
 namespace weft {
 

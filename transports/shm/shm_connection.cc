@@ -3,7 +3,7 @@
 #include <cinttypes>
 #include <cstdio>
 
-#include "core/log.h"
+#include "base/log.h"
 
 namespace weft {
 

@@ -13,7 +13,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "core/plugin_logger_abi.h"
+#include "base/plugin_logger_abi.h"
 #include "nccl.h"
 
 #ifdef __cplusplus

@@ -6,7 +6,7 @@
 #include <cstdarg>
 #include <cstdio>
 
-#include "core/log.h"
+#include "base/log.h"
 
 namespace weft {
 namespace {

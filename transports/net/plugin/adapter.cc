@@ -4,8 +4,8 @@
 #include <cstdarg>
 #include <cstdio>
 
-#include "core/errors.h"
-#include "core/log.h"
+#include "base/errors.h"
+#include "base/log.h"
 #include "transports/net/plugin/net_abi.h"
 
 namespace weft::net {

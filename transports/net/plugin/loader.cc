@@ -9,8 +9,8 @@
 #include <string>
 #include <vector>
 
-#include "core/log.h"
-#include "core/params.h"
+#include "base/log.h"
+#include "base/params.h"
 #include "transports/net/network.h"
 #include "transports/net/plugin/adapter.h"
 #include "transports/net/plugin/net_abi.h"

@@ -25,7 +25,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "core/plugin_logger_abi.h"
+#include "base/plugin_logger_abi.h"
 #include "nccl.h"
 
 #define NCCL_NET_HANDLE_MAXSIZE 128 /* bytes listen() may write into the handle */
@@ -37,7 +37,7 @@
 #define NCCL_NET_MAX_DEVS_PER_NIC_V9 4 /* v9 through v11 */
 #define NCCL_NET_MAX_DEVS_PER_NIC_V12 8
 
-/* Subsystem bits of the logger a plugin receives at init (core/plugin_logger_abi.h). */
+/* Subsystem bits of the logger a plugin receives at init (base/plugin_logger_abi.h). */
 #define NCCL_LOG_SUBSYS_INIT 0x1
 #define NCCL_LOG_SUBSYS_NET 0x10
 

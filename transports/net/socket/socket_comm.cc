@@ -12,8 +12,8 @@
 #include <chrono>
 #include <cstring>
 
-#include "core/log.h"
-#include "core/params.h"
+#include "base/log.h"
+#include "base/params.h"
 
 namespace weft::net::socketnet {
 

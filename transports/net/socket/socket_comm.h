@@ -19,7 +19,7 @@
 #include <thread>
 #include <vector>
 
-#include "bootstrap/socket.h"
+#include "sockets/socket.h"
 #include "nccl.h"
 
 namespace weft::net::socketnet {

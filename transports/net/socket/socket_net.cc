@@ -18,9 +18,9 @@
 #include <string>
 #include <vector>
 
-#include "bootstrap/socket.h"
-#include "core/log.h"
-#include "core/params.h"
+#include "sockets/socket.h"
+#include "base/log.h"
+#include "base/params.h"
 #include "transports/net/socket/socket_comm.h"
 
 namespace weft::net::socketnet {

@@ -2,7 +2,7 @@
 // admit, one device per interface. It is written as an ncclNet plugin of the newest ABI version
 // and reached, like external plugins, through the loader's adapter (transports/net/plugin).
 #pragma once
-#include "bootstrap/socket.h"
+#include "sockets/socket.h"
 #include "transports/net/plugin/net_abi.h"
 
 namespace weft::net::socketnet {

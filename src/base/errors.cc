@@ -1,0 +1,61 @@
+#include "base/errors.h"
+
+#include <cstdio>
+#include <cstring>
+#include <mutex>
+
+#include "base/log.h"
+
+namespace weft {
+namespace {
+// The process-wide message is read by ncclGetLastError(NULL) from any thread; it is a fixed buffer
+// so the returned pointer stays valid, and a mutex keeps a reader from seeing half a message.
+std::mutex gMutex;
+char gLastError[kErrorMessageBytes] = "";
+}  // namespace
+
+ncclResult_t reportErrorV(ErrorState* where, ncclResult_t code, const char* fmt, va_list ap) {
+  char msg[kErrorMessageBytes];
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  {
+    std::lock_guard<std::mutex> lock(gMutex);
+    snprintf(gLastError, sizeof gLastError, "%s", msg);
+  }
+  if (where != nullptr) where->setMessage(msg);
+  WEFT_WARN("%s (%s)", msg, resultString(code));
+  return code;
+}
+
+ncclResult_t reportError(ErrorState* where, ncclResult_t code, const char* fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  ncclResult_t r = reportErrorV(where, code, fmt, ap);
+  va_end(ap);
+  return r;
+}
+
+const char* globalLastError() {
+  std::lock_guard<std::mutex> lock(gMutex);
+  return gLastError;
+}
+
+const char* resultString(ncclResult_t code) {
+  switch (code) {
+    case ncclSuccess: return "no error";
+    case ncclUnhandledCudaError: return "unhandled GPU runtime error (a CUDA or HIP call failed)";
+    case ncclSystemError: return "unhandled system error (a system call, socket or shared memory failed)";
+    case ncclInternalError: return "internal error (a bug in Weft; please report it)";
+    case ncclInvalidArgument: return "invalid argument";
+    case ncclInvalidUsage: return "invalid usage (the API was used in a way it does not allow)";
+    case ncclRemoteError: return "remote process exited or a network error occurred";
+    case ncclInProgress: return "operation in progress";
+    default: return "unknown result code";
+  }
+}
+
+void ErrorState::setMessage(const char* msg) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  snprintf(message_, sizeof message_, "%s", msg);
+}
+
+}  // namespace weft

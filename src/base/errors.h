@@ -1,0 +1,43 @@
+// Error messages for ncclGetLastError: one per communicator and one for the process (the latter
+// also holds the newest message of any communicator, which is what NCCL users read with NULL).
+// A communicator keeps its own in an ErrorState; comm/comm_error.h records into it by communicator.
+#pragma once
+#include <atomic>
+#include <cstdarg>
+#include <mutex>
+
+#include "nccl.h"
+
+namespace weft {
+
+constexpr size_t kErrorMessageBytes = 1024;
+
+// The last error message of a communicator and its asynchronous error code.
+class ErrorState {
+ public:
+  void setMessage(const char* msg);
+  const char* message() const { return message_; }
+  void setAsync(ncclResult_t code) {
+    int expected = ncclSuccess;
+    async_.compare_exchange_strong(expected, code);
+  }
+  void forceAsync(ncclResult_t code) { async_.store(code); }
+  ncclResult_t async() const { return static_cast<ncclResult_t>(async_.load()); }
+
+ private:
+  mutable std::mutex mutex_;
+  char message_[kErrorMessageBytes] = "";
+  std::atomic<int> async_{ncclSuccess};
+};
+
+// Records a formatted message for `where` (null: the process only) and the process, logs it at
+// WARN level, and returns code so call sites can write `return reportError(..., code, ...)`.
+ncclResult_t reportError(ErrorState* where, ncclResult_t code, const char* fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+ncclResult_t reportErrorV(ErrorState* where, ncclResult_t code, const char* fmt, va_list ap);
+// The newest message of the process ("" when none).
+const char* globalLastError();
+// Text for a result code.
+const char* resultString(ncclResult_t code);
+
+}  // namespace weft

@@ -1,0 +1,123 @@
+// The communicator. It owns its parts (bootstrap, local peers, connections, user reduction ops,
+// registrations) rather than holding every field itself; each part lives in its own header.
+#pragma once
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "base/errors.h"
+#include "bootstrap/bootstrap.h"
+#include "sockets/socket.h"
+#include "comm/config.h"
+#include "comm/local_peers.h"
+#include "base/params.h"
+#include "comm/redop_table.h"
+#include "gpu_executor/device_state.h"
+#include "nccl.h"
+#include "topology/placement.h"
+#include "transports/connection_table.h"
+#include "transports/net/network.h"
+#include "transports/shm/direct_area.h"
+
+namespace weft {
+
+constexpr uint64_t kCommMagic = 0x5745465443304d4dull;  // "WEFTC0MM"
+
+enum class CommState : int {
+  kInitializing,  // a non-blocking init is still running
+  kReady,
+  kFinalized,     // ncclCommFinalize was called: no new operations
+  kRevoked,       // ncclCommRevoke: no new operations; destroy, split and shrink still allowed
+  kFailed,        // init failed, or an operation failed and left the peers out of step
+};
+
+// A buffer registered with ncclCommRegister; its address is the handle.
+struct Registration {
+  void* buff;
+  size_t size;
+};
+
+class Tuner;  // tuning/tuner.h
+struct TunerDeleter {
+  void operator()(Tuner* t) const;  // defined in tuning/select.cc
+};
+
+// What every rank learned about every other at init.
+struct RankInfo {
+  uint64_t hostHash;
+  int32_t pid;
+  int32_t rank;
+  char hostName[64];   // for messages about this rank
+  int32_t device;      // the rank's GPU, -1 in host mode
+};
+
+}  // namespace weft
+
+struct ncclComm {
+  uint64_t magic = weft::kCommMagic;
+  int rank = -1;
+  int nranks = 0;
+  uint64_t commHash = 0;   // unique per communicator, equal on all its ranks
+  // Every Agreed parameter (param_table.h) as rank 0 set it: what steers this communicator's
+  // collectives, the same on every rank (comm/agreement.h). Never read those per process.
+  weft::param::Agreed agreed = weft::param::localAgreed();  // this rank's proposal until init agrees
+  int nChannels = 1;       // ring channels, from agreed settings
+  uint32_t slotBytes = 0;  // FIFO slot size, from the agreed NCCL_BUFFSIZE
+  uint32_t nSlots = 8;
+  bool hostMode = true;
+  bool p2pRead = false;  // P2P FIFOs live with the sender (read mode): the agreed NCCL_P2P_READ_ENABLE
+  weft::CommConfig config;  // minCTAs/maxCTAs are rank 0's once init agreed on them
+  std::vector<weft::RankInfo> ranks;
+
+  std::atomic<int> state{static_cast<int>(weft::CommState::kInitializing)};
+  std::atomic<bool> abortFlag{false};
+  std::atomic<int> activeOps{0};  // operations executing right now (ncclCommAbort waits for them)
+  uint64_t opCount = 0;           // operations issued, for "stuck at op #N" messages
+  // Sequence spaces of the op stamps (comm/op_stamp.h): collectives issued, and per peer the
+  // sends to it and the receives from it (sized nranks on first use).
+  uint64_t collCount = 0;
+  std::vector<uint64_t> sendCount, recvCount;
+  // This rank's latest stamps (every sequence space), so that it can still answer a peer's
+  // slow-path stamp exchange (src/host_executor/stamp_exchange.h) about an operation it finished.
+  static constexpr int kRecentStamps = 16;
+  weft::OpStamp recentStamps[kRecentStamps] = {};
+  uint32_t recentStampCount = 0;
+  std::atomic<int64_t> stampsDrainedNs{0};  // when this rank last took stamp notes off its bootstrap
+  uint64_t shrinkCount = 0;
+
+  weft::ErrorState errors;
+  std::unique_ptr<weft::Bootstrap> bootstrap;
+  weft::LocalPeers peers;
+  weft::ConnectionTable connections;
+  weft::net::Network* network = nullptr;  // set when some peer is reached over the network
+  int netDevices = 0;
+  std::vector<weft::topo::RankPlacement> placements;  // every rank's, gathered at init
+  weft::DirectAreas direct{&agreed.ddaSendbufBytes};  // staging areas of the direct lane (DDA, low precision), made on first use
+  weft::RedOpTable redOps;
+  std::thread initThread;  // a non-blocking init runs here
+  weft::CancelEvent initCancel;  // ncclCommAbort fires it to stop an init that is still waiting
+  std::vector<uint64_t> scratch;  // grow-only scratch for algorithms that gather inputs first
+  std::unique_ptr<weft::Tuner, weft::TunerDeleter> tuner;  // cost table, settings, plugin (set at init)
+  std::mutex regMutex;
+  std::vector<std::unique_ptr<weft::Registration>> registrations;  // ncclCommRegister handles
+  // GPU communicators only (hostMode false): device resources of the GPU executor.
+  std::unique_ptr<weft::gpu::DeviceState> gpu;
+  int64_t gpuTimerTicksPerMs = 0;
+  bool gpuErrorReported = false;
+  bool gpuHoldsProxy = false;  // keeps the network proxy polling for this comm's kernels
+
+  // Point-to-point FIFOs carry one peer's messages each, and a rank may hold one per peer; a tree
+  // channel holds up to three (parent, two children) per tree, two trees per channel. Those lanes
+  // get half as many slots (same slot size, so the same pieces), which keeps an 8-rank AlltoAll
+  // inside a container's default 64 MiB /dev/shm. Rings keep the full depth for their pipelines.
+  uint32_t laneSlots(weft::Lane lane) const {
+    return lane == weft::Lane::kP2p || lane == weft::Lane::kTree ? (nSlots + 1) / 2 : nSlots;
+  }
+
+  weft::CommState getState() const { return static_cast<weft::CommState>(state.load(std::memory_order_acquire)); }
+  void setState(weft::CommState s) { state.store(static_cast<int>(s), std::memory_order_release); }
+};

@@ -1,0 +1,88 @@
+#include "comm/config.h"
+
+#include <climits>
+#include <cstddef>
+#include <cstring>
+
+#include "base/params.h"
+
+namespace weft {
+namespace {
+
+constexpr unsigned kConfigMagic = 0xcafebeef;
+// RCCL's struct is a little longer than NCCL's; anything past this is not a config.
+constexpr size_t kMaxConfigBytes = 4096;
+
+// Reads one field only when the caller's struct is long enough to contain it: an application
+// built against an older nccl.h passes a shorter struct.
+template <typename T>
+bool fieldPresent(const ncclConfig_t* c, size_t offset) {
+  return offset + sizeof(T) <= c->size;
+}
+
+void readInt(const ncclConfig_t* c, size_t offset, int* out) {
+  if (!fieldPresent<int>(c, offset)) return;
+  int v;
+  memcpy(&v, reinterpret_cast<const char*>(c) + offset, sizeof v);
+  if (v != NCCL_CONFIG_UNDEF_INT) *out = v;
+}
+
+void readString(const ncclConfig_t* c, size_t offset, std::string* out) {
+  if (!fieldPresent<const char*>(c, offset)) return;
+  const char* v;
+  memcpy(&v, reinterpret_cast<const char*>(c) + offset, sizeof v);
+  if (v != nullptr) *out = v;
+}
+
+}  // namespace
+
+ncclResult_t parseConfig(const ncclConfig_t* user, CommConfig* out, std::string* why) {
+  CommConfig cfg;
+  int envBlocking = static_cast<int>(param::commBlocking());
+  if (envBlocking == 0 || envBlocking == 1) cfg.blocking = envBlocking;
+  // This rank's proposal: communicator init puts rank 0's channel range in force (agreement.h).
+  const param::Agreed local = param::localAgreed();
+  cfg.minCTAs = static_cast<int>(local.minNChannels);
+  cfg.maxCTAs = static_cast<int>(local.maxNChannels);
+  if (user != nullptr) {
+    if (user->magic != kConfigMagic) {
+      *why = "ncclConfig_t was not initialised with NCCL_CONFIG_INITIALIZER (bad magic)";
+      return ncclInvalidArgument;
+    }
+    if (user->size < offsetof(ncclConfig_t, blocking) + sizeof(int) || user->size > kMaxConfigBytes) {
+      *why = "ncclConfig_t has an impossible size field (" + std::to_string(user->size) + ")";
+      return ncclInvalidArgument;
+    }
+    readInt(user, offsetof(ncclConfig_t, blocking), &cfg.blocking);
+    readInt(user, offsetof(ncclConfig_t, cgaClusterSize), &cfg.cgaClusterSize);
+    readInt(user, offsetof(ncclConfig_t, minCTAs), &cfg.minCTAs);
+    readInt(user, offsetof(ncclConfig_t, maxCTAs), &cfg.maxCTAs);
+    readString(user, offsetof(ncclConfig_t, netName), &cfg.netName);
+    readInt(user, offsetof(ncclConfig_t, splitShare), &cfg.splitShare);
+    readInt(user, offsetof(ncclConfig_t, trafficClass), &cfg.trafficClass);
+    readString(user, offsetof(ncclConfig_t, commName), &cfg.commName);
+    readInt(user, offsetof(ncclConfig_t, collnetEnable), &cfg.collnetEnable);
+    readInt(user, offsetof(ncclConfig_t, CTAPolicy), &cfg.ctaPolicy);
+    readInt(user, offsetof(ncclConfig_t, shrinkShare), &cfg.shrinkShare);
+    readInt(user, offsetof(ncclConfig_t, nvlsCTAs), &cfg.nvlsCTAs);
+    readInt(user, offsetof(ncclConfig_t, nChannelsPerNetPeer), &cfg.nChannelsPerNetPeer);
+    readInt(user, offsetof(ncclConfig_t, nvlinkCentricSched), &cfg.nvlinkCentricSched);
+  }
+  if (cfg.blocking != 0 && cfg.blocking != 1) {
+    *why = "config.blocking must be 0 or 1 (got " + std::to_string(cfg.blocking) + ")";
+    return ncclInvalidArgument;
+  }
+  if (cfg.minCTAs < 1 || cfg.maxCTAs < 1 || cfg.minCTAs > cfg.maxCTAs) {
+    *why = "config minCTAs/maxCTAs must satisfy 1 <= minCTAs <= maxCTAs (got " + std::to_string(cfg.minCTAs) + ", " +
+           std::to_string(cfg.maxCTAs) + ")";
+    return ncclInvalidArgument;
+  }
+  if (cfg.ctaPolicy < 0 || cfg.ctaPolicy > (NCCL_CTA_POLICY_EFFICIENCY | NCCL_CTA_POLICY_ZERO)) {
+    *why = "config.CTAPolicy has an unknown value " + std::to_string(cfg.ctaPolicy);
+    return ncclInvalidArgument;
+  }
+  *out = cfg;
+  return ncclSuccess;
+}
+
+}  // namespace weft

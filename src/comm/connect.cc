@@ -1,0 +1,65 @@
+#include "comm/connect.h"
+
+#include <algorithm>
+
+#include "comm/comm.h"
+#include "base/params.h"
+#include "transports/net/net_connection.h"
+#include "transports/p2p/p2p_connection.h"
+#include "transports/shm/shm_connection.h"
+
+namespace weft {
+
+// GPU ranks of one host map each other's FIFOs unless P2P is disabled (NCCL_P2P_DISABLE, or
+// NCCL_P2P_LEVEL=LOC for ranks on different GPUs). Both sides decide from the same settings, so they
+// agree. (Path levels between LOC and SYS are not told apart yet: any other level allows P2P.)
+bool usesP2p(const ncclComm* comm, int peer) {
+  if (comm->hostMode || comm->agreed.p2pDisable) return false;
+  const RankInfo& me = comm->ranks[comm->rank];
+  const RankInfo& other = comm->ranks[peer];
+  const bool sameGpu = me.pid == other.pid ? me.device == other.device : false;
+  const std::string& level = comm->agreed.p2pLevel;
+  if (!sameGpu && level == "LOC") return false;
+  return true;
+}
+
+bool usesNetwork(const ncclComm* comm, int peer) {
+  return comm->ranks[peer].hostHash != comm->ranks[comm->rank].hostHash || comm->agreed.shmDisable;
+}
+
+std::unique_ptr<Connection> makeConnection(ncclComm* comm, const ConnectionId& id, bool isSender, uint32_t nslots) {
+  const int peer = isSender ? id.receiverRank : id.senderRank;
+  std::unique_ptr<ConnectionBackend> backend;
+  if (usesNetwork(comm, peer) && comm->network != nullptr) {
+    NetConnectionSpec spec;
+    spec.id = id;
+    spec.isSender = isSender;
+    spec.nslots = nslots;
+    // The stride of a network FIFO leaves room after each slot's payload for the stamp the proxy
+    // sends as a trailer. Pieces are still cut by comm->slotBytes (both executors), so the larger
+    // stride only adds room: the payload never reaches the trailer.
+    spec.slotBytes = comm->slotBytes + kNetTrailerBytes;
+    spec.network = comm->network;
+    spec.device = comm->netDevices > 0 ? id.channel % comm->netDevices : 0;
+    spec.bootstrap = comm->bootstrap.get();
+    spec.ownerBell = comm->peers.self();
+    spec.peerHost = comm->ranks[peer].hostName;
+    spec.timeoutMs = param::timeoutMs();
+    backend = std::make_unique<NetConnection>(spec);
+  } else if (usesP2p(comm, peer)) {
+    P2pSpec spec{id, isSender, comm->p2pRead, nslots, comm->slotBytes, comm->gpu->device(),
+                  std::min<int64_t>(param::timeoutMs(), 10000)};
+    backend = std::make_unique<P2pConnection>(spec);
+  } else {
+    backend = std::make_unique<ShmConnection>(id, isSender, nslots, comm->slotBytes, comm->peers.block(peer));
+  }
+  return std::make_unique<Connection>(id, isSender, std::move(backend));
+}
+
+Connection* getConnection(ncclComm* comm, Lane lane, int channel, int peer, bool isSender, uint32_t nslots) {
+  ConnectionId id{comm->commHash, lane, channel, isSender ? comm->rank : peer, isSender ? peer : comm->rank};
+  if (Connection* c = comm->connections.find(id, isSender)) return c;
+  return comm->connections.add(makeConnection(comm, id, isSender, nslots));
+}
+
+}  // namespace weft

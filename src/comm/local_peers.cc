@@ -1,0 +1,133 @@
+#include "comm/local_peers.h"
+
+#include <signal.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cinttypes>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+
+#include "comm/comm.h"
+#include "base/log.h"
+#include "base/result.h"
+
+namespace weft {
+namespace {
+// Field 22 of /proc/<pid>/stat (start time in clock ticks) and the state letter; false when the
+// process is gone. A killed process that its parent has not reaped yet is a zombie: kill(pid, 0)
+// still succeeds on it, so the state letter is what tells that it is dead.
+bool readProcStat(int32_t pid, char* state, uint64_t* startTime) {
+  char path[64];
+  snprintf(path, sizeof path, "/proc/%d/stat", pid);
+  FILE* f = fopen(path, "r");
+  if (f == nullptr) return false;
+  char buf[1024];
+  size_t len = fread(buf, 1, sizeof buf - 1, f);
+  fclose(f);
+  buf[len] = 0;
+  const char* p = strrchr(buf, ')');  // the command name may contain spaces and parentheses
+  if (p == nullptr || p[1] == 0) return false;
+  *state = p[2];
+  // After ") " come fields 3.. ; start time is field 22, i.e. the 20th after the state.
+  const char* q = p + 2;
+  for (int field = 3; field < 22 && q != nullptr; ++field) {
+    q = strchr(q, ' ');
+    if (q != nullptr) ++q;
+  }
+  *startTime = q != nullptr ? strtoull(q, nullptr, 10) : 0;
+  return true;
+}
+
+bool processAlive(int32_t pid, uint64_t startTime) {
+  char state = 0;
+  uint64_t now = 0;
+  if (!readProcStat(pid, &state, &now)) return kill(pid, 0) == 0 || errno != ESRCH;
+  if (state == 'Z' || state == 'X') return false;
+  return startTime == 0 || now == startTime;
+}
+
+std::string blockName(uint64_t commHash, int rank) {
+  char buf[64];
+  snprintf(buf, sizeof buf, "/weft-%016" PRIx64 "-b%d", commHash, rank);
+  return buf;
+}
+}  // namespace
+
+ncclResult_t LocalPeers::setup(uint64_t commHash, int rank, const std::vector<RankInfo>& ranks,
+                               Bootstrap* bootstrap, std::string* why) {
+  const int n = static_cast<int>(ranks.size());
+  blocks_.assign(n, nullptr);
+  opened_.clear();
+  ncclResult_t r = mine_.create(blockName(commHash, rank), sizeof(RankBlock), why);
+  if (r != ncclSuccess) return r;
+  self_ = new (mine_.data()) RankBlock();
+  self_->magic = kRankBlockMagic;
+  self_->pid = static_cast<int32_t>(getpid());
+  char state = 0;
+  uint64_t start = 0;
+  self_->startTime = readProcStat(self_->pid, &state, &start) ? start : 0;
+  self_->rank = rank;
+  blocks_[rank] = self_;
+  WEFT_CHECK(bootstrap->barrier(why));
+  nLocal_ = 1;
+  for (int p = 0; p < n; ++p) {
+    if (p == rank || ranks[p].hostHash != ranks[rank].hostHash) continue;
+    auto seg = std::make_unique<ShmSegment>();
+    bool notYet = false;
+    r = seg->tryOpen(blockName(commHash, p), sizeof(RankBlock), &notYet, why);
+    if (r != ncclSuccess) return r;
+    if (notYet) {
+      *why = "rank " + std::to_string(p) + "'s shared block " + blockName(commHash, p) +
+             " is missing although it passed the barrier (is /dev/shm shared between the ranks' containers?)";
+      return ncclSystemError;
+    }
+    blocks_[p] = static_cast<RankBlock*>(seg->data());
+    opened_.push_back(std::move(seg));
+    ++nLocal_;
+  }
+  // Everyone has mapped everyone's block: the names can go.
+  WEFT_CHECK(bootstrap->barrier(why));
+  mine_.unlink();
+  return ncclSuccess;
+}
+
+std::string LocalPeers::peerFailure(int rank, bool countAborted) const {
+  RankBlock* b = blocks_[rank];
+  if (b == nullptr) return "";
+  // A peer that failed published why before it went away: its cause is the one worth reporting.
+  if (countAborted && b->aborted.load(std::memory_order_acquire) != 0) {
+    char reason[sizeof b->reason];
+    memcpy(reason, b->reason, sizeof reason);
+    reason[sizeof reason - 1] = 0;
+    return "rank " + std::to_string(rank) + " stopped (" + (reason[0] ? reason : "aborted") + ")";
+  }
+  if (b->pid != self_->pid && !processAlive(b->pid, b->startTime))
+    return "rank " + std::to_string(rank) + " (pid " + std::to_string(b->pid) + ") has exited";
+  return "";
+}
+
+void LocalPeers::announceFailure(const char* reason) {
+  if (self_ == nullptr) return;
+  uint32_t expected = 0;
+  if (self_->aborted.load(std::memory_order_relaxed) == 0) {
+    snprintf(self_->reason, sizeof self_->reason, "%s", reason);
+    self_->aborted.compare_exchange_strong(expected, 1, std::memory_order_release);
+  }
+  ringAll();
+}
+
+void LocalPeers::clearFailure() {
+  if (self_ != nullptr) self_->aborted.store(0, std::memory_order_release);
+}
+
+void LocalPeers::ringAll() {
+  for (RankBlock* b : blocks_)
+    if (b != nullptr && b != self_) {
+      b->doorbell.fetch_add(1);
+      futexWakeAll(&b->doorbell);
+    }
+}
+
+}  // namespace weft

@@ -1,0 +1,488 @@
+#include "gpu_executor/gpu_executor.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cinttypes>
+#include <cstring>
+#include <thread>
+#include <unordered_map>
+#include <vector>
+
+#include "base/clock.h"
+#include "comm/comm.h"
+#include "comm/comm_error.h"
+#include "base/log.h"
+#include "base/params.h"
+#include "base/result.h"
+#include "gpu_executor/device_state.h"
+#include "gpu_executor/kernel_entry.h"
+#include "runtime/device_runtime.h"
+#include "comm/op_stamp.h"
+#include "task/task.h"
+#include "transports/net/proxy.h"
+#include "comm/connect.h"
+
+namespace weft::gpu {
+namespace {
+
+// Keeps the caller's current device: the API may be called with another device current.
+class DeviceGuard {
+ public:
+  explicit DeviceGuard(int device) {
+    dev::runtime().getDevice(&previous_);
+    if (previous_ != device) dev::runtime().setDevice(device);
+  }
+  ~DeviceGuard() {
+    int now = -1;
+    dev::runtime().getDevice(&now);
+    if (previous_ >= 0 && now != previous_) dev::runtime().setDevice(previous_);
+  }
+
+ private:
+  int previous_ = -1;
+};
+
+size_t align16(size_t n) { return (n + 15) & ~size_t(15); }
+
+// The links one sequence uses, each way, in the order the kernel indexes them.
+struct SeqLinks {
+  Connection* send[kMaxSeqPeers] = {};
+  Connection* recv[kMaxSeqPeers] = {};
+};
+
+Connection* linkTo(ncclComm* comm, const Sequence& s, int peer, bool sender) {
+  return getConnection(comm, s.lane, s.channel, peer, sender, comm->laneSlots(s.lane));
+}
+
+SeqLinks linksOf(ncclComm* comm, const Sequence& s) {
+  SeqLinks l;
+  if (s.multiPeer()) {
+    for (int i = 0; i < s.nSendPeers; ++i) l.send[i] = linkTo(comm, s, s.sendPeers[i], true);
+    for (int i = 0; i < s.nRecvPeers; ++i) l.recv[i] = linkTo(comm, s, s.recvPeers[i], false);
+  } else {
+    if (s.sendPeer >= 0) l.send[0] = linkTo(comm, s, s.sendPeer, true);
+    if (s.recvPeer >= 0) l.recv[0] = linkTo(comm, s, s.recvPeer, false);
+  }
+  return l;
+}
+
+struct PendingLink {
+  ncclComm* comm;
+  Connection* conn;
+  const Task* task;  // the operation that needs the link, for messages
+};
+
+// Connects every link of every communicator of the launch together: a peer's receive side may
+// wait on our send side's handshake, and one thread may drive several communicators whose ranks
+// are each other's peers (one process, several GPUs). Bounded by WEFT_TIMEOUT_MS; the error names
+// the link that never came.
+ncclResult_t connectAll(const std::vector<PendingLink>& links) {
+  const int64_t deadline = nowNs() + param::timeoutMs() * 1000000;
+  for (;;) {
+    const PendingLink* pending = nullptr;
+    for (const PendingLink& l : links) {
+      if (l.conn->connected()) continue;
+      bool ready = false;
+      std::string why;
+      DeviceGuard guard(l.comm->gpu->device());  // a P2P FIFO is allocated on its rank's GPU
+      ncclResult_t r = l.conn->tryConnect(&ready, &why);
+      if (r != ncclSuccess)
+        return setError(l.comm, r, "rank %d (GPU): %s while setting up %s #%" PRIu64, l.comm->rank, why.c_str(),
+                        collName(l.task->kind), l.task->seq);
+      if (!ready && pending == nullptr) pending = &l;
+    }
+    if (pending == nullptr) return ncclSuccess;
+    ncclComm* comm = pending->comm;
+    if (comm->abortFlag.load(std::memory_order_acquire))
+      return setError(comm, ncclInvalidUsage, "rank %d: communicator aborted while connecting %s", comm->rank,
+                      pending->conn->id().describe().c_str());
+    if (nowNs() > deadline)
+      return setError(comm, ncclRemoteError,
+                      "rank %d (GPU) waited %" PRId64 " ms for rank %d to set up %s for %s #%" PRIu64
+                      " (WEFT_TIMEOUT_MS); is it calling the same operation?",
+                      comm->rank, param::timeoutMs(), pending->conn->peer(), pending->conn->id().describe().c_str(),
+                      collName(pending->task->kind), pending->task->seq);
+    std::this_thread::sleep_for(std::chrono::microseconds(50));
+  }
+}
+
+// The descriptor of one communicator's launch, built in host memory.
+class DescriptorBuilder {
+ public:
+  DescriptorBuilder(ncclComm* comm, DeviceState& gpu) : comm_(comm), gpu_(gpu) {}
+  // The links the sequences in `order` use, appended to *links (to be connected before add).
+  ncclResult_t collect(const Program& prog, const std::vector<uint32_t>& order, std::vector<PendingLink>* links);
+  ncclResult_t add(const Program& prog, const std::vector<uint32_t>& order);
+  std::vector<unsigned char> finish(size_t* bytes, uint32_t* nChains);
+
+ private:
+  uint16_t linkIndex(Connection* c, std::string* why, ncclResult_t* r);
+  uint32_t taskIndex(const Task* t);
+
+  ncclComm* comm_;
+  DeviceState& gpu_;
+  std::vector<DevChain> chains_;
+  std::vector<DevSequence> seqs_;
+  std::vector<Step> steps_;
+  std::vector<DevTask> tasks_;
+  std::vector<DevLink> links_;
+  std::unordered_map<const Connection*, uint16_t> linkIds_;
+  std::unordered_map<const Task*, uint32_t> taskIds_;
+  std::vector<SeqLinks> perSeq_;
+};
+
+uint16_t DescriptorBuilder::linkIndex(Connection* c, std::string* why, ncclResult_t* r) {
+  if (c == nullptr) return kNoLink;
+  auto it = linkIds_.find(c);
+  if (it != linkIds_.end()) return it->second;
+  DeviceLink* dl = nullptr;
+  *r = gpu_.prepareLink(*c, &dl, why);
+  if (*r != ncclSuccess) return kNoLink;
+  DevLink l{};
+  l.slots = dl->view.slots;
+  l.head = dl->view.head;
+  l.data = dl->view.data;
+  l.counter = dl->counter;
+  l.nslots = dl->view.nslots;
+  l.slotBytes = dl->view.slotBytes;
+  l.peer = c->peer();
+  l.isSender = c->isSender() ? 1 : 0;
+  const uint16_t id = static_cast<uint16_t>(links_.size());
+  links_.push_back(l);
+  linkIds_[c] = id;
+  return id;
+}
+
+uint32_t DescriptorBuilder::taskIndex(const Task* t) {
+  auto it = taskIds_.find(t);
+  if (it != taskIds_.end()) return it->second;
+  DevTask d{};
+  d.spec = t->spec;
+  d.send = t->sendbuff;
+  d.recv = t->recvbuff;
+  d.scratch = t->scratch;
+  d.count = t->count;
+  d.seq = t->seq;
+  d.nranks = comm_->nranks;
+  d.kind = static_cast<uint8_t>(t->kind);
+  d.checkMismatch = comm_->agreed.mismatchCheck ? 1 : 0;
+  d.stamp = t->stamp;
+  const uint32_t id = static_cast<uint32_t>(tasks_.size());
+  tasks_.push_back(d);
+  taskIds_[t] = id;
+  return id;
+}
+
+ncclResult_t DescriptorBuilder::collect(const Program& prog, const std::vector<uint32_t>& order,
+                                        std::vector<PendingLink>* links) {
+  for (uint32_t i : order) {
+    const Sequence& s = prog.sequences[i];
+    if (s.lane == Lane::kDirect)
+      return setError(comm_, ncclInvalidUsage,
+                      "rank %d: %s #%" PRIu64 " chose a direct-lane algorithm (DDA or low precision), which GPU "
+                      "communicators do not run yet; unset NCCL_ALGO/RCCL_OVERRIDE_ALGO forcing it",
+                      comm_->rank, collName(s.task->kind), s.task->seq);
+    perSeq_.push_back(linksOf(comm_, s));
+    for (Connection* c : perSeq_.back().send)
+      if (c != nullptr) links->push_back(PendingLink{comm_, c, s.task});
+    for (Connection* c : perSeq_.back().recv)
+      if (c != nullptr) links->push_back(PendingLink{comm_, c, s.task});
+  }
+  return ncclSuccess;
+}
+
+// order: this communicator's sequence indices, sorted into chains (equal chain keys adjacent,
+// issue order within a chain), as the host executor orders its cursors; collect ran first and
+// the links are connected.
+ncclResult_t DescriptorBuilder::add(const Program& prog, const std::vector<uint32_t>& order) {
+  for (size_t k = 0; k < order.size(); ++k) {
+    const Sequence& s = prog.sequences[order[k]];
+    const bool newChain = k == 0 || chainKeyOf(s) != chainKeyOf(prog.sequences[order[k - 1]]);
+    if (newChain) chains_.push_back(DevChain{static_cast<uint32_t>(seqs_.size()), 0});
+    chains_.back().nSeq++;
+    DevSequence d{};
+    d.task = taskIndex(s.task);
+    d.firstStep = static_cast<uint32_t>(steps_.size());
+    d.nSteps = s.nSteps;
+    d.channel = s.channel;
+    d.lane = static_cast<uint8_t>(s.lane);
+    d.multiPeer = s.multiPeer() ? 1 : 0;
+    std::string why;
+    ncclResult_t r = ncclSuccess;
+    for (int i = 0; i < kMaxSeqPeers; ++i) {
+      d.send[i] = linkIndex(perSeq_[k].send[i], &why, &r);
+      if (r == ncclSuccess) d.recv[i] = linkIndex(perSeq_[k].recv[i], &why, &r);
+      if (r != ncclSuccess) return setError(comm_, r, "rank %d (GPU): %s", comm_->rank, why.c_str());
+      d.nSend += d.send[i] != kNoLink;
+      d.nRecv += d.recv[i] != kNoLink;
+    }
+    steps_.insert(steps_.end(), prog.steps.begin() + s.firstStep, prog.steps.begin() + s.firstStep + s.nSteps);
+    seqs_.push_back(d);
+  }
+  return ncclSuccess;
+}
+
+std::vector<unsigned char> DescriptorBuilder::finish(size_t* bytes, uint32_t* nChains) {
+  LaunchHeader h{};
+  h.nChains = static_cast<uint32_t>(chains_.size());
+  h.nSeqs = static_cast<uint32_t>(seqs_.size());
+  h.nSteps = static_cast<uint32_t>(steps_.size());
+  h.nTasks = static_cast<uint32_t>(tasks_.size());
+  h.nLinks = static_cast<uint32_t>(links_.size());
+  h.pieceBytes = comm_->slotBytes;
+  size_t off = align16(sizeof h);
+  h.chainOff = off, off = align16(off + chains_.size() * sizeof(DevChain));
+  h.seqOff = off, off = align16(off + seqs_.size() * sizeof(DevSequence));
+  h.stepOff = off, off = align16(off + steps_.size() * sizeof(Step));
+  h.taskOff = off, off = align16(off + tasks_.size() * sizeof(DevTask));
+  h.linkOff = off, off = align16(off + links_.size() * sizeof(DevLink));
+  h.rank = comm_->rank;
+  h.nranks = comm_->nranks;
+  std::vector<unsigned char> blob(off);
+  memcpy(blob.data(), &h, sizeof h);
+  auto put = [&](uint64_t at, const auto& v) {
+    if (!v.empty()) memcpy(blob.data() + at, v.data(), v.size() * sizeof(v[0]));
+  };
+  put(h.chainOff, chains_);
+  put(h.seqOff, seqs_);
+  put(h.stepOff, steps_);
+  put(h.taskOff, tasks_);
+  put(h.linkOff, links_);
+  *bytes = off;
+  *nChains = h.nChains;
+  return blob;
+}
+
+// Orders launches of one communicator issued on different streams: each waits for the last.
+ncclResult_t orderAfterLast(DeviceState& gpu, void* stream, bool capturing) {
+  if (capturing || gpu.lastStream == nullptr || gpu.lastStream == stream) return ncclSuccess;
+  return dev::runtime().streamWaitEvent(stream, gpu.lastEvent);
+}
+
+ncclResult_t launchFor(ncclComm* comm, const Program& prog, const std::vector<uint32_t>& order,
+                       DescriptorBuilder& builder) {
+  DeviceState& gpu = *comm->gpu;
+  dev::Runtime& rt = dev::runtime();
+  DeviceGuard guard(gpu.device());
+  WEFT_CHECK(builder.add(prog, order));
+  size_t bytes = 0;
+  uint32_t nChains = 0;
+  std::vector<unsigned char> blob = builder.finish(&bytes, &nChains);
+  auto* h = reinterpret_cast<LaunchHeader*>(blob.data());
+  h->timeoutTicks = param::timeoutMs() * comm->gpuTimerTicksPerMs;
+  h->abortFlag = gpu.abortDevice();
+  h->error = gpu.errorDevice();
+  h->errorClaim = gpu.errorClaim();
+
+  // The launch goes on the stream of the communicator's first task; tasks of the group given on
+  // other streams join it before and wait for it after, as one fused launch.
+  void* stream = prog.sequences[order.front()].task->stream;
+  std::vector<void*> others;
+  for (uint32_t i : order) {
+    void* s = prog.sequences[i].task->stream;
+    if (s != stream && std::find(others.begin(), others.end(), s) == others.end()) others.push_back(s);
+  }
+  bool capturing = false;
+  WEFT_CHECK(rt.streamIsCapturing(stream, &capturing));
+  WEFT_CHECK(orderAfterLast(gpu, stream, capturing));
+  for (void* s : others) {
+    void* ev = nullptr;
+    WEFT_CHECK(rt.eventCreate(&ev));
+    ncclResult_t r = rt.eventRecord(ev, s);
+    if (r == ncclSuccess) r = rt.streamWaitEvent(stream, ev);
+    rt.eventDestroy(ev);  // released once the wait no longer needs it
+    WEFT_CHECK(r);
+  }
+  LaunchSlot* slot = nullptr;
+  std::string why;
+  ncclResult_t r = gpu.acquireSlot(bytes, capturing, &slot, &why);
+  if (r != ncclSuccess) return setError(comm, r, "rank %d (GPU): %s", comm->rank, why.c_str());
+  memcpy(slot->host, blob.data(), bytes);
+  WEFT_CHECK(rt.copyAsync(slot->device, slot->host, bytes, stream));
+  dev::KernelLaunch l;
+  l.entry = &launchStepKernel;
+  l.desc = slot->device;
+  l.blocks = static_cast<int>(nChains);
+  l.threads = kKernelThreads;
+  WEFT_CHECK(rt.launchExecutor(l, stream));
+  WEFT_CHECK(rt.eventRecord(slot->done, stream));
+  slot->used = true;
+  if (!capturing) {
+    WEFT_CHECK(rt.eventRecord(gpu.lastEvent, stream));
+    gpu.lastStream = stream;
+  }
+  for (void* s : others) {
+    void* ev = nullptr;
+    WEFT_CHECK(rt.eventCreate(&ev));
+    ncclResult_t rr = rt.eventRecord(ev, stream);
+    if (rr == ncclSuccess) rr = rt.streamWaitEvent(s, ev);
+    rt.eventDestroy(ev);
+    WEFT_CHECK(rr);
+  }
+  WEFT_TRACE(kLogColl, "rank %d: GPU launch of %u blocks, %zu descriptor bytes%s", comm->rank, nChains, bytes,
+             capturing ? " (captured)" : "");
+  return ncclSuccess;
+}
+
+const char* devErrorWhat(uint32_t code) {
+  switch (code) {
+    case kDevTimeout: return "timed out";
+    case kDevAborted: return "was aborted";
+    case kDevSizeMismatch: return "got a message of the wrong size";
+    case kDevStampMismatch: return "got a message of a different call";
+  }
+  return "failed";
+}
+
+}  // namespace
+
+ncclResult_t setupDevice(ncclComm* comm) {
+  // Some peer is on another host (or NCCL_SHM_DISABLE=1): its slots move through the proxy, which
+  // must poll for what kernels publish.
+  if (comm->network != nullptr) {
+    net::Proxy::instance().holdPolling();
+    comm->gpuHoldsProxy = true;
+  }
+  dev::Runtime& rt = dev::runtime();
+  int device = -1;
+  WEFT_CHECK(rt.getDevice(&device));
+  dev::DeviceInfo info;
+  WEFT_CHECK(rt.deviceInfo(device, &info));
+  auto gpu = std::make_unique<DeviceState>();
+  std::string why;
+  ncclResult_t r = gpu->init(device, &why);
+  if (r != ncclSuccess) return setError(comm, r, "rank %d: GPU %d setup failed: %s", comm->rank, device, why.c_str());
+  comm->gpu = std::move(gpu);
+  comm->gpuTimerTicksPerMs = info.timerTicksPerMs > 0 ? info.timerTicksPerMs : 1000000;
+  comm->hostMode = false;
+  WEFT_INFO(kLogInit, "rank %d runs on GPU %d (%s, %s, %d multiprocessors)", comm->rank, device, info.name,
+            info.pciBusId, info.multiProcessors);
+  return ncclSuccess;
+}
+
+ncclResult_t checkDeviceBuffer(ncclComm* comm, const char* fn, const void* p, const char* what) {
+  dev::PointerInfo info;
+  if (dev::runtime().pointerInfo(p, &info) != ncclSuccess)
+    return setError(comm, ncclInvalidArgument, "%s: rank %d: cannot tell where %s %p lives", fn, comm->rank, what, p);
+  const int device = comm->gpu->device();
+  switch (info.kind) {
+    case dev::MemKind::kDevice:
+      if (info.device == device) return ncclSuccess;
+      return setError(comm, ncclInvalidArgument,
+                      "%s: rank %d: %s %p is memory of GPU %d, but the communicator is on GPU %d", fn, comm->rank,
+                      what, p, info.device, device);
+    case dev::MemKind::kManaged:
+    case dev::MemKind::kPinned: return ncclSuccess;  // the GPU reaches it
+    case dev::MemKind::kHost: break;
+  }
+  return setError(comm, ncclInvalidArgument,
+                  "%s: rank %d: %s %p is ordinary host memory, which GPU %d cannot access; a GPU communicator takes "
+                  "device memory (cudaMalloc, hipMalloc or ncclMemAlloc)",
+                  fn, comm->rank, what, p, device);
+}
+
+ncclResult_t checkStream(ncclComm* comm, const char* fn, const void* stream) {
+  int device = -1;
+  if (dev::runtime().streamDevice(const_cast<void*>(stream), &device) != ncclSuccess)
+    return setError(comm, ncclInvalidArgument, "%s: rank %d: stream %p is not a valid stream", fn, comm->rank, stream);
+  if (device != comm->gpu->device())
+    return setError(comm, ncclInvalidArgument, "%s: rank %d: stream %p belongs to GPU %d, but the communicator is on GPU %d",
+                    fn, comm->rank, stream, device, comm->gpu->device());
+  return ncclSuccess;
+}
+
+ncclResult_t executeOnDevice(const Program& prog) {
+  // One launch per communicator, in the order communicators first appear.
+  std::vector<ncclComm*> comms;
+  std::vector<std::vector<uint32_t>> orders;
+  for (uint32_t i = 0; i < prog.sequences.size(); ++i) {
+    ncclComm* comm = prog.sequences[i].task->comm;
+    auto it = std::find(comms.begin(), comms.end(), comm);
+    if (it == comms.end()) {
+      comms.push_back(comm);
+      orders.emplace_back();
+      it = comms.end() - 1;
+    }
+    orders[it - comms.begin()].push_back(i);
+  }
+  std::vector<std::unique_ptr<DescriptorBuilder>> builders;
+  std::vector<PendingLink> links;
+  for (size_t k = 0; k < comms.size(); ++k) {
+    pollDeviceError(comms[k]);
+    sortIntoChains(prog, &orders[k]);
+    builders.push_back(std::make_unique<DescriptorBuilder>(comms[k], *comms[k]->gpu));
+    WEFT_CHECK(builders.back()->collect(prog, orders[k], &links));
+  }
+  WEFT_CHECK(connectAll(links));
+  for (size_t k = 0; k < comms.size(); ++k) WEFT_CHECK(launchFor(comms[k], prog, orders[k], *builders[k]));
+  return ncclSuccess;
+}
+
+ncclResult_t deviceScratch(ncclComm* comm, size_t bytes, void** out) {
+  DeviceGuard guard(comm->gpu->device());
+  std::string why;
+  ncclResult_t r = comm->gpu->scratch(bytes, out, &why);
+  if (r != ncclSuccess) return setError(comm, r, "rank %d: %s", comm->rank, why.c_str());
+  return ncclSuccess;
+}
+
+namespace {
+// A launch of comm failed: record why, mark the communicator failed and tell the local peers.
+void failWith(ncclComm* comm, ncclResult_t r, const std::string& msg) {
+  setError(comm, r, "%s", msg.c_str());
+  comm->errors.setAsync(r);
+  comm->setState(CommState::kFailed);
+  comm->peers.announceFailure(comm->errors.message());
+}
+}  // namespace
+
+void pollDeviceError(ncclComm* comm) {
+  if (comm->gpu == nullptr) return;
+  const DevError* e = comm->gpu->errorHost();
+  const uint32_t code = *reinterpret_cast<const volatile uint32_t*>(&e->code);
+  if (code == kDevOk || comm->gpuErrorReported) return;
+  comm->gpuErrorReported = true;
+  if (code == kDevStampMismatch) {
+    // The same two-sided text as the host executor's: what this rank and the peer called.
+    failWith(comm, ncclInvalidUsage, mismatchText(comm->commHash, comm->rank, e->mine, e->peer, e->theirs));
+    return;
+  }
+  char what[512];
+  snprintf(what, sizeof what,
+           "rank %d (GPU %d) %s while waiting %s rank %d in %s #%" PRIu64
+           " (%s lane, channel %d, step %u of %u: %s, %" PRIu64 " of %" PRIu64 " elements done)",
+           comm->rank, comm->gpu->device(), devErrorWhat(code), e->receiving ? "to receive from" : "for room to send to",
+           e->peer, collName(static_cast<CollKind>(e->kind)), e->opSeq, laneName(static_cast<Lane>(e->lane)),
+           e->channel, e->step + 1, e->nSteps, stepName(static_cast<StepOp>(e->stepOp)), e->done, e->count);
+  std::string msg = what;
+  if (code == kDevSizeMismatch)
+    msg += ": expected " + std::to_string(e->wantBytes) + " bytes, got " + std::to_string(e->gotBytes) +
+           " (do the counts and datatypes of matching calls agree?)";
+  if (code == kDevTimeout) msg += " (WEFT_TIMEOUT_MS=" + std::to_string(param::timeoutMs()) + ")";
+  const ncclResult_t r = code == kDevSizeMismatch ? ncclInvalidUsage
+                         : code == kDevAborted    ? ncclInvalidUsage
+                                                  : ncclRemoteError;
+  failWith(comm, r, msg);
+}
+
+void abortDevice(ncclComm* comm) {
+  if (comm->gpu != nullptr) *comm->gpu->abortHost() = 1;
+}
+
+void teardownDevice(ncclComm* comm) {
+  if (comm->gpu == nullptr) return;
+  DeviceGuard guard(comm->gpu->device());
+  if (!comm->gpu->waitIdle(param::timeoutMs())) {
+    // A kernel still waits for a peer that will never come: make it give up, then wait again.
+    WEFT_WARN("rank %d: GPU kernels still running at destroy after %" PRId64 " ms; aborting them", comm->rank,
+              param::timeoutMs());
+    *comm->gpu->abortHost() = 1;
+    comm->gpu->waitIdle(param::timeoutMs());
+  }
+  comm->gpu->releaseLinks();
+  comm->gpu.reset();
+  if (comm->gpuHoldsProxy) net::Proxy::instance().releasePolling();
+  comm->gpuHoldsProxy = false;
+}
+
+}  // namespace weft::gpu

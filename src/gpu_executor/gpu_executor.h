@@ -1,0 +1,31 @@
+// The GPU executor's host side: turns a Program into one kernel launch per communicator on the
+// caller's stream (launch_desc.h), connecting the links it needs first. The call returns once the
+// work is enqueued, as NCCL's do; completion is the stream's business.
+#pragma once
+#include <cstddef>
+
+#include "program/program.h"
+#include "nccl.h"
+
+struct ncclComm;
+
+namespace weft::gpu {
+
+// Makes comm a GPU communicator on the caller's current device (at init).
+ncclResult_t setupDevice(ncclComm* comm);
+// API checks for GPU communicators: a buffer the comm's GPU cannot use, a stream of another GPU.
+ncclResult_t checkDeviceBuffer(ncclComm* comm, const char* fn, const void* p, const char* what);
+ncclResult_t checkStream(ncclComm* comm, const char* fn, const void* stream);
+// Launches prog's sequences (all of GPU communicators), one launch per communicator.
+ncclResult_t executeOnDevice(const Program& prog);
+// Device scratch of at least `bytes` for comm's next launch.
+ncclResult_t deviceScratch(ncclComm* comm, size_t bytes, void** out);
+// A failure a kernel recorded becomes comm's asynchronous error, with a message naming the rank,
+// the peer and the operation. Cheap when nothing failed.
+void pollDeviceError(ncclComm* comm);
+// ncclCommAbort: queued and running kernels of comm stop waiting.
+void abortDevice(ncclComm* comm);
+// Before comm's links go away: waits (bounded) for its kernels, then releases device resources.
+void teardownDevice(ncclComm* comm);
+
+}  // namespace weft::gpu

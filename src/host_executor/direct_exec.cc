@@ -1,0 +1,69 @@
+#include "host_executor/direct_exec.h"
+
+#include "comm/comm.h"
+#include "base/log.h"
+#include "host_executor/direct_step.h"
+#include "comm/op_stamp.h"
+
+namespace weft {
+
+namespace {
+// Everyone is at the barrier: did they all come from this rank's call? (The barrier is where the
+// direct lane's ranks meet, so it is where their stamps meet too; no data is read before it.)
+bool barrierStampsAgree(const Task& t, const DirectView& v, std::string* why) {
+  ncclComm* comm = t.comm;
+  if (!comm->agreed.mismatchCheck) return true;
+  OpStamp theirs{};
+  const int peer = directStampMismatch(v, t.stamp, &theirs);
+  if (peer < 0) return true;
+  *why = mismatchText(comm->commHash, comm->rank, t.stamp, peer, theirs);
+  return false;
+}
+}  // namespace
+
+DirectProgress advanceDirectStep(const Task& t, const Step& st, size_t* phase, std::string* why) {
+  ncclComm* comm = t.comm;
+  if (!comm->direct.connected()) {
+    bool ready = false;
+    const bool created = comm->direct.ownedBytes() != 0;
+    ncclResult_t r = comm->direct.tryConnect(comm->commHash, comm->rank, comm->nranks, &ready, why);
+    if (r != ncclSuccess) return DirectProgress::kFailed;
+    // Peers asleep waiting for this rank's area learn at once that it exists.
+    if (!created && comm->direct.ownedBytes() != 0) {
+      comm->peers.ringAll();
+      WEFT_INFO(kLogShm, "comm %p rank %d: direct-access staging area of %zu bytes for %s #%llu", static_cast<void*>(comm),
+                comm->rank, comm->direct.dataBytes(), collName(t.kind), static_cast<unsigned long long>(t.seq));
+    }
+    if (!ready) return DirectProgress::kWaiting;
+  }
+  const DirectView v = comm->direct.view();
+  if (st.op != StepOp::kDirectBarrier) {
+    runDirectData(t, st, v);
+    return DirectProgress::kDone;
+  }
+  if (*phase == 0) {
+    directArrive(v, &t.stamp);
+    *phase = 1;
+    // A peer asleep in its own barrier wait must see this arrival.
+    for (int p = 0; p < comm->nranks; ++p)
+      if (p != comm->rank) ringIfSleeping(comm->peers.block(p));
+    if (!directAllArrived(v)) return DirectProgress::kArrived;
+  } else if (!directAllArrived(v)) {
+    return DirectProgress::kWaiting;
+  }
+  return barrierStampsAgree(t, v, why) ? DirectProgress::kDone : DirectProgress::kMismatch;
+}
+
+std::string describeDirectWait(const Task& t, const Step& st, size_t phase, std::vector<int>* waitingOn) {
+  ncclComm* comm = t.comm;
+  const bool mapping = !comm->direct.connected();
+  if (mapping)
+    *waitingOn = comm->direct.unmapped();
+  else
+    directAllArrived(comm->direct.view(), waitingOn);
+  std::string what = mapping ? "for the direct-access staging areas of ranks " : "at a direct-access barrier for ranks ";
+  for (size_t i = 0; i < waitingOn->size(); ++i) what += (i ? ", " : "") + std::to_string((*waitingOn)[i]);
+  return what + (mapping ? " (not created yet)" : " (not arrived yet)");
+}
+
+}  // namespace weft

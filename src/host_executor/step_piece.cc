@@ -1,0 +1,44 @@
+#include "host_executor/step_piece.h"
+
+#include <cstring>
+
+#include "comm/comm.h"
+#include "program/piece_plan.h"
+#include "math/reduce_host.h"
+
+namespace weft {
+namespace {
+
+PieceOperands operands(const Task& t, const Step& st, int nranks, size_t done, size_t n, const void* const* ins,
+                       int nIn, void* const* outs, int nOut) {
+  const size_t es = dataTypeSize(t.dtype);
+  // Only the buffers a step uses are addressed: a Send's task has no receive buffer and a Recv's
+  // no send buffer, and offsetting a null pointer would be undefined.
+  const char* src =
+      stepReadsSrc(st.op) ? static_cast<const char*>(taskBuffer(t, st.srcBuf)) + (st.srcOffset + done) * es : nullptr;
+  char* dst =
+      stepWritesDst(st.op) ? static_cast<char*>(taskBuffer(t, st.dstBuf)) + (st.dstOffset + done) * es : nullptr;
+  return PieceOperands{src, dst, ins, nIn, outs, nOut, n, es, nranks, t.count * es};
+}
+
+void run(const Task& t, const Step& st, const PieceOperands& p) {
+  runPiecePlan(
+      st.op, pieceFlags(st.flags), p,
+      [&](void* d0, void* d1, const void* partial, const void* local, size_t n, unsigned f) {
+        reduceCopy(t.spec, d0, d1, partial, local, n, f);
+      },
+      [](void* d, const void* s, size_t bytes) { memcpy(d, s, bytes); });
+}
+
+}  // namespace
+
+void runStepPiece(const Task& t, const Step& st, int nranks, size_t done, size_t n, const void* in, void* out) {
+  run(t, st, operands(t, st, nranks, done, n, &in, in != nullptr ? 1 : 0, &out, out != nullptr ? 1 : 0));
+}
+
+void runMultiPeerPiece(const Task& t, const Step& st, size_t done, size_t n, const void* const* ins, int nIn,
+                       void* const* outs, int nOut) {
+  run(t, st, operands(t, st, t.comm->nranks, done, n, ins, nIn, outs, nOut));
+}
+
+}  // namespace weft

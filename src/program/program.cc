@@ -1,0 +1,23 @@
+#include "program/program.h"
+
+#include <algorithm>
+
+#include "task/task.h"
+
+namespace weft {
+
+std::pair<uintptr_t, ChainKey> chainOf(const Sequence& s) {
+  return {reinterpret_cast<uintptr_t>(s.task->comm), chainKeyOf(s)};
+}
+
+void sortIntoChains(const Program& prog, std::vector<uint32_t>* order) {
+  // Issue order breaks ties, so this is a stable sort without stable_sort's temporary buffer (a
+  // malloc per call on the small-message path).
+  if (order->size() > 1)
+    std::sort(order->begin(), order->end(), [&](uint32_t a, uint32_t b) {
+      auto ka = chainOf(prog.sequences[a]), kb = chainOf(prog.sequences[b]);
+      return ka != kb ? ka < kb : a < b;
+    });
+}
+
+}  // namespace weft

@@ -1,0 +1,59 @@
+// One collective or point-to-point call of one rank, as recorded by the API layer and executed at
+// the end of its group (or at once outside a group).
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "math/reduce_host.h"
+#include "nccl.h"
+#include "transports/fifo.h"
+#include "task/algorithm.h"
+
+struct ncclComm;
+
+namespace weft {
+
+enum class CollKind : uint8_t {
+  kAllReduce,
+  kBroadcast,
+  kReduce,
+  kAllGather,
+  kReduceScatter,
+  kAlltoAll,
+  kAlltoAllv,
+  kGather,
+  kScatter,
+  kSend,
+  kRecv,
+  kCopy,  // a send to self matched with a receive from self
+};
+
+const char* collName(CollKind k);
+
+struct Task {
+  ncclComm* comm = nullptr;
+  CollKind kind = CollKind::kAllReduce;
+  const void* sendbuff = nullptr;
+  void* recvbuff = nullptr;
+  size_t count = 0;   // per-rank count, as the API call defines it
+  ncclDataType_t dtype = ncclFloat32;
+  ncclRedOp_t op = ncclSum;
+  int root = 0;       // root, or the peer of a send/recv
+  void* stream = nullptr;  // the caller's stream (GPU communicators; NULL in host mode)
+  uint64_t seq = 0;   // the communicator's operation number, for messages
+  // The number of this operation in its sequence space (op_stamp.h): collectives count in one
+  // per-communicator space, a Send to P in the space of sends to P, a Recv from P in that of
+  // receives from P, so that the n-th send to P meets P's n-th receive from this rank whatever
+  // else either rank issued in between.
+  uint64_t opNum = 0;
+  OpStamp stamp{};    // what this rank called, as its messages carry it (set after selectAlgorithm)
+  ReduceSpec spec;    // resolved when the group runs (a device-resident scalar is read then)
+  void* scratch = nullptr;  // the communicator's scratch area, for algorithms that need one
+  Algorithm algorithm = Algorithm::kRing;  // chosen by the tuner when the group runs
+  Protocol protocol = Protocol::kSimple;
+  int nChannels = 1;
+  std::vector<size_t> vcounts;  // AlltoAllv: sendcounts, sdispls, recvcounts, rdispls (4 x nranks)
+};
+
+}  // namespace weft
