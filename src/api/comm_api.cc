@@ -6,10 +6,11 @@
 
 #include "api/api_support.h"
 #include "bootstrap/bootstrap.h"
-#include "comm/comm_lifecycle.h"
+#include "lifecycle/comm_lifecycle.h"
 #include "base/log.h"
 #include "base/params.h"
 #include "enqueue/group.h"
+#include "gpu_executor/device_state.h"
 
 using namespace weft;
 

@@ -16,7 +16,6 @@
 #include "comm/local_peers.h"
 #include "base/params.h"
 #include "comm/redop_table.h"
-#include "gpu_executor/device_state.h"
 #include "nccl.h"
 #include "topology/placement.h"
 #include "transports/connection_table.h"
@@ -40,6 +39,13 @@ struct Registration {
   void* buff;
   size_t size;
 };
+
+namespace gpu {
+class DeviceState;  // gpu_executor/device_state.h: the communicator holds it, the GPU executor uses it
+struct DeviceStateDeleter {
+  void operator()(DeviceState* s) const;  // defined in gpu_executor/device_state.cc
+};
+}  // namespace gpu
 
 class Tuner;  // tuning/tuner.h
 struct TunerDeleter {
@@ -105,7 +111,7 @@ struct ncclComm {
   std::mutex regMutex;
   std::vector<std::unique_ptr<weft::Registration>> registrations;  // ncclCommRegister handles
   // GPU communicators only (hostMode false): device resources of the GPU executor.
-  std::unique_ptr<weft::gpu::DeviceState> gpu;
+  std::unique_ptr<weft::gpu::DeviceState, weft::gpu::DeviceStateDeleter> gpu;
   int64_t gpuTimerTicksPerMs = 0;
   bool gpuErrorReported = false;
   bool gpuHoldsProxy = false;  // keeps the network proxy polling for this comm's kernels

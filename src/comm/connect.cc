@@ -47,7 +47,7 @@ std::unique_ptr<Connection> makeConnection(ncclComm* comm, const ConnectionId& i
     spec.timeoutMs = param::timeoutMs();
     backend = std::make_unique<NetConnection>(spec);
   } else if (usesP2p(comm, peer)) {
-    P2pSpec spec{id, isSender, comm->p2pRead, nslots, comm->slotBytes, comm->gpu->device(),
+    P2pSpec spec{id, isSender, comm->p2pRead, nslots, comm->slotBytes, comm->ranks[comm->rank].device,
                   std::min<int64_t>(param::timeoutMs(), 10000)};
     backend = std::make_unique<P2pConnection>(spec);
   } else {

@@ -4,6 +4,7 @@
 #include <thread>
 
 #include "base/clock.h"
+#include "comm/comm.h"
 #include "runtime/device_runtime.h"
 
 namespace weft::gpu {
@@ -161,5 +162,7 @@ void DeviceState::releaseLinks() {
     if (link.registered != nullptr) dev::runtime().hostUnregister(link.registered);
   links_.clear();
 }
+
+void DeviceStateDeleter::operator()(DeviceState* s) const { delete s; }
 
 }  // namespace weft::gpu

@@ -348,7 +348,7 @@ ncclResult_t setupDevice(ncclComm* comm) {
   WEFT_CHECK(rt.getDevice(&device));
   dev::DeviceInfo info;
   WEFT_CHECK(rt.deviceInfo(device, &info));
-  auto gpu = std::make_unique<DeviceState>();
+  std::unique_ptr<DeviceState, DeviceStateDeleter> gpu(new DeviceState);
   std::string why;
   ncclResult_t r = gpu->init(device, &why);
   if (r != ncclSuccess) return setError(comm, r, "rank %d: GPU %d setup failed: %s", comm->rank, device, why.c_str());

@@ -1,4 +1,4 @@
-#include "comm/comm_lifecycle.h"
+#include "lifecycle/comm_lifecycle.h"
 
 #include <sys/mman.h>
 #include <unistd.h>
