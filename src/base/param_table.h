@@ -109,9 +109,6 @@
   X(mismatchCheck, Bool, "WEFT_MISMATCH_CHECK", "", "1", "", Comm, Agreed,                         \
     "1 = every message carries its sender's call (collective, count, type, op, root, algorithm) "  \
     "and a rank that called something else fails at once naming both calls; 0 = do not compare")  \
-  X(checkPointers, Int, "NCCL_CHECK_POINTERS", "", "0", "0..1", Future, Rank,                            \
-    "1 = validate device pointers with the GPU runtime (read by the GPU executors; host mode "     \
-    "checks only for NULL buffers)")                                                               \
   /* ---- topology ---- */                                                                          \
   X(topoFile, String, "NCCL_TOPO_FILE", "", "", "", Topology, Rank,                                      \
     "NCCL topology XML (e.g. a cloud provider's file for its GPU VMs) that describes this host; "  \
@@ -134,9 +131,6 @@
     "Bytes of each rank's direct-access staging area in /dev/shm, made on first DDA or low-"       \
     "precision use; larger messages go in rounds of half of it (RCCL's default is 32 MiB of GPU " \
     "memory)")                                                                                     \
-  X(ddaMaxBlocks, Int, "RCCL_DDA_MAX_BLOCKS", "", "24", "1..1024", Dda, Agreed,                            \
-    "Most thread blocks of a DDA kernel (read by the GPU executors; host mode runs one thread "   \
-    "per rank)")                                                                                   \
   X(ddaAllGather, Bool, "RCCL_ENABLE_DDA_ALL_GATHER", "", "0", "", Dda, Agreed,                            \
     "1 = AllGather up to RCCL_DDA_ALL_GATHER_MAX_BYTES (all ranks' data) uses direct reads")       \
   X(ddaAllGatherMaxBytes, Size, "RCCL_DDA_ALL_GATHER_MAX_BYTES", "", "16777216", "0..", Dda, Agreed,            \
@@ -198,13 +192,4 @@
     "crossNumaLatScale; weft-info --tuning prints them)")                                                             \
   X(cacheDir, String, "WEFT_CACHE_DIR", "XDG_CACHE_HOME", "", "", Tuning, Rank,                          \
     "Cache directory; the tuner's calibration goes to its weft/ folder, one file per host name "   \
-    "and CPU model (\"\" = ~/.cache)")                                                              \
-  /* ---- read now, used by features that are not built yet ---- */                                \
-  X(ibDisable, Bool, "NCCL_IB_DISABLE", "", "0", "", Future, Rank,                                       \
-    "1 = do not use InfiniBand or RoCE (read by the IB network transport; not built yet)")         \
-  X(ignoreCpuAffinity, Bool, "NCCL_IGNORE_CPU_AFFINITY", "", "0", "", Future, Rank,                      \
-    "1 = ignore the process's CPU affinity when placing helper threads (read by topology "         \
-    "detection; not used yet)")                                                                    \
-  X(localRegister, Bool, "NCCL_LOCAL_REGISTER", "", "1", "", Future, Agreed,                               \
-    "1 = buffers registered with ncclCommRegister may be used in place; 0 = always copy through "  \
-    "the FIFO (read by buffer registration; not used yet)")
+    "and CPU model (\"\" = ~/.cache)")

@@ -19,7 +19,7 @@ namespace weft::param {
 namespace {
 
 enum class Type { Int, Size, Bool, String };
-enum class Group { Logging, Transport, Bootstrap, Network, Comm, Topology, Dda, Tuning, Future };
+enum class Group { Logging, Transport, Bootstrap, Network, Comm, Topology, Dda, Tuning };
 enum class Scope { Rank, Agreed };
 
 const char* typeName(Type t) {
@@ -42,7 +42,6 @@ const char* groupTitle(Group g) {
     case Group::Topology: return "Topology";
     case Group::Dda: return "Direct data access and low precision";
     case Group::Tuning: return "Tuning";
-    case Group::Future: return "Read now, used by features not built yet";
   }
   return "?";
 }
@@ -363,7 +362,8 @@ const Value& value(Id id) {
 
 int64_t getInt(Id id) { return value(id).number; }
 int64_t getSize(Id id) { return value(id).number; }
-bool getBool(Id id) { return value(id).number != 0; }
+// Unused while no Bool parameter has rank scope: every Bool today is agreed (a field, no accessor).
+[[maybe_unused]] bool getBool(Id id) { return value(id).number != 0; }
 std::string getString(Id id) { return value(id).text; }
 
 std::string escapeTableCell(std::string_view s) {
@@ -555,7 +555,7 @@ std::string renderMarkdown() {
       "its own; see `weft-info --tuning`). Scope `rank`: each process uses its own value "
       "(logging, interfaces, timeouts, paths).\n";
   constexpr Group kGroups[] = {Group::Logging, Group::Transport, Group::Bootstrap, Group::Network, Group::Comm,
-                               Group::Topology, Group::Dda,       Group::Tuning,    Group::Future};
+                               Group::Topology, Group::Dda,       Group::Tuning};
   for (Group g : kGroups) {
     md += std::string("\n## ") + groupTitle(g) + "\n\n";
     if (g == Group::Logging) {
@@ -574,12 +574,6 @@ std::string renderMarkdown() {
           "allow and that can run the operation; a tuner plugin may change the costs first, "
           "`RCCL_OVERRIDE_ALGO` and `RCCL_OVERRIDE_PROTO` override the result. "
           "`weft-info --tuning` prints the choices and the model's machine constants.\n\n";
-    }
-    if (g == Group::Future) {
-      md +=
-          "Weft already reads and checks these (`weft-info` lists them and a malformed value is "
-          "reported), but the features that use them are not built yet: setting them changes "
-          "nothing today.\n\n";
     }
     md += "| Variable | Aliases | Type | Default | Allowed | Scope | Description |\n";
     md += "|---|---|---|---|---|---|---|\n";
@@ -600,6 +594,13 @@ std::string renderMarkdown() {
             (spec.scope == Scope::Agreed ? "agreed" : "rank") + " | " + escapeTableCell(spec.doc) + " |\n";
     }
   }
+  md +=
+      "\n## Variables NCCL reads that Weft does not\n\n"
+      "Weft reads none of these, so setting them changes nothing: `NCCL_CHECK_POINTERS` (a GPU "
+      "communicator always checks that its buffers are memory its GPU reaches), "
+      "`NCCL_IGNORE_CPU_AFFINITY`, `NCCL_LOCAL_REGISTER` and the thread-block limits of RCCL's DDA "
+      "kernels (`RCCL_DDA_MAX_BLOCKS`). `NCCL_IB_*` variables have no effect while `NCCL_NET=IB` "
+      "answers that the built-in IB network is not built yet.\n";
   return md;
 }
 

@@ -93,10 +93,8 @@ TEST_F(ParamsTest, DefaultsWhenNothingIsSet) {
   EXPECT_EQ(p::device(), "auto");
   EXPECT_EQ(p::timeoutMs(), 300000);
   EXPECT_EQ(p::spinUs(), 100);
-  EXPECT_EQ(p::checkPointers(), 0);
   EXPECT_EQ(p::livenessMs(), 200);
   EXPECT_FALSE(p::localAgreed().p2pDisable);
-  EXPECT_FALSE(p::ibDisable());
   EXPECT_EQ(p::net(), "");
   EXPECT_EQ(p::netPlugin(), "");
   EXPECT_EQ(p::socketNThreads(), 0);
@@ -106,8 +104,6 @@ TEST_F(ParamsTest, DefaultsWhenNothingIsSet) {
   EXPECT_EQ(p::tunerPlugin(), "");
   EXPECT_EQ(p::topoFile(), "");
   EXPECT_EQ(p::topoDumpFile(), "");
-  EXPECT_FALSE(p::ignoreCpuAffinity());
-  EXPECT_TRUE(p::localAgreed().localRegister);
   EXPECT_TRUE(p::loadWarnings().empty());
 }
 
@@ -119,16 +115,15 @@ const std::vector<std::string> kExpectedNames = {
     "NCCL_COMM_ID", "NCCL_SOCKET_IFNAME", "NCCL_SOCKET_FAMILY", "WEFT_HOST_ID", "NCCL_NET", "NCCL_NET_PLUGIN",
     "NCCL_SOCKET_NTHREADS", "NCCL_NSOCKS_PERTHREAD", "WEFT_SOCKET_INLINE_BYTES", "WEFT_NET_LINK_TIMEOUT_MS",
     "NCCL_COMM_BLOCKING", "WEFT_DEVICE", "WEFT_TIMEOUT_MS", "WEFT_SPIN_US", "WEFT_LIVENESS_MS", "WEFT_MISMATCH_CHECK",
-    "NCCL_CHECK_POINTERS", "NCCL_TOPO_FILE", "NCCL_TOPO_DUMP_FILE", "RCCL_ENABLE_DDA_ALL_REDUCE",
+    "NCCL_TOPO_FILE", "NCCL_TOPO_DUMP_FILE", "RCCL_ENABLE_DDA_ALL_REDUCE",
     "RCCL_DDA_ALL_REDUCE_FLAT_MAX_BYTES", "RCCL_DDA_ALL_REDUCE_TREE_MAX_BYTES", "RCCL_DDA_SENDBUF_BYTES",
-    "RCCL_DDA_MAX_BLOCKS", "RCCL_ENABLE_DDA_ALL_GATHER", "RCCL_DDA_ALL_GATHER_MAX_BYTES",
+    "RCCL_ENABLE_DDA_ALL_GATHER", "RCCL_DDA_ALL_GATHER_MAX_BYTES",
     "RCCL_ENABLE_DDA_REDUCE_SCATTER", "RCCL_DDA_REDUCE_SCATTER_MAX_BYTES", "RCCL_ENABLE_DDA_ALL_TO_ALL",
     "RCCL_DDA_ALL_TO_ALL_MAX_BYTES", "RCCL_LOW_PRECISION_ENABLE", "RCCL_LOW_PRECISION_ENABLE_ALLREDUCE",
     "RCCL_LOW_PRECISION_ENABLE_ALLGATHER", "RCCL_LOW_PRECISION_ENABLE_REDUCESCATTER",
     "RCCL_LOW_PRECISION_ENABLE_ALLTOALL", "WEFT_LOW_PRECISION_MIN_BYTES", "NCCL_ALGO", "NCCL_PROTO",
     "RCCL_OVERRIDE_ALGO", "RCCL_OVERRIDE_PROTO", "NCCL_TUNER_PLUGIN", "WEFT_TUNER_CALIBRATE",
-    "WEFT_TUNER_CONSTANTS", "WEFT_CACHE_DIR", "NCCL_IB_DISABLE",
-    "NCCL_IGNORE_CPU_AFFINITY", "NCCL_LOCAL_REGISTER"};
+    "WEFT_TUNER_CONSTANTS", "WEFT_CACHE_DIR"};
 
 TEST_F(ParamsTest, ListShowsDefaultsAsNotSet) {
   std::vector<weft::param::ParamView> params = weft::param::list();
@@ -245,7 +240,7 @@ TEST_F(ParamsTest, MalformedValuesFallBackWithAWarning) {
       {"WEFT_TIMEOUT_MS", "5K"},      {"WEFT_TIMEOUT_MS", "1.5"}, {"WEFT_TIMEOUT_MS", "0"},
       {"NCCL_MAX_NCHANNELS", "65"},   {"NCCL_MIN_NCHANNELS", "0"}, {"NCCL_COMM_BLOCKING", "2"},
       {"NCCL_SHM_DISABLE", "maybe"},  {"WEFT_DEVICE", "gpu"},    {"NCCL_SOCKET_FAMILY", "AF_UNIX"},
-      {"NCCL_DEBUG", "LOUD"},         {"NCCL_CHECK_POINTERS", "7"}};
+      {"NCCL_DEBUG", "LOUD"},         {"WEFT_LIVENESS_MS", "0"}};
   for (const auto& [name, text] : bad) {
     SCOPED_TRACE(name + "=" + text);
     std::vector<std::string> warnings = load({{name, text}});
@@ -275,8 +270,8 @@ TEST_F(ParamsTest, BooleansAcceptNumbersAndWords) {
   }
   for (const char* t : {"0", "false", "No", "OFF"}) {
     SCOPED_TRACE(t);
-    EXPECT_TRUE(load({{"NCCL_LOCAL_REGISTER", t}}).empty());
-    EXPECT_FALSE(weft::param::localAgreed().localRegister);
+    EXPECT_TRUE(load({{"RCCL_ENABLE_DDA_ALL_GATHER", t}}).empty());
+    EXPECT_FALSE(weft::param::localAgreed().ddaAllGather);
   }
 }
 
