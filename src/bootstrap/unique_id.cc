@@ -5,6 +5,8 @@
 
 #include "bootstrap/bootstrap.h"
 #include "bootstrap/protocol.h"
+#include "sockets/random.h"
+#include "sockets/interfaces.h"
 #include "sockets/socket.h"
 #include "base/log.h"
 #include "base/params.h"

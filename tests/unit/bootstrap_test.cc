@@ -19,6 +19,7 @@
 
 #include "bootstrap/bootstrap.h"
 #include "bootstrap/protocol.h"
+#include "sockets/interfaces.h"
 #include "sockets/socket.h"
 #include "base/params.h"
 

@@ -12,6 +12,7 @@
 #include <thread>
 #include <vector>
 
+#include "sockets/interfaces.h"
 #include "sockets/socket.h"
 #include "transports/net/plugin/adapter.h"
 #include "transports/net/socket/socket_net.h"

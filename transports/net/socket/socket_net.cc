@@ -18,6 +18,8 @@
 #include <string>
 #include <vector>
 
+#include "sockets/random.h"
+#include "sockets/interfaces.h"
 #include "sockets/socket.h"
 #include "base/log.h"
 #include "base/params.h"
