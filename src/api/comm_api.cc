@@ -6,6 +6,7 @@
 
 #include "api/api_support.h"
 #include "bootstrap/bootstrap.h"
+#include "bootstrap/unique_id.h"
 #include "lifecycle/comm_lifecycle.h"
 #include "base/log.h"
 #include "base/params.h"

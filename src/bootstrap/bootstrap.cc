@@ -16,6 +16,7 @@
 
 #include "bootstrap/bootstrap.h"
 #include "bootstrap/protocol.h"
+#include "bootstrap/root.h"
 #include "sockets/interfaces.h"
 #include "sockets/socket.h"
 #include "base/log.h"

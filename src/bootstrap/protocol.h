@@ -1,5 +1,6 @@
 // What Weft's bootstrap puts in a ncclUniqueId and on the wire between ranks and the root. Shared
-// by unique_id.cc (makes ids), root.cc (serves a rendezvous) and bootstrap.cc (joins one). All
+// by unique_id.cc (makes ids), root.cc (serves a rendezvous) and bootstrap.cc (joins one); the
+// functions are in protocol.cc. All
 // ranks of a job run the same Weft build, so structs are sent as raw bytes (padding zeroed).
 #pragma once
 #include <cstdint>
@@ -87,12 +88,6 @@ struct RingHello {
   int32_t rank;
   Secret secret;
 };
-
-// Serves one rendezvous on `listener` (already listening on `addr`) in a detached thread: waits
-// for every rank (from the first one's arrival, up to the timeout that rank brings; up to
-// timeoutMs from now when none comes), refuses impostors, then hands every rank the table and exits.
-ncclResult_t startRoot(Socket listener, const SocketAddress& addr, const Secret& secret, int64_t timeoutMs,
-                       std::string* why);
 
 // "3, 5-7, 9": a compact list of rank numbers for error messages.
 std::string formatRankList(const int* ranks, size_t count, size_t maxChars = 2000);

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "bootstrap/protocol.h"
+#include "bootstrap/root.h"
 #include "sockets/socket.h"
 #include "base/log.h"
 

@@ -1,10 +1,14 @@
 // Making and reading ncclUniqueIds: a magic, a random secret and the address of a root service
 // that ncclGetUniqueId starts in the calling process (or, under NCCL_COMM_ID, the address rank 0
 // will serve on).
+#include "bootstrap/unique_id.h"
+
 #include <cstring>
 
+#include "base/hash.h"
 #include "bootstrap/bootstrap.h"
 #include "bootstrap/protocol.h"
+#include "bootstrap/root.h"
 #include "sockets/random.h"
 #include "sockets/interfaces.h"
 #include "sockets/socket.h"
@@ -13,89 +17,6 @@
 
 namespace weft {
 
-namespace bootstrap {
-
-namespace {
-
-// FNV-1a, then a splitmix64 finalizer so that nearby inputs land far apart.
-uint64_t hashBytes(const void* data, size_t len, uint64_t seed) {
-  const unsigned char* p = static_cast<const unsigned char*>(data);
-  uint64_t h = 0xcbf29ce484222325ull ^ seed;
-  for (size_t i = 0; i < len; i++) {
-    h ^= p[i];
-    h *= 0x100000001b3ull;
-  }
-  h ^= h >> 30;
-  h *= 0xbf58476d1ce4e5b9ull;
-  h ^= h >> 27;
-  h *= 0x94d049bb133111ebull;
-  h ^= h >> 31;
-  return h;
-}
-
-}  // namespace
-
-bool secretEqual(const Secret& a, const Secret& b) {
-  // No early exit: how long a refusal takes should not hint at how much of a guess was right.
-  uint64_t diff = (a.w[0] ^ b.w[0]) | (a.w[1] ^ b.w[1]);
-  return diff == 0;
-}
-
-Secret secretFromString(const std::string& text) {
-  Secret s;
-  s.w[0] = hashBytes(text.data(), text.size(), 0x5745465453454352ull);
-  s.w[1] = hashBytes(text.data(), text.size(), 0x434f4d4d49443a3aull);
-  return s;
-}
-
-bool randomSecret(Secret* out) { return randomBytes(out, sizeof(*out)); }
-
-void encodeId(const IdLayout& layout, ncclUniqueId* id) {
-  memset(id, 0, sizeof(*id));
-  IdLayout clean;
-  memset(&clean, 0, sizeof(clean));  // padding bytes too: the id is hashed byte by byte
-  clean.magic = layout.magic;
-  clean.version = layout.version;
-  clean.kind = layout.kind;
-  clean.secret = layout.secret;
-  clean.root = layout.root;
-  memcpy(id, &clean, sizeof(clean));
-}
-
-bool decodeId(const ncclUniqueId& id, IdLayout* layout) {
-  memcpy(layout, &id, sizeof(*layout));
-  if (layout->magic != kMagic || layout->version != kProtocolVersion) return false;
-  if (layout->kind != static_cast<uint16_t>(IdKind::kRootStarted) &&
-      layout->kind != static_cast<uint16_t>(IdKind::kCommIdEnv))
-    return false;
-  return socketAddressValid(layout->root) && socketAddressPort(layout->root) != 0;
-}
-
-std::string formatRankList(const int* ranks, size_t count, size_t maxChars) {
-  std::string out;
-  size_t i = 0;
-  while (i < count) {
-    size_t j = i;
-    while (j + 1 < count && ranks[j + 1] == ranks[j] + 1) j++;
-    std::string piece = std::to_string(ranks[i]);
-    if (j > i) {
-      piece += '-';
-      piece += std::to_string(ranks[j]);
-    }
-    if (!out.empty() && out.size() + piece.size() + 2 > maxChars) {
-      out += ", ... (";
-      out += std::to_string(count);
-      out += " in all)";
-      return out;
-    }
-    if (!out.empty()) out += ", ";
-    out += piece;
-    i = j + 1;
-  }
-  return out;
-}
-
-}  // namespace bootstrap
 
 namespace {
 
@@ -166,7 +87,7 @@ ncclResult_t bootstrapGetUniqueId(ncclUniqueId* id) {
 }
 
 uint64_t bootstrapIdHash(const ncclUniqueId& id) {
-  return bootstrap::hashBytes(&id, sizeof(id), 0x6964686173680000ull);
+  return hashBytes(&id, sizeof(id), 0x6964686173680000ull);
 }
 
 }  // namespace weft

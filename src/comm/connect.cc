@@ -10,6 +10,8 @@
 
 namespace weft {
 
+namespace {
+
 // GPU ranks of one host map each other's FIFOs unless P2P is disabled (NCCL_P2P_DISABLE, or
 // NCCL_P2P_LEVEL=LOC for ranks on different GPUs). Both sides decide from the same settings, so they
 // agree. (Path levels between LOC and SYS are not told apart yet: any other level allows P2P.)
@@ -22,6 +24,8 @@ bool usesP2p(const ncclComm* comm, int peer) {
   if (!sameGpu && level == "LOC") return false;
   return true;
 }
+
+}  // namespace
 
 bool usesNetwork(const ncclComm* comm, int peer) {
   return comm->ranks[peer].hostHash != comm->ranks[comm->rank].hostHash || comm->agreed.shmDisable;

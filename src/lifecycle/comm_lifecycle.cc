@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "bootstrap/bootstrap.h"
+#include "bootstrap/unique_id.h"
 #include "comm/agreement.h"
 #include "base/clock.h"
 #include "comm/comm.h"

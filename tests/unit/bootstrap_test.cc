@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "bootstrap/bootstrap.h"
+#include "bootstrap/unique_id.h"
 #include "bootstrap/protocol.h"
 #include "sockets/interfaces.h"
 #include "sockets/socket.h"

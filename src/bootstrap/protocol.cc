@@ -1,0 +1,70 @@
+#include "bootstrap/protocol.h"
+
+#include <cstring>
+
+#include "base/hash.h"
+#include "sockets/random.h"
+
+namespace weft::bootstrap {
+
+bool secretEqual(const Secret& a, const Secret& b) {
+  // No early exit: how long a refusal takes should not hint at how much of a guess was right.
+  uint64_t diff = (a.w[0] ^ b.w[0]) | (a.w[1] ^ b.w[1]);
+  return diff == 0;
+}
+
+Secret secretFromString(const std::string& text) {
+  Secret s;
+  s.w[0] = hashBytes(text.data(), text.size(), 0x5745465453454352ull);
+  s.w[1] = hashBytes(text.data(), text.size(), 0x434f4d4d49443a3aull);
+  return s;
+}
+
+bool randomSecret(Secret* out) { return randomBytes(out, sizeof(*out)); }
+
+void encodeId(const IdLayout& layout, ncclUniqueId* id) {
+  memset(id, 0, sizeof(*id));
+  IdLayout clean;
+  memset(&clean, 0, sizeof(clean));  // padding bytes too: the id is hashed byte by byte
+  clean.magic = layout.magic;
+  clean.version = layout.version;
+  clean.kind = layout.kind;
+  clean.secret = layout.secret;
+  clean.root = layout.root;
+  memcpy(id, &clean, sizeof(clean));
+}
+
+bool decodeId(const ncclUniqueId& id, IdLayout* layout) {
+  memcpy(layout, &id, sizeof(*layout));
+  if (layout->magic != kMagic || layout->version != kProtocolVersion) return false;
+  if (layout->kind != static_cast<uint16_t>(IdKind::kRootStarted) &&
+      layout->kind != static_cast<uint16_t>(IdKind::kCommIdEnv))
+    return false;
+  return socketAddressValid(layout->root) && socketAddressPort(layout->root) != 0;
+}
+
+std::string formatRankList(const int* ranks, size_t count, size_t maxChars) {
+  std::string out;
+  size_t i = 0;
+  while (i < count) {
+    size_t j = i;
+    while (j + 1 < count && ranks[j + 1] == ranks[j] + 1) j++;
+    std::string piece = std::to_string(ranks[i]);
+    if (j > i) {
+      piece += '-';
+      piece += std::to_string(ranks[j]);
+    }
+    if (!out.empty() && out.size() + piece.size() + 2 > maxChars) {
+      out += ", ... (";
+      out += std::to_string(count);
+      out += " in all)";
+      return out;
+    }
+    if (!out.empty()) out += ", ";
+    out += piece;
+    i = j + 1;
+  }
+  return out;
+}
+
+}  // namespace weft::bootstrap
