@@ -20,7 +20,8 @@
 extern "C" {
 #endif
 
-/* The library's name and versions, e.g. "Weft 0.1.0 (NCCL API 2.28.9)". A static string. */
+/* The library's name, versions and backends, e.g. "Weft 0.1.0 (NCCL API 2.28.9, backends: host, cuda)".
+ * Host mode is in every build; a CUDA or HIP build names its GPU backend too. A static string. */
 const char* weftGetVersionString(void);
 
 /* Weft's own version (not the NCCL API's) as MAJOR*10000 + MINOR*100 + PATCH: 0.1.0 gives 100. */

@@ -9,7 +9,7 @@
 #include "comm/comm_registry.h"
 #include "comm/comm_error.h"
 #include "base/result.h"
-#include "gpu_executor/gpu_executor.h"
+#include "api/device_args.h"
 #include "math/reduce_host.h"
 #include "nccl.h"
 
@@ -65,7 +65,7 @@ inline ncclResult_t checkCommUsable(const char* fn, ncclComm* comm) {
 }
 
 inline ncclResult_t checkStream(const char* fn, ncclComm* comm, const void* stream) {
-  if (!comm->hostMode) return gpu::checkStream(comm, fn, stream);
+  if (!comm->hostMode) return checkDeviceStream(comm, fn, stream);
   if (stream != nullptr)
     return setError(comm, ncclInvalidArgument,
                     "%s: rank %d is in host mode (no GPU), so the stream argument must be NULL; the call runs to "
@@ -112,7 +112,7 @@ inline ncclResult_t checkCount(const char* fn, ncclComm* comm, size_t count, ncc
 inline ncclResult_t checkBuffer(const char* fn, ncclComm* comm, const void* p, size_t count, const char* what) {
   if (p == nullptr && count > 0)
     return setError(comm, ncclInvalidArgument, "%s: %s is NULL but count is %zu", fn, what, count);
-  if (!comm->hostMode && p != nullptr && count > 0) return gpu::checkDeviceBuffer(comm, fn, p, what);
+  if (!comm->hostMode && p != nullptr && count > 0) return checkDeviceBuffer(comm, fn, p, what);
   return ncclSuccess;
 }
 

@@ -12,6 +12,7 @@
 #include "base/params.h"
 #include "enqueue/group.h"
 #include "gpu_executor/device_state.h"
+#include "gpu_executor/gpu_executor.h"
 
 using namespace weft;
 

@@ -1,6 +1,8 @@
 // Weft's own extensions (include/weft/weft.h).
 #include <cinttypes>
 #include <cstdio>
+#include <cstring>
+#include <string>
 
 #include "api/api_support.h"
 #include "weft/build_config.h"
@@ -22,8 +24,10 @@ const char* stateName(CommState s) {
 }  // namespace
 
 WEFT_API const char* weftGetVersionString(void) {
-  return "Weft " WEFT_VERSION_STRING " (NCCL API 2.28.9, backends: host"
-         ")";
+  // Host mode exists in every build; a CUDA or HIP build adds its GPU backend.
+  static const std::string text = std::string("Weft " WEFT_VERSION_STRING " (NCCL API 2.28.9, backends: host") +
+                                  (std::strcmp(WEFT_GPU_BACKEND, "none") == 0 ? "" : ", " WEFT_GPU_BACKEND) + ")";
+  return text.c_str();
 }
 
 WEFT_API int weftGetVersionCode(void) {

@@ -13,9 +13,6 @@ namespace weft::gpu {
 
 // Makes comm a GPU communicator on the caller's current device (at init).
 ncclResult_t setupDevice(ncclComm* comm);
-// API checks for GPU communicators: a buffer the comm's GPU cannot use, a stream of another GPU.
-ncclResult_t checkDeviceBuffer(ncclComm* comm, const char* fn, const void* p, const char* what);
-ncclResult_t checkStream(ncclComm* comm, const char* fn, const void* stream);
 // Launches prog's sequences (all of GPU communicators), one launch per communicator.
 ncclResult_t executeOnDevice(const Program& prog);
 // Device scratch of at least `bytes` for comm's next launch.

@@ -21,6 +21,7 @@ TEST(Api, Version) {
   const char* weft = weftGetVersionString();
   ASSERT_NE(weft, nullptr);
   EXPECT_GT(strlen(weft), 0u);
+  EXPECT_NE(strstr(weft, "backends: host"), nullptr) << weft;  // host mode is in every build
 }
 
 TEST(Api, ErrorStringForEveryCode) {
