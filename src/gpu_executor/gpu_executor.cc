@@ -1,10 +1,8 @@
 #include "gpu_executor/gpu_executor.h"
 
 #include <algorithm>
-#include <chrono>
 #include <cinttypes>
 #include <cstring>
-#include <thread>
 #include <unordered_map>
 #include <vector>
 
@@ -72,37 +70,38 @@ struct PendingLink {
   const Task* task;  // the operation that needs the link, for messages
 };
 
-// Connects every link of every communicator of the launch together: a peer's receive side may
-// wait on our send side's handshake, and one thread may drive several communicators whose ranks
-// are each other's peers (one process, several GPUs). Bounded by WEFT_TIMEOUT_MS; the error names
-// the link that never came.
-ncclResult_t connectAll(const std::vector<PendingLink>& links) {
-  const int64_t deadline = nowNs() + param::timeoutMs() * 1000000;
-  for (;;) {
-    const PendingLink* pending = nullptr;
-    for (const PendingLink& l : links) {
-      if (l.conn->connected()) continue;
-      bool ready = false;
-      std::string why;
-      DeviceGuard guard(l.comm->gpu->device());  // a P2P FIFO is allocated on its rank's GPU
-      ncclResult_t r = l.conn->tryConnect(&ready, &why);
-      if (r != ncclSuccess)
-        return setError(l.comm, r, "rank %d (GPU): %s while setting up %s #%" PRIu64, l.comm->rank, why.c_str(),
-                        collName(l.task->kind), l.task->seq);
-      if (!ready && pending == nullptr) pending = &l;
-    }
-    if (pending == nullptr) return ncclSuccess;
-    ncclComm* comm = pending->comm;
-    if (comm->abortFlag.load(std::memory_order_acquire))
+// Connects every link of every communicator of the launch together (comm/connect.h): a peer's
+// receive side may wait on our send side's handshake, and one thread may drive several
+// communicators whose ranks are each other's peers (one process, several GPUs). Bounded by
+// WEFT_TIMEOUT_MS; the error names the link that never came.
+ncclResult_t connectLinks(const std::vector<PendingLink>& links) {
+  std::vector<Connection*> conns;
+  std::vector<const std::atomic<bool>*> aborts;
+  for (const PendingLink& l : links) {
+    conns.push_back(l.conn);
+    aborts.push_back(&l.comm->abortFlag);
+  }
+  const ConnectOutcome w =
+      connectAll(conns, aborts, nowNs() + param::timeoutMs() * 1000000, [&](size_t i, bool* ready, std::string* why) {
+        DeviceGuard guard(links[i].comm->gpu->device());  // a P2P FIFO is allocated on its rank's GPU
+        return links[i].conn->tryConnect(ready, why);
+      });
+  if (w.end == ConnectOutcome::End::kConnected) return ncclSuccess;
+  const PendingLink& l = links[w.link];
+  ncclComm* comm = l.comm;
+  switch (w.end) {
+    case ConnectOutcome::End::kFailed:
+      return setError(comm, w.result, "rank %d (GPU): %s while setting up %s #%" PRIu64, comm->rank, w.why.c_str(),
+                      collName(l.task->kind), l.task->seq);
+    case ConnectOutcome::End::kAborted:
       return setError(comm, ncclInvalidUsage, "rank %d: communicator aborted while connecting %s", comm->rank,
-                      pending->conn->id().describe().c_str());
-    if (nowNs() > deadline)
+                      l.conn->id().describe().c_str());
+    default:
       return setError(comm, ncclRemoteError,
                       "rank %d (GPU) waited %" PRId64 " ms for rank %d to set up %s for %s #%" PRIu64
                       " (WEFT_TIMEOUT_MS); is it calling the same operation?",
-                      comm->rank, param::timeoutMs(), pending->conn->peer(), pending->conn->id().describe().c_str(),
-                      collName(pending->task->kind), pending->task->seq);
-    std::this_thread::sleep_for(std::chrono::microseconds(50));
+                      comm->rank, param::timeoutMs(), l.conn->peer(), l.conn->id().describe().c_str(),
+                      collName(l.task->kind), l.task->seq);
   }
 }
 
@@ -413,7 +412,7 @@ ncclResult_t executeOnDevice(const Program& prog) {
     builders.push_back(std::make_unique<DescriptorBuilder>(comms[k], *comms[k]->gpu));
     WEFT_CHECK(builders.back()->collect(prog, orders[k], &links));
   }
-  WEFT_CHECK(connectAll(links));
+  WEFT_CHECK(connectLinks(links));
   for (size_t k = 0; k < comms.size(); ++k) WEFT_CHECK(launchFor(comms[k], prog, orders[k], *builders[k]));
   return ncclSuccess;
 }
