@@ -3,8 +3,10 @@
 // work is enqueued, as NCCL's do; completion is the stream's business.
 #pragma once
 #include <cstddef>
+#include <span>
 
 #include "program/program.h"
+#include "task/task.h"
 #include "nccl.h"
 
 struct ncclComm;
@@ -16,8 +18,9 @@ ncclResult_t setupDevice(ncclComm* comm);
 // API checks for GPU communicators: a buffer the comm's GPU cannot use, a stream of another GPU.
 ncclResult_t checkDeviceBuffer(ncclComm* comm, const char* fn, const void* p, const char* what);
 ncclResult_t checkStream(ncclComm* comm, const char* fn, const void* stream);
-// Launches prog's sequences (all of GPU communicators), one launch per communicator.
-ncclResult_t executeOnDevice(const Program& prog);
+// Launches prog's sequences (all of GPU communicators), one launch per communicator. tasks: the
+// operations prog was built from (Sequence::task indexes them).
+ncclResult_t executeOnDevice(const Program& prog, std::span<const Task> tasks);
 // Device scratch of at least `bytes` for comm's next launch.
 ncclResult_t deviceScratch(ncclComm* comm, size_t bytes, void** out);
 // A failure a kernel recorded becomes comm's asynchronous error, with a message naming the rank,

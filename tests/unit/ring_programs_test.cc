@@ -193,7 +193,7 @@ void unslicedAllReduce(const Task& t, Program* p) {
   const int n = t.comm->nranks, r = t.comm->rank;
   auto at = [&](int j) { return split(t.count, n, j).begin; };
   auto len = [&](int j) { return split(t.count, n, j).count; };
-  p->beginSequence(&t, weft::Lane::kRing, 0, mod(r + 1, n), mod(r - 1, n));
+  p->beginSequence(weft::Lane::kRing, 0, mod(r + 1, n), mod(r - 1, n));
   int j = r;
   p->addStep(StepOp::kSend, weft::kStepPre, at(j), at(j), len(j));
   for (int k = 1; k < n - 1; ++k) {
@@ -248,7 +248,7 @@ TEST(ProgramSim, ReportsDeadlockWhenAStepOutgrowsTheFifo) {
 TEST(ProgramSim, ReportsMessageSizeMismatch) {
   Outcome o = runBuilder(2, 64, 4, 10, [](const Task& t, Program* p) {
     const int r = t.comm->rank;
-    p->beginSequence(&t, weft::Lane::kP2p, 0, r == 0 ? 1 : -1, r == 1 ? 0 : -1);
+    p->beginSequence(weft::Lane::kP2p, 0, r == 0 ? 1 : -1, r == 1 ? 0 : -1);
     if (r == 0)
       p->addStep(StepOp::kSend, 0, 0, 0, 10);
     else
@@ -262,14 +262,14 @@ TEST(ProgramSim, ReportsMessageSizeMismatch) {
 TEST(ProgramSim, ReportsLeftoverMessagesAndOutOfBoundsSteps) {
   Outcome o = runBuilder(2, 64, 4, 10, [](const Task& t, Program* p) {
     const int r = t.comm->rank;
-    p->beginSequence(&t, weft::Lane::kP2p, 0, r == 0 ? 1 : -1, r == 1 ? 0 : -1);
+    p->beginSequence(weft::Lane::kP2p, 0, r == 0 ? 1 : -1, r == 1 ? 0 : -1);
     p->addStep(r == 0 ? StepOp::kSend : StepOp::kRecv, 0, 0, 0, r == 0 ? 10 : 0);
   });
   ASSERT_FALSE(o.ok);
   EXPECT_NE(o.error.find("left unreceived on p2p ch 0 0->1"), std::string::npos) << o.error;
 
   o = runBuilder(2, 64, 4, 10, [](const Task& t, Program* p) {
-    p->beginSequence(&t, weft::Lane::kRing, 0, -1, -1);
+    p->beginSequence(weft::Lane::kRing, 0, -1, -1);
     p->addStep(StepOp::kCopy, 0, 0, 5, 10);
   });
   ASSERT_FALSE(o.ok);
