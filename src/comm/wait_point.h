@@ -1,6 +1,7 @@
 // Where an executor waits: one stuck chain's operation, its step, and the peer it waits for. The
 // host executor makes one to word its errors ("rank 0 is waiting to receive from rank 1 in
-// AllReduce #7 ..."). Plain values only, so a copy may outlive its Task.
+// AllReduce #7 ...") and keeps the latest per communicator in a WaitState (wait_state.h), which
+// weftCommDumpState reads from any thread. Plain values only, so a snapshot outlives its Task.
 #pragma once
 #include <cstdint>
 #include <string>

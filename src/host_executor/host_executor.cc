@@ -76,9 +76,12 @@ ncclResult_t Executor::run(const Program& prog, std::span<const Task> tasks) {
   exchange_.reset();
   int64_t idleSince = 0, lastCheck = 0, lastExchange = 0;
   unsigned spins = 0;
+  bool waitsShown = false;  // publishWaits ran in this idle period
   auto resume = [&] {
     idleSince = 0;
     spins = 0;
+    if (waitsShown) clearWaits(runner_);
+    waitsShown = false;
   };
   while (runner_.error() == ncclSuccess) {
     runner_.resetSetupPending();
@@ -99,6 +102,12 @@ ncclResult_t Executor::run(const Program& prog, std::span<const Task> tasks) {
     }
     int64_t now = nowNs();
     if (idleSince == 0) idleSince = lastCheck = now;
+    // About to yield or sleep: say where each communicator waits, once per idle period, so that
+    // weftCommDumpState can tell; a wait this short costs nothing here.
+    if (!waitsShown && now - idleSince > kPureSpinNs) {
+      publishWaits(runner_, idleSince);
+      waitsShown = true;
+    }
     if (now - idleSince < spinNs) {
       // A few microseconds of pure spinning catch a peer that is running on another core; after
       // that, yield, so a peer that shares our core (or a busy machine) gets to run.
@@ -131,6 +140,7 @@ ncclResult_t Executor::run(const Program& prog, std::span<const Task> tasks) {
     }
     for (ncclComm* comm : comms) comm->peers.self()->sleeping.store(0, std::memory_order_relaxed);
   }
+  if (waitsShown) clearWaits(runner_);
   if (runner_.error() != ncclSuccess) finishFailedRun(runner_);
   return runner_.error();
 }

@@ -4,7 +4,7 @@
 // its doorbell (futex) until a peer rings it. Every wait is bounded: no progress for
 // WEFT_TIMEOUT_MS, a local peer that exited or aborted, or ncclCommAbort on one of the
 // communicators ends the run with an error that names the rank, the peer, the operation and the
-// step (wait_report.h).
+// step (wait_report.h). While it waits, each communicator says where (weftCommDumpState).
 #pragma once
 #include <span>
 

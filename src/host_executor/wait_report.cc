@@ -22,6 +22,27 @@ ncclResult_t failRemote(HostRunner& run, StampExchange& exchange, ncclComm* comm
 
 }  // namespace
 
+void publishWaits(const HostRunner& run, int64_t sinceNs) {
+  for (ncclComm* comm : run.comms()) {
+    bool found = false;
+    for (const HostRunner::Cur& c : run.cursors()) {
+      if (c.finished || run.taskOf(c).comm != comm) continue;
+      std::vector<int> peers;
+      std::string what;
+      WaitPoint w = run.waitOf(c, &peers, &what);
+      w.sinceNs = sinceNs;
+      comm->waits.publish(w);
+      found = true;
+      break;
+    }
+    if (!found) comm->waits.clear();  // its part of the group is done; others still wait
+  }
+}
+
+void clearWaits(const HostRunner& run) {
+  for (ncclComm* comm : run.comms()) comm->waits.clear();
+}
+
 ncclResult_t checkHealth(HostRunner& run, StampExchange& exchange, bool deadlinePassed, int64_t idleNs) {
   for (ncclComm* comm : run.comms())
     if (comm->abortFlag.load(std::memory_order_acquire))

@@ -1,6 +1,6 @@
 // What the host executor does while it waits (host_executor.cc calls these only when idle, never
-// while data moves): look for reasons to stop waiting, and, once a run failed, tell everyone who
-// needs to know.
+// while data moves): say where it waits, look for reasons to stop waiting, and, once a run failed,
+// tell everyone who needs to know.
 #pragma once
 #include <cstdint>
 
@@ -9,6 +9,11 @@
 #include "nccl.h"
 
 namespace weft {
+
+// Records, for each communicator of the run, where its first unfinished chain waits (since
+// sinceNs), for weftCommDumpState; clearWaits takes that back once the run moves or ends.
+void publishWaits(const HostRunner& run, int64_t sinceNs);
+void clearWaits(const HostRunner& run);
 
 // Turns an abort, a dead or failed peer, a failed link or a passed deadline into the run's error,
 // with a message naming the rank, the peer, the operation and the step.
