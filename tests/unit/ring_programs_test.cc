@@ -434,7 +434,7 @@ TEST(RingPrograms, GroupOfSameKindCollectives) {
 // or reduce chain has different peers (-1 at its ends) from the other ring collectives, so two
 // chains of one rank share a FIFO and their messages interleave: {Reduce root 0, Broadcast root 0}
 // on 3 ranks gives wrong results, {AllReduce, Broadcast root 0} a message size mismatch. Enable
-// once the library fixes it (and follow any change of the executor's chain key in program_sim.h).
+// once the library fixes it.
 TEST(RingPrograms, GroupOfDifferentKinds) {
   const std::pair<CollKind, CollKind> pairs[] = {{CollKind::kAllReduce, CollKind::kBroadcast},
                                                  {CollKind::kReduce, CollKind::kBroadcast},

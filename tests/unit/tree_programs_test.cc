@@ -1,6 +1,6 @@
 // The double binary tree (collectives/tree): its shape on its own, then its programs for every
-// rank at once through the simulator in program_sim.h, which runs multi-peer steps the way the
-// executor does: results against a plain reference, in place and not, deadlock freedom with FIFOs
+// rank at once through the simulator in program_sim.h, which runs them with the host executor's
+// own stepping core over in-memory FIFOs: results against a plain reference, in place and not, deadlock freedom with FIFOs
 // of one or two slots, bit-identical AllReduce results, groups of trees of different roots.
 #include <gtest/gtest.h>
 
