@@ -7,8 +7,13 @@
 #
 # usage: benchmarks/run_compare.sh [--reps N] [--quick] [--install] [--out DIR]
 #                                  [--bin DIR | --build-dir DIR] [--baselines DIR] [--target S]
+#                                  [--ops LIST] [--sizes LIST] [--ranks LIST]
 #   --reps N        repetitions (default 3; --quick: 1)
 #   --quick         sizes up to 1 MiB, fewer iterations, 1 rep (about 2 minutes)
+#   --ops LIST      collectives, comma-separated: allreduce,allgather (default both)
+#   --sizes LIST    only these sizes in bytes, comma-separated (K and M suffixes), e.g. 8,64M:
+#                   a before/after check of a change in a few minutes rather than the whole grid
+#   --ranks LIST    rank counts, comma-separated (default 2,4)
 #   --install       apt-get install Open MPI and the compilers first (needs root)
 #   --out DIR       where results go (default ${TMPDIR:-/tmp}/weft-compare/<timestamp>)
 #   --bin DIR       use the perf tools already built in DIR (e.g. build/benchmarks)
@@ -23,10 +28,18 @@ set -euo pipefail
 # MAXB) in bands, so that small sizes get many iterations and large ones few (~0.05-0.5 s a size).
 # Weft reports the max over ranks (-a 3) and reuses the same buffer bytes every iteration
 # (--rotate 0), as the Open MPI benchmark does; every size is validated (-c 1).
+# With a size list (--sizes), each size is a band of its own with the iterations of its band.
 if [ "${1:-}" = --weft-bands ]; then
-  tool=$2 n=$3 quick=$4 maxb=$5 status=0
+  tool=$2 n=$3 quick=$4 maxb=$5 sizes=${6:-} status=0
   common=(-N "$n" -d float -o sum -a 3 --rotate 0 -c 1 --timeout 280)
-  if [ "$quick" = 1 ]; then
+  if [ -n "$sizes" ]; then
+    bands=()
+    for b in ${sizes//,/ }; do
+      if [ "$b" -le 4096 ]; then it="-n 2000 -w 200"; elif [ "$b" -le 1048576 ]; then it="-n 200 -w 20"
+      else it="-n 10 -w 2"; fi
+      bands+=("-b $b -e $b $it")
+    done
+  elif [ "$quick" = 1 ]; then
     bands=("-b 8 -e 8 -n 500 -w 50" "-b 16 -e 4K -f 4 -n 500 -w 50" "-b 16K -e $maxb -f 4 -n 40 -w 5")
   else
     bands=("-b 8 -e 8 -n 2000 -w 200" "-b 16 -e 4K -f 4 -n 2000 -w 200" "-b 16K -e 1M -f 4 -n 200 -w 20"
@@ -39,11 +52,32 @@ if [ "${1:-}" = --weft-bands ]; then
   exit "$status"
 fi
 
+MPIRUN=(mpirun --allow-run-as-root --oversubscribe --mca oob_tcp_if_include lo --mca btl_tcp_if_include lo)
+WORK=${TMPDIR:-/tmp}/weft-compare
+# Internal: the Open MPI benchmark at the sizes of a list. It takes a range, not a list, so each
+# size is a range of its own; the output of all of them is one run's.
+if [ "${1:-}" = --mpi-sizes ]; then
+  n=$2 target=$3 ops=$4 sizes=$5
+  for b in ${sizes//,/ }; do
+    "${MPIRUN[@]}" -n "$n" "$WORK/build/mpi_allreduce_bench" --target "$target" --min "$b" --max "$b" --ops "$ops"
+  done
+  exit 0
+fi
+
 HERE=$(cd "$(dirname "$0")" && pwd)
 SELF="$HERE/$(basename "$0")"
 REPO=$(cd "$HERE/.." && pwd)
 BASE="$REPO/../shared/baselines"
-REPS="" QUICK=0 INSTALL=0 OUT="" BIN="" BUILD="$REPO/build-compare" TARGET=""
+REPS="" QUICK=0 INSTALL=0 OUT="" BIN="" BUILD="$REPO/build-compare" TARGET="" OPS=allreduce,allgather SIZES=""
+RANKS=2,4
+# Bytes from 8, 64K, 64M.
+bytes_of() {
+  case "$1" in
+    *[kK]) echo $(( ${1%?} * 1024 )) ;;
+    *[mM]) echo $(( ${1%?} * 1048576 )) ;;
+    *) echo $(( $1 )) ;;
+  esac
+}
 while [ $# -gt 0 ]; do
   case "$1" in
     --reps) REPS=$2; shift ;;
@@ -54,7 +88,10 @@ while [ $# -gt 0 ]; do
     --build-dir) BUILD=$2; shift ;;
     --baselines) BASE=$2; shift ;;
     --target) TARGET=$2; shift ;;
-    -h|--help) sed -n '2,21p' "$0"; exit 0 ;;
+    --ops) OPS=$2; shift ;;
+    --sizes) SIZES=$2; shift ;;
+    --ranks) RANKS=$2; shift ;;
+    -h|--help) sed -n '2,26p' "$0"; exit 0 ;;
     *) echo "run_compare.sh: unknown argument $1 (see --help)" >&2; exit 2 ;;
   esac
   shift
@@ -64,9 +101,13 @@ if [ "$QUICK" = 1 ]; then
 else
   REPS=${REPS:-3} TARGET=${TARGET:-0.3} MAXB=67108864
 fi
+if [ -n "$SIZES" ]; then
+  list=""
+  for b in ${SIZES//,/ }; do list="$list${list:+,}$(bytes_of "$b")"; done
+  SIZES=$list
+fi
 [ -d "$BASE" ] || { echo "run_compare.sh: no baselines at $BASE (use --baselines DIR)" >&2; exit 2; }
 BASE=$(cd "$BASE" && pwd)
-WORK=${TMPDIR:-/tmp}/weft-compare
 OUT=${OUT:-$WORK/$(date +%Y%m%d-%H%M%S)}
 mkdir -p "$OUT/raw" "$WORK/build"
 
@@ -82,7 +123,7 @@ done
 echo "== build"
 if [ -z "$BIN" ]; then
   cmake -S "$REPO" -B "$BUILD" -DWEFT_BUILD_TESTS=OFF >"$OUT/build.log" 2>&1 || { tail -20 "$OUT/build.log"; exit 1; }
-  cmake --build "$BUILD" --target all_reduce_perf all_gather_perf -j 2 >>"$OUT/build.log" 2>&1 ||
+  cmake --build "$BUILD" --target $(for op in ${OPS//,/ }; do echo "${op/all/all_}_perf"; done) -j 2 >>"$OUT/build.log" 2>&1 ||
     { tail -30 "$OUT/build.log"; exit 1; }
   BIN="$BUILD/benchmarks"
 fi
@@ -99,10 +140,10 @@ timeout 300 g++ -O3 -march=native -std=c++17 -pthread -o "$WORK/build/mem_bench"
   echo "mpirun: $(mpirun --version 2>&1 | head -1)"
   echo "weft tools: $BIN"
   echo "reps: $REPS  quick: $QUICK  mpi target: $TARGET s/size  max bytes: $MAXB"
+  echo "ops: $OPS  ranks: $RANKS  sizes: ${SIZES:-all}"
 } >"$OUT/env.txt"
 cat "$OUT/env.txt"
 
-MPIRUN=(mpirun --allow-run-as-root --oversubscribe --mca oob_tcp_if_include lo --mca btl_tcp_if_include lo)
 # run NAME TIMEOUT CMD... : one measured run (load logged by the baselines' measure.py).
 run() {
   local name=$1 to=$2; shift 2
@@ -119,15 +160,18 @@ run() {
 
 for r in $(seq 1 "$REPS"); do
   run "mem.rep$r" 120 "$WORK/build/mem_bench" --reps 7 --pingpong-iters 200000
-  for n in 2 4; do
+  for n in ${RANKS//,/ }; do
     if [ $(( (r + n / 2) % 2 )) = 0 ]; then order="weft mpi"; else order="mpi weft"; fi
     for who in $order; do
       if [ "$who" = weft ]; then
-        run "weft_allreduce_n$n.rep$r" 600 "$SELF" --weft-bands "$BIN/all_reduce_perf" "$n" "$QUICK" "$MAXB"
-        run "weft_allgather_n$n.rep$r" 600 "$SELF" --weft-bands "$BIN/all_gather_perf" "$n" "$QUICK" "$MAXB"
-      else
+        for op in ${OPS//,/ }; do
+          run "weft_${op}_n$n.rep$r" 600 "$SELF" --weft-bands "$BIN/${op/all/all_}_perf" "$n" "$QUICK" "$MAXB" "$SIZES"
+        done
+      elif [ -z "$SIZES" ]; then
         run "mpi_shm_n$n.rep$r" 300 "${MPIRUN[@]}" -n "$n" "$WORK/build/mpi_allreduce_bench" \
-          --target "$TARGET" --max "$MAXB" --ops allreduce,allgather
+          --target "$TARGET" --max "$MAXB" --ops "$OPS"
+      else
+        run "mpi_shm_n$n.rep$r" 300 "$SELF" --mpi-sizes "$n" "$TARGET" "$OPS" "$SIZES"
       fi
     done
   done

@@ -23,7 +23,7 @@ using dda::Rounds;
 // Flat AllReduce: stage, barrier, every rank folds all staged inputs in rank order.
 void allReduceFlat(const Task& t, Program* p) {
   Rounds rs(t, t.count, 1);
-  p->beginSequence(&t, Lane::kDirect, 0, -1, -1);
+  p->beginSequence(Lane::kDirect, 0, -1, -1);
   for (uint64_t j = 0; j < rs.count; ++j) {
     const size_t off = rs.offset(j), len = rs.length(j, t.count), base = rs.base(j);
     p->addStep(StepOp::kDirectStage, kStepPre, Buf::kSend, off, Buf::kRecv, base, len);
@@ -39,7 +39,7 @@ void allReduceFlat(const Task& t, Program* p) {
 void allReduceTree(const Task& t, Program* p) {
   const int n = t.comm->nranks, r = t.comm->rank;
   Rounds rs(t, t.count, 1);
-  p->beginSequence(&t, Lane::kDirect, 0, -1, -1);
+  p->beginSequence(Lane::kDirect, 0, -1, -1);
   for (uint64_t j = 0; j < rs.count; ++j) {
     const size_t off = rs.offset(j), len = rs.length(j, t.count), base = rs.base(j);
     const size_t slice = dda::sliceElems(len, n, dataTypeSize(t.dtype));
@@ -62,7 +62,7 @@ void allReduceTree(const Task& t, Program* p) {
 void allGather(const Task& t, Program* p) {
   const int n = t.comm->nranks, r = t.comm->rank;
   Rounds rs(t, t.count, 1);
-  p->beginSequence(&t, Lane::kDirect, 0, -1, -1);
+  p->beginSequence(Lane::kDirect, 0, -1, -1);
   for (uint64_t j = 0; j < rs.count; ++j) {
     const size_t off = rs.offset(j), len = rs.length(j, t.count), base = rs.base(j);
     p->addStep(StepOp::kDirectStage, 0, Buf::kSend, off, Buf::kRecv, base, len);
@@ -88,7 +88,7 @@ void stageBlocks(const Task& t, const Rounds& rs, uint64_t j, uint8_t flags, Pro
 void reduceScatter(const Task& t, Program* p) {
   const int n = t.comm->nranks, r = t.comm->rank;
   Rounds rs(t, t.count, n);
-  p->beginSequence(&t, Lane::kDirect, 0, -1, -1);
+  p->beginSequence(Lane::kDirect, 0, -1, -1);
   for (uint64_t j = 0; j < rs.count; ++j) {
     stageBlocks(t, rs, j, kStepPre, p);
     p->addStep(StepOp::kDirectReduce, kStepPost, Buf::kSend, rs.base(j) + size_t(r) * rs.perBlock, Buf::kRecv,
@@ -99,7 +99,7 @@ void reduceScatter(const Task& t, Program* p) {
 void alltoAll(const Task& t, Program* p) {
   const int n = t.comm->nranks, r = t.comm->rank;
   Rounds rs(t, t.count, n);
-  p->beginSequence(&t, Lane::kDirect, 0, -1, -1);
+  p->beginSequence(Lane::kDirect, 0, -1, -1);
   for (uint64_t j = 0; j < rs.count; ++j) {
     stageBlocks(t, rs, j, 0, p);
     for (int k = 0; k < n; ++k) {

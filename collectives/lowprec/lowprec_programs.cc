@@ -31,7 +31,7 @@ void allReduce(const Task& t, Program* p) {
   // Each rank's slice is at most sliceBlocks blocks of the half.
   const size_t sliceBlocks = std::max<size_t>(1, halfBlocks(t) / size_t(n));
   Rounds rs(t.comm, t.count, halfBlocks(t), size_t(n) * sliceBlocks * kLowpBlockElems);
-  p->beginSequence(&t, Lane::kDirect, 0, -1, -1);
+  p->beginSequence(Lane::kDirect, 0, -1, -1);
   for (uint64_t j = 0; j < rs.count; ++j) {
     const size_t off = rs.offset(j), len = rs.length(j, t.count), base = rs.base(j);
     // Slices are whole blocks, so slice q starts at block q * sb of the input region.
@@ -56,7 +56,7 @@ void allReduce(const Task& t, Program* p) {
 void allGather(const Task& t, Program* p) {
   const int n = t.comm->nranks, r = t.comm->rank;
   Rounds rs(t.comm, t.count, halfBlocks(t), halfBlocks(t) * kLowpBlockElems);
-  p->beginSequence(&t, Lane::kDirect, 0, -1, -1);
+  p->beginSequence(Lane::kDirect, 0, -1, -1);
   for (uint64_t j = 0; j < rs.count; ++j) {
     const size_t off = rs.offset(j), len = rs.length(j, t.count), base = rs.base(j);
     p->addStep(StepOp::kLowpQuantize, 0, Buf::kSend, off, Buf::kRecv, base, len);
@@ -82,7 +82,7 @@ void reduceScatter(const Task& t, Program* p) {
   const int r = t.comm->rank;
   const size_t per = std::max<size_t>(1, halfBlocks(t) / size_t(t.comm->nranks));
   Rounds rs(t.comm, t.count, halfBlocks(t), per * kLowpBlockElems);
-  p->beginSequence(&t, Lane::kDirect, 0, -1, -1);
+  p->beginSequence(Lane::kDirect, 0, -1, -1);
   for (uint64_t j = 0; j < rs.count; ++j) {
     quantizeBlocks(t, rs, j, per, p);
     p->addStep(StepOp::kLowpReduce, 0, Buf::kSend, rs.base(j) + size_t(r) * per, Buf::kRecv, rs.offset(j),
@@ -94,7 +94,7 @@ void alltoAll(const Task& t, Program* p) {
   const int n = t.comm->nranks, r = t.comm->rank;
   const size_t per = std::max<size_t>(1, halfBlocks(t) / size_t(n));
   Rounds rs(t.comm, t.count, halfBlocks(t), per * kLowpBlockElems);
-  p->beginSequence(&t, Lane::kDirect, 0, -1, -1);
+  p->beginSequence(Lane::kDirect, 0, -1, -1);
   for (uint64_t j = 0; j < rs.count; ++j) {
     quantizeBlocks(t, rs, j, per, p);
     for (int k = 0; k < n; ++k) {

@@ -8,17 +8,17 @@ namespace weft {
 namespace {
 
 void send(const Task& t, int peer, size_t srcOffset, size_t count, Program* p) {
-  p->beginSequence(&t, Lane::kP2p, 0, peer, -1);
+  p->beginSequence(Lane::kP2p, 0, peer, -1);
   p->addStep(StepOp::kSend, 0, srcOffset, 0, count);
 }
 
 void recv(const Task& t, int peer, size_t dstOffset, size_t count, Program* p) {
-  p->beginSequence(&t, Lane::kP2p, 0, -1, peer);
+  p->beginSequence(Lane::kP2p, 0, -1, peer);
   p->addStep(StepOp::kRecv, 0, 0, dstOffset, count);
 }
 
 void copy(const Task& t, size_t srcOffset, size_t dstOffset, size_t count, Program* p) {
-  p->beginSequence(&t, Lane::kP2p, 0, -1, -1);
+  p->beginSequence(Lane::kP2p, 0, -1, -1);
   p->addStep(StepOp::kCopy, 0, srcOffset, dstOffset, count);
 }
 

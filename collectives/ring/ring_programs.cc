@@ -24,7 +24,7 @@ size_t chunkElems(const Task& t) { return t.comm->slotBytes / dataTypeSize(t.dty
 void allReduce(const Task& t, int ch, size_t begin, size_t len, Program* p) {
   const int n = t.comm->nranks, r = t.comm->rank;
   const size_t loopElems = size_t(n) * chunkElems(t);
-  p->beginSequence(&t, Lane::kRing, ch, mod(r + 1, n), mod(r - 1, n));
+  p->beginSequence(Lane::kRing, ch, mod(r + 1, n), mod(r - 1, n));
   for (size_t loopBegin = 0; loopBegin < len; loopBegin += loopElems) {
     const size_t loopLen = std::min(loopElems, len - loopBegin);
     auto chunk = [&](int j) { return split(loopLen, n, j); };
@@ -53,7 +53,7 @@ void allReduce(const Task& t, int ch, size_t begin, size_t len, Program* p) {
 void allReduceOneShot(const Task& t, Program* p) {
   const int n = t.comm->nranks, r = t.comm->rank;
   const size_t c = t.count;
-  p->beginSequence(&t, Lane::kRing, 0, mod(r + 1, n), mod(r - 1, n));
+  p->beginSequence(Lane::kRing, 0, mod(r + 1, n), mod(r - 1, n));
   p->addStep(StepOp::kCopySend, kStepPre, Buf::kSend, 0, Buf::kScratch, size_t(r) * c, c);
   for (int k = 1; k < n - 1; ++k)
     p->addStep(StepOp::kRecvCopySend, 0, Buf::kSend, 0, Buf::kScratch, size_t(mod(r - k, n)) * c, c);
@@ -65,7 +65,7 @@ void allReduceOneShot(const Task& t, Program* p) {
 void broadcast(const Task& t, int ch, size_t begin, size_t len, Program* p) {
   const int n = t.comm->nranks, r = t.comm->rank;
   const int pos = mod(r - t.root, n);
-  p->beginSequence(&t, Lane::kRing, ch, pos == n - 1 ? -1 : mod(r + 1, n), pos == 0 ? -1 : mod(r - 1, n));
+  p->beginSequence(Lane::kRing, ch, pos == n - 1 ? -1 : mod(r + 1, n), pos == 0 ? -1 : mod(r - 1, n));
   if (pos == 0)
     p->addStep(StepOp::kCopySend, 0, begin, begin, len);
   else if (pos == n - 1)
@@ -78,7 +78,7 @@ void broadcast(const Task& t, int ch, size_t begin, size_t len, Program* p) {
 void reduce(const Task& t, int ch, size_t begin, size_t len, Program* p) {
   const int n = t.comm->nranks, r = t.comm->rank;
   const int pos = mod(r - t.root - 1, n);  // the root is last
-  p->beginSequence(&t, Lane::kRing, ch, pos == n - 1 ? -1 : mod(r + 1, n), pos == 0 ? -1 : mod(r - 1, n));
+  p->beginSequence(Lane::kRing, ch, pos == n - 1 ? -1 : mod(r + 1, n), pos == 0 ? -1 : mod(r - 1, n));
   if (pos == 0)
     p->addStep(StepOp::kSend, kStepPre, begin, begin, len);
   else if (pos == n - 1)
@@ -92,7 +92,7 @@ void reduce(const Task& t, int ch, size_t begin, size_t len, Program* p) {
 void allGather(const Task& t, int ch, size_t begin, size_t len, Program* p) {
   const int n = t.comm->nranks, r = t.comm->rank;
   const size_t block = t.count, step = chunkElems(t);
-  p->beginSequence(&t, Lane::kRing, ch, mod(r + 1, n), mod(r - 1, n));
+  p->beginSequence(Lane::kRing, ch, mod(r + 1, n), mod(r - 1, n));
   for (size_t off = begin; off < begin + len; off += step) {
     const size_t c = std::min(step, begin + len - off);
     p->addStep(StepOp::kCopySend, 0, off, size_t(r) * block + off, c);
@@ -109,7 +109,7 @@ void allGather(const Task& t, int ch, size_t begin, size_t len, Program* p) {
 void reduceScatter(const Task& t, int ch, size_t begin, size_t len, Program* p) {
   const int n = t.comm->nranks, r = t.comm->rank;
   const size_t block = t.count, step = chunkElems(t);
-  p->beginSequence(&t, Lane::kRing, ch, mod(r + 1, n), mod(r - 1, n));
+  p->beginSequence(Lane::kRing, ch, mod(r + 1, n), mod(r - 1, n));
   for (size_t off = begin; off < begin + len; off += step) {
     const size_t c = std::min(step, begin + len - off);
     int j = mod(r - 1, n);
@@ -124,7 +124,7 @@ void reduceScatter(const Task& t, int ch, size_t begin, size_t len, Program* p) 
 
 // One rank: every collective is a local copy (with the reduction's pre and post applied).
 void singleRank(const Task& t, Program* p) {
-  p->beginSequence(&t, Lane::kRing, 0, -1, -1);
+  p->beginSequence(Lane::kRing, 0, -1, -1);
   switch (t.kind) {
     case CollKind::kAllReduce:
     case CollKind::kReduce:

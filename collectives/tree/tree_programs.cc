@@ -29,7 +29,7 @@ struct TreeSeq {
 
 TreeSeq beginTree(const Task& t, int channel, const tree::Links& l, Program* p) {
   int peers[kMaxSeqPeers] = {l.parent, l.child[0], l.child[1]};
-  p->beginMultiPeerSequence(&t, Lane::kTree, channel, peers, peers);
+  p->beginMultiPeerSequence(Lane::kTree, channel, peers, peers);
   TreeSeq s;
   int i = 0;
   if (l.parent >= 0) s.parent = uint8_t(1u << i++);
@@ -63,7 +63,7 @@ void broadcastDown(const TreeSeq& s, Buf rootSrc, size_t begin, size_t len, Prog
 
 // One rank: a local copy, with the reduction's pre and post applied where the kind reduces.
 void singleRank(const Task& t, Program* p) {
-  p->beginSequence(&t, Lane::kTree, 0, -1, -1);
+  p->beginSequence(Lane::kTree, 0, -1, -1);
   const uint8_t flags = t.kind == CollKind::kBroadcast ? 0 : (kStepPre | kStepPost);
   p->addStep(StepOp::kCopy, flags, 0, 0, t.count);
 }

@@ -33,10 +33,12 @@ ncclResult_t weftCommIsHostMode(ncclComm_t comm, int* isHostMode);
 /* Sets *name to comm's backend: "host", "cuda" or "hip". A static string; do not free it. */
 ncclResult_t weftCommGetBackend(ncclComm_t comm, const char** name);
 
-/* Writes a human-readable snapshot of where comm stands (its rank, the sequence number of the
- * current operation, the step it waits on and the peer it waits for) into buf, truncated to len
- * bytes and always NUL-terminated when len > 0. Safe to call from another thread while a call on
- * comm is blocked: it is meant for finding out which rank is stuck where. */
+/* Writes a human-readable snapshot of where comm stands (its rank, state and counters, and, while
+ * a call on comm waits, the operation's number, the step it waits on with its lane and channel,
+ * and the peer it waits for) into buf, truncated to len bytes and always NUL-terminated when
+ * len > 0. Safe to call from another thread while a call on comm is blocked: it is meant for
+ * finding out which rank is stuck where. Host mode: a wait shows once the executor stops spinning
+ * (a few microseconds); GPU communicators report no waits yet. */
 ncclResult_t weftCommDumpState(ncclComm_t comm, char* buf, size_t len);
 
 #ifdef __cplusplus

@@ -5,6 +5,8 @@
 #include <string>
 
 #include "api/api_support.h"
+#include "base/clock.h"
+#include "comm/wait_point.h"
 #include "weft/build_config.h"
 #include "weft/weft.h"
 
@@ -20,6 +22,14 @@ const char* stateName(CommState s) {
     case CommState::kFailed: return "failed";
   }
   return "?";
+}
+
+// Where the communicator's executor waits, if it does: the operation, the step and the peer.
+std::string waitReport(const ncclComm* comm) {
+  WaitPoint w;
+  if (!comm->waits.read(&w)) return "not waiting in an operation";
+  const int64_t ms = w.sinceNs > 0 ? (nowNs() - w.sinceNs) / 1000000 : 0;
+  return "waiting for " + std::to_string(ms) + " ms: " + describeWait(w);
 }
 }  // namespace
 
@@ -56,12 +66,14 @@ WEFT_API ncclResult_t weftCommDumpState(ncclComm_t comm, char* buf, size_t len) 
   return apiGuard("weftCommDumpState", [&] {
     WEFT_CHECK(checkCommHandle("weftCommDumpState", comm));
     if (buf == nullptr || len == 0) return setError(comm, ncclInvalidArgument, "weftCommDumpState: empty buffer");
+    const std::string where = waitReport(comm);
     snprintf(buf, len,
              "rank %d/%d state %s ops issued %" PRIu64 " running %d connections %zu shm owned %zu bytes "
-             "(FIFOs) + %zu (rank block) + %zu (direct-access staging) async error %d last error \"%s\"",
+             "(FIFOs) + %zu (rank block) + %zu (direct-access staging) async error %d last error \"%s\"; %s",
              comm->rank, comm->nranks, stateName(comm->getState()), comm->opCount, comm->activeOps.load(),
              comm->connections.size(), comm->connections.ownedBytes(), sizeof(RankBlock),
-             comm->direct.ownedBytes(), static_cast<int>(comm->errors.async()), comm->errors.message());
+             comm->direct.ownedBytes(), static_cast<int>(comm->errors.async()), comm->errors.message(),
+             where.c_str());
     return ncclSuccess;
   });
 }

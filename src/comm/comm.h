@@ -16,6 +16,7 @@
 #include "comm/local_peers.h"
 #include "base/params.h"
 #include "comm/redop_table.h"
+#include "comm/wait_state.h"
 #include "nccl.h"
 #include "topology/placement.h"
 #include "transports/connection_table.h"
@@ -93,6 +94,7 @@ struct ncclComm {
   weft::OpStamp recentStamps[kRecentStamps] = {};
   uint32_t recentStampCount = 0;
   std::atomic<int64_t> stampsDrainedNs{0};  // when this rank last took stamp notes off its bootstrap
+  weft::WaitState waits;  // where the host executor waits in this communicator (weftCommDumpState)
   uint64_t shrinkCount = 0;
 
   weft::ErrorState errors;

@@ -1,7 +1,10 @@
 #include "comm/connect.h"
 
 #include <algorithm>
+#include <chrono>
+#include <thread>
 
+#include "base/clock.h"
 #include "comm/comm.h"
 #include "base/params.h"
 #include "transports/net/net_connection.h"
@@ -64,6 +67,39 @@ Connection* getConnection(ncclComm* comm, Lane lane, int channel, int peer, bool
   ConnectionId id{comm->commHash, lane, channel, isSender ? comm->rank : peer, isSender ? peer : comm->rank};
   if (Connection* c = comm->connections.find(id, isSender)) return c;
   return comm->connections.add(makeConnection(comm, id, isSender, nslots));
+}
+
+ConnectOutcome connectAll(std::span<Connection* const> links, std::span<const std::atomic<bool>* const> aborts,
+                          int64_t deadlineNs, const ConnectAttempt& attempt) {
+  ConnectOutcome out;
+  for (;;) {
+    size_t pending = links.size();
+    for (size_t i = 0; i < links.size(); ++i) {
+      if (links[i]->connected()) continue;
+      bool ready = false;
+      std::string why;
+      ncclResult_t r = attempt ? attempt(i, &ready, &why) : links[i]->tryConnect(&ready, &why);
+      if (r != ncclSuccess) {
+        out.end = ConnectOutcome::End::kFailed;
+        out.result = r;
+        out.link = i;
+        out.why = why;
+        return out;
+      }
+      if (!ready && pending == links.size()) pending = i;
+    }
+    if (pending == links.size()) return out;
+    out.link = pending;
+    if (!aborts.empty() && aborts[pending] != nullptr && aborts[pending]->load(std::memory_order_acquire)) {
+      out.end = ConnectOutcome::End::kAborted;
+      return out;
+    }
+    if (nowNs() > deadlineNs) {
+      out.end = ConnectOutcome::End::kTimedOut;
+      return out;
+    }
+    std::this_thread::sleep_for(std::chrono::microseconds(50));
+  }
 }
 
 }  // namespace weft

@@ -136,9 +136,13 @@ ncclResult_t runTasks(GroupState& g) {
     if (t.scratch != nullptr && !onDevice) t.scratch = t.comm->scratch.data();
   Program& prog = g.program;
   prog.clear();
-  for (const Task& t : g.tasks) buildProgram(t, &prog);
+  for (size_t i = 0; i < g.tasks.size(); ++i) {
+    // A sequence names its task by index and chains within its communicator's connections.
+    prog.startTask(static_cast<uint32_t>(i), reinterpret_cast<uintptr_t>(g.tasks[i].comm));
+    buildProgram(g.tasks[i], &prog);
+  }
   for (const Task& t : g.tasks) t.comm->activeOps.fetch_add(1);
-  ncclResult_t r = onDevice ? gpu::executeOnDevice(prog) : executeOnHost(prog);
+  ncclResult_t r = onDevice ? gpu::executeOnDevice(prog, g.tasks) : executeOnHost(prog, g.tasks);
   for (const Task& t : g.tasks) t.comm->activeOps.fetch_sub(1);
   return r;
 }

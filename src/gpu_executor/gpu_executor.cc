@@ -1,10 +1,9 @@
 #include "gpu_executor/gpu_executor.h"
 
 #include <algorithm>
-#include <chrono>
 #include <cinttypes>
 #include <cstring>
-#include <thread>
+#include <span>
 #include <unordered_map>
 #include <vector>
 
@@ -72,44 +71,46 @@ struct PendingLink {
   const Task* task;  // the operation that needs the link, for messages
 };
 
-// Connects every link of every communicator of the launch together: a peer's receive side may
-// wait on our send side's handshake, and one thread may drive several communicators whose ranks
-// are each other's peers (one process, several GPUs). Bounded by WEFT_TIMEOUT_MS; the error names
-// the link that never came.
-ncclResult_t connectAll(const std::vector<PendingLink>& links) {
-  const int64_t deadline = nowNs() + param::timeoutMs() * 1000000;
-  for (;;) {
-    const PendingLink* pending = nullptr;
-    for (const PendingLink& l : links) {
-      if (l.conn->connected()) continue;
-      bool ready = false;
-      std::string why;
-      DeviceGuard guard(l.comm->gpu->device());  // a P2P FIFO is allocated on its rank's GPU
-      ncclResult_t r = l.conn->tryConnect(&ready, &why);
-      if (r != ncclSuccess)
-        return setError(l.comm, r, "rank %d (GPU): %s while setting up %s #%" PRIu64, l.comm->rank, why.c_str(),
-                        collName(l.task->kind), l.task->seq);
-      if (!ready && pending == nullptr) pending = &l;
-    }
-    if (pending == nullptr) return ncclSuccess;
-    ncclComm* comm = pending->comm;
-    if (comm->abortFlag.load(std::memory_order_acquire))
+// Connects every link of every communicator of the launch together (comm/connect.h): a peer's
+// receive side may wait on our send side's handshake, and one thread may drive several
+// communicators whose ranks are each other's peers (one process, several GPUs). Bounded by
+// WEFT_TIMEOUT_MS; the error names the link that never came.
+ncclResult_t connectLinks(const std::vector<PendingLink>& links) {
+  std::vector<Connection*> conns;
+  std::vector<const std::atomic<bool>*> aborts;
+  for (const PendingLink& l : links) {
+    conns.push_back(l.conn);
+    aborts.push_back(&l.comm->abortFlag);
+  }
+  const ConnectOutcome w =
+      connectAll(conns, aborts, nowNs() + param::timeoutMs() * 1000000, [&](size_t i, bool* ready, std::string* why) {
+        DeviceGuard guard(links[i].comm->gpu->device());  // a P2P FIFO is allocated on its rank's GPU
+        return links[i].conn->tryConnect(ready, why);
+      });
+  if (w.end == ConnectOutcome::End::kConnected) return ncclSuccess;
+  const PendingLink& l = links[w.link];
+  ncclComm* comm = l.comm;
+  switch (w.end) {
+    case ConnectOutcome::End::kFailed:
+      return setError(comm, w.result, "rank %d (GPU): %s while setting up %s #%" PRIu64, comm->rank, w.why.c_str(),
+                      collName(l.task->kind), l.task->seq);
+    case ConnectOutcome::End::kAborted:
       return setError(comm, ncclInvalidUsage, "rank %d: communicator aborted while connecting %s", comm->rank,
-                      pending->conn->id().describe().c_str());
-    if (nowNs() > deadline)
+                      l.conn->id().describe().c_str());
+    default:
       return setError(comm, ncclRemoteError,
                       "rank %d (GPU) waited %" PRId64 " ms for rank %d to set up %s for %s #%" PRIu64
                       " (WEFT_TIMEOUT_MS); is it calling the same operation?",
-                      comm->rank, param::timeoutMs(), pending->conn->peer(), pending->conn->id().describe().c_str(),
-                      collName(pending->task->kind), pending->task->seq);
-    std::this_thread::sleep_for(std::chrono::microseconds(50));
+                      comm->rank, param::timeoutMs(), l.conn->peer(), l.conn->id().describe().c_str(),
+                      collName(l.task->kind), l.task->seq);
   }
 }
 
 // The descriptor of one communicator's launch, built in host memory.
 class DescriptorBuilder {
  public:
-  DescriptorBuilder(ncclComm* comm, DeviceState& gpu) : comm_(comm), gpu_(gpu) {}
+  DescriptorBuilder(ncclComm* comm, DeviceState& gpu, std::span<const Task> tasks)
+      : comm_(comm), gpu_(gpu), tasks_(tasks) {}
   // The links the sequences in `order` use, appended to *links (to be connected before add).
   ncclResult_t collect(const Program& prog, const std::vector<uint32_t>& order, std::vector<PendingLink>* links);
   ncclResult_t add(const Program& prog, const std::vector<uint32_t>& order);
@@ -121,10 +122,11 @@ class DescriptorBuilder {
 
   ncclComm* comm_;
   DeviceState& gpu_;
+  std::span<const Task> tasks_;  // what the program's sequences index
   std::vector<DevChain> chains_;
   std::vector<DevSequence> seqs_;
   std::vector<Step> steps_;
-  std::vector<DevTask> tasks_;
+  std::vector<DevTask> devTasks_;
   std::vector<DevLink> links_;
   std::unordered_map<const Connection*, uint16_t> linkIds_;
   std::unordered_map<const Task*, uint32_t> taskIds_;
@@ -167,8 +169,8 @@ uint32_t DescriptorBuilder::taskIndex(const Task* t) {
   d.kind = static_cast<uint8_t>(t->kind);
   d.checkMismatch = comm_->agreed.mismatchCheck ? 1 : 0;
   d.stamp = t->stamp;
-  const uint32_t id = static_cast<uint32_t>(tasks_.size());
-  tasks_.push_back(d);
+  const uint32_t id = static_cast<uint32_t>(devTasks_.size());
+  devTasks_.push_back(d);
   taskIds_[t] = id;
   return id;
 }
@@ -181,12 +183,12 @@ ncclResult_t DescriptorBuilder::collect(const Program& prog, const std::vector<u
       return setError(comm_, ncclInvalidUsage,
                       "rank %d: %s #%" PRIu64 " chose a direct-lane algorithm (DDA or low precision), which GPU "
                       "communicators do not run yet; unset NCCL_ALGO/RCCL_OVERRIDE_ALGO forcing it",
-                      comm_->rank, collName(s.task->kind), s.task->seq);
+                      comm_->rank, collName(tasks_[s.task].kind), tasks_[s.task].seq);
     perSeq_.push_back(linksOf(comm_, s));
     for (Connection* c : perSeq_.back().send)
-      if (c != nullptr) links->push_back(PendingLink{comm_, c, s.task});
+      if (c != nullptr) links->push_back(PendingLink{comm_, c, &tasks_[s.task]});
     for (Connection* c : perSeq_.back().recv)
-      if (c != nullptr) links->push_back(PendingLink{comm_, c, s.task});
+      if (c != nullptr) links->push_back(PendingLink{comm_, c, &tasks_[s.task]});
   }
   return ncclSuccess;
 }
@@ -201,7 +203,7 @@ ncclResult_t DescriptorBuilder::add(const Program& prog, const std::vector<uint3
     if (newChain) chains_.push_back(DevChain{static_cast<uint32_t>(seqs_.size()), 0});
     chains_.back().nSeq++;
     DevSequence d{};
-    d.task = taskIndex(s.task);
+    d.task = taskIndex(&tasks_[s.task]);
     d.firstStep = static_cast<uint32_t>(steps_.size());
     d.nSteps = s.nSteps;
     d.channel = s.channel;
@@ -227,14 +229,14 @@ std::vector<unsigned char> DescriptorBuilder::finish(size_t* bytes, uint32_t* nC
   h.nChains = static_cast<uint32_t>(chains_.size());
   h.nSeqs = static_cast<uint32_t>(seqs_.size());
   h.nSteps = static_cast<uint32_t>(steps_.size());
-  h.nTasks = static_cast<uint32_t>(tasks_.size());
+  h.nTasks = static_cast<uint32_t>(devTasks_.size());
   h.nLinks = static_cast<uint32_t>(links_.size());
   h.pieceBytes = comm_->slotBytes;
   size_t off = align16(sizeof h);
   h.chainOff = off, off = align16(off + chains_.size() * sizeof(DevChain));
   h.seqOff = off, off = align16(off + seqs_.size() * sizeof(DevSequence));
   h.stepOff = off, off = align16(off + steps_.size() * sizeof(Step));
-  h.taskOff = off, off = align16(off + tasks_.size() * sizeof(DevTask));
+  h.taskOff = off, off = align16(off + devTasks_.size() * sizeof(DevTask));
   h.linkOff = off, off = align16(off + links_.size() * sizeof(DevLink));
   h.rank = comm_->rank;
   h.nranks = comm_->nranks;
@@ -246,7 +248,7 @@ std::vector<unsigned char> DescriptorBuilder::finish(size_t* bytes, uint32_t* nC
   put(h.chainOff, chains_);
   put(h.seqOff, seqs_);
   put(h.stepOff, steps_);
-  put(h.taskOff, tasks_);
+  put(h.taskOff, devTasks_);
   put(h.linkOff, links_);
   *bytes = off;
   *nChains = h.nChains;
@@ -259,8 +261,8 @@ ncclResult_t orderAfterLast(DeviceState& gpu, void* stream, bool capturing) {
   return dev::runtime().streamWaitEvent(stream, gpu.lastEvent);
 }
 
-ncclResult_t launchFor(ncclComm* comm, const Program& prog, const std::vector<uint32_t>& order,
-                       DescriptorBuilder& builder) {
+ncclResult_t launchFor(ncclComm* comm, const Program& prog, std::span<const Task> tasks,
+                       const std::vector<uint32_t>& order, DescriptorBuilder& builder) {
   DeviceState& gpu = *comm->gpu;
   dev::Runtime& rt = dev::runtime();
   DeviceGuard guard(gpu.device());
@@ -276,10 +278,10 @@ ncclResult_t launchFor(ncclComm* comm, const Program& prog, const std::vector<ui
 
   // The launch goes on the stream of the communicator's first task; tasks of the group given on
   // other streams join it before and wait for it after, as one fused launch.
-  void* stream = prog.sequences[order.front()].task->stream;
+  void* stream = tasks[prog.sequences[order.front()].task].stream;
   std::vector<void*> others;
   for (uint32_t i : order) {
-    void* s = prog.sequences[i].task->stream;
+    void* s = tasks[prog.sequences[i].task].stream;
     if (s != stream && std::find(others.begin(), others.end(), s) == others.end()) others.push_back(s);
   }
   bool capturing = false;
@@ -360,12 +362,12 @@ ncclResult_t setupDevice(ncclComm* comm) {
   return ncclSuccess;
 }
 
-ncclResult_t executeOnDevice(const Program& prog) {
+ncclResult_t executeOnDevice(const Program& prog, std::span<const Task> tasks) {
   // One launch per communicator, in the order communicators first appear.
   std::vector<ncclComm*> comms;
   std::vector<std::vector<uint32_t>> orders;
   for (uint32_t i = 0; i < prog.sequences.size(); ++i) {
-    ncclComm* comm = prog.sequences[i].task->comm;
+    ncclComm* comm = tasks[prog.sequences[i].task].comm;
     auto it = std::find(comms.begin(), comms.end(), comm);
     if (it == comms.end()) {
       comms.push_back(comm);
@@ -379,11 +381,11 @@ ncclResult_t executeOnDevice(const Program& prog) {
   for (size_t k = 0; k < comms.size(); ++k) {
     pollDeviceError(comms[k]);
     sortIntoChains(prog, &orders[k]);
-    builders.push_back(std::make_unique<DescriptorBuilder>(comms[k], *comms[k]->gpu));
+    builders.push_back(std::make_unique<DescriptorBuilder>(comms[k], *comms[k]->gpu, tasks));
     WEFT_CHECK(builders.back()->collect(prog, orders[k], &links));
   }
-  WEFT_CHECK(connectAll(links));
-  for (size_t k = 0; k < comms.size(); ++k) WEFT_CHECK(launchFor(comms[k], prog, orders[k], *builders[k]));
+  WEFT_CHECK(connectLinks(links));
+  for (size_t k = 0; k < comms.size(); ++k) WEFT_CHECK(launchFor(comms[k], prog, tasks, orders[k], *builders[k]));
   return ncclSuccess;
 }
 

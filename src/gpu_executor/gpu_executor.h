@@ -3,8 +3,10 @@
 // work is enqueued, as NCCL's do; completion is the stream's business.
 #pragma once
 #include <cstddef>
+#include <span>
 
 #include "program/program.h"
+#include "task/task.h"
 #include "nccl.h"
 
 struct ncclComm;
@@ -13,8 +15,9 @@ namespace weft::gpu {
 
 // Makes comm a GPU communicator on the caller's current device (at init).
 ncclResult_t setupDevice(ncclComm* comm);
-// Launches prog's sequences (all of GPU communicators), one launch per communicator.
-ncclResult_t executeOnDevice(const Program& prog);
+// Launches prog's sequences (all of GPU communicators), one launch per communicator. tasks: the
+// operations prog was built from (Sequence::task indexes them).
+ncclResult_t executeOnDevice(const Program& prog, std::span<const Task> tasks);
 // Device scratch of at least `bytes` for comm's next launch.
 ncclResult_t deviceScratch(ncclComm* comm, size_t bytes, void** out);
 // A failure a kernel recorded becomes comm's asynchronous error, with a message naming the rank,

@@ -19,6 +19,12 @@ bool barrierStampsAgree(const Task& t, const DirectView& v, std::string* why) {
   *why = mismatchText(comm->commHash, comm->rank, t.stamp, peer, theirs);
   return false;
 }
+
+// A peer asleep in its own barrier wait must see this rank's arrival.
+void ringLocalPeers(ncclComm* comm) {
+  for (int p = 0; p < comm->nranks; ++p)
+    if (p != comm->rank) ringIfSleeping(comm->peers.block(p));
+}
 }  // namespace
 
 DirectProgress advanceDirectStep(const Task& t, const Step& st, size_t* phase, std::string* why) {
@@ -36,7 +42,11 @@ DirectProgress advanceDirectStep(const Task& t, const Step& st, size_t* phase, s
     }
     if (!ready) return DirectProgress::kWaiting;
   }
-  const DirectView v = comm->direct.view();
+  return stepDirect(t, st, comm->direct.view(), phase, why, ringLocalPeers);
+}
+
+DirectProgress stepDirect(const Task& t, const Step& st, const DirectView& v, size_t* phase, std::string* why,
+                          void (*wakePeers)(ncclComm*)) {
   if (st.op != StepOp::kDirectBarrier) {
     runDirectData(t, st, v);
     return DirectProgress::kDone;
@@ -44,9 +54,7 @@ DirectProgress advanceDirectStep(const Task& t, const Step& st, size_t* phase, s
   if (*phase == 0) {
     directArrive(v, &t.stamp);
     *phase = 1;
-    // A peer asleep in its own barrier wait must see this arrival.
-    for (int p = 0; p < comm->nranks; ++p)
-      if (p != comm->rank) ringIfSleeping(comm->peers.block(p));
+    wakePeers(t.comm);
     if (!directAllArrived(v)) return DirectProgress::kArrived;
   } else if (!directAllArrived(v)) {
     return DirectProgress::kWaiting;
@@ -56,14 +64,18 @@ DirectProgress advanceDirectStep(const Task& t, const Step& st, size_t* phase, s
 
 std::string describeDirectWait(const Task& t, const Step& st, size_t phase, std::vector<int>* waitingOn) {
   ncclComm* comm = t.comm;
-  const bool mapping = !comm->direct.connected();
-  if (mapping)
-    *waitingOn = comm->direct.unmapped();
-  else
-    directAllArrived(comm->direct.view(), waitingOn);
-  std::string what = mapping ? "for the direct-access staging areas of ranks " : "at a direct-access barrier for ranks ";
+  if (comm->direct.connected()) return describeDirectBarrier(comm->direct.view(), waitingOn);
+  *waitingOn = comm->direct.unmapped();
+  std::string what = "for the direct-access staging areas of ranks ";
   for (size_t i = 0; i < waitingOn->size(); ++i) what += (i ? ", " : "") + std::to_string((*waitingOn)[i]);
-  return what + (mapping ? " (not created yet)" : " (not arrived yet)");
+  return what + " (not created yet)";
+}
+
+std::string describeDirectBarrier(const DirectView& v, std::vector<int>* waitingOn) {
+  directAllArrived(v, waitingOn);
+  std::string what = "at a direct-access barrier for ranks ";
+  for (size_t i = 0; i < waitingOn->size(); ++i) what += (i ? ", " : "") + std::to_string((*waitingOn)[i]);
+  return what + " (not arrived yet)";
 }
 
 }  // namespace weft

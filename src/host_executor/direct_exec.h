@@ -1,13 +1,15 @@
 // The host executor's side of the direct lane: one call per attempt at a direct step, which never
-// blocks. It maps the staging areas on first use, arrives at and checks barriers (ringing the
-// peers' doorbells so a sleeping peer wakes), and runs data steps; and it says what a stuck
-// direct step waits for, naming the ranks that have not arrived.
+// blocks. It maps the staging areas on first use, arrives at and checks barriers (waking the
+// peers, so a sleeping peer sees the arrival), and runs data steps; and it says what a stuck
+// direct step waits for, naming the ranks that have not arrived. The part that works on a
+// DirectView is apart from the mapping, so that the unit tests run it over plain memory.
 #pragma once
 #include <string>
 #include <vector>
 
 #include "program/program.h"
 #include "task/task.h"
+#include "transports/shm/direct_area.h"
 
 namespace weft {
 
@@ -23,7 +25,15 @@ enum class DirectProgress {
 // made, so that a retry does not arrive twice).
 DirectProgress advanceDirectStep(const Task& t, const Step& st, size_t* phase, std::string* why);
 
+// The same over areas already mapped: v is every rank's staging data and arrival counter, and
+// wakePeers(comm) runs right after this rank arrives at a barrier.
+DirectProgress stepDirect(const Task& t, const Step& st, const DirectView& v, size_t* phase, std::string* why,
+                          void (*wakePeers)(ncclComm*));
+
 // For timeout and liveness messages: what the step waits for, and the ranks it waits on.
 std::string describeDirectWait(const Task& t, const Step& st, size_t phase, std::vector<int>* waitingOn);
+
+// The barrier half of that, over a view: "at a direct-access barrier for ranks 2, 3 (not arrived yet)".
+std::string describeDirectBarrier(const DirectView& v, std::vector<int>* waitingOn);
 
 }  // namespace weft

@@ -32,12 +32,8 @@ void run(const Task& t, const Step& st, const PieceOperands& p) {
 
 }  // namespace
 
-void runStepPiece(const Task& t, const Step& st, int nranks, size_t done, size_t n, const void* in, void* out) {
-  run(t, st, operands(t, st, nranks, done, n, &in, in != nullptr ? 1 : 0, &out, out != nullptr ? 1 : 0));
-}
-
-void runMultiPeerPiece(const Task& t, const Step& st, size_t done, size_t n, const void* const* ins, int nIn,
-                       void* const* outs, int nOut) {
+void runPiece(const Task& t, const Step& st, size_t done, size_t n, const void* const* ins, int nIn,
+              void* const* outs, int nOut) {
   run(t, st, operands(t, st, t.comm->nranks, done, n, ins, nIn, outs, nOut));
 }
 

@@ -1,5 +1,5 @@
-// Moving one piece of one step: the data-moving half of a step, shared by the host executor and
-// the program simulator of the unit tests, so both move data exactly the same way.
+// Moving one piece of one step: the data-moving half of a step, which the host executor's stepping
+// core (chain_runner.h) calls for every piece it moves.
 #pragma once
 #include <cstddef>
 
@@ -18,17 +18,13 @@ inline void* taskBuffer(const Task& t, Buf b) {
   return nullptr;
 }
 
-// Moves elements [done, done + n) of step st of task t. `in` is the received message for steps
-// that receive, `out` the slot to fill for steps that send (both null otherwise). nranks is the
-// communicator's size (the scratch fold reads that many blocks).
-void runStepPiece(const Task& t, const Step& st, int nranks, size_t done, size_t n, const void* in, void* out);
-
-// The same for a step of a multi-peer sequence: ins are the nIn received messages (the recvMask
-// peers, in mask order), outs the nOut slots to fill (the sendMask peers). The first message is
-// combined with the rank's own input (pre-multiplied) when the step reads one, then each further
-// message with that running value, so the order is fixed by the program. dst and every out get
-// the same bytes. With at most one of each, this is exactly runStepPiece.
-void runMultiPeerPiece(const Task& t, const Step& st, size_t done, size_t n, const void* const* ins, int nIn,
-                       void* const* outs, int nOut);
+// Moves elements [done, done + n) of step st of task t. ins are the nIn received messages (for a
+// multi-peer step, its recvMask peers in mask order), outs the nOut slots to fill (its sendMask
+// peers); both are empty for steps that neither receive nor send. The first message is combined
+// with the rank's own input (pre-multiplied) when the step reads one, then each further message
+// with that running value, so the order is fixed by the program; dst and every out get the same
+// bytes. One peer each way is the plain ring step.
+void runPiece(const Task& t, const Step& st, size_t done, size_t n, const void* const* ins, int nIn,
+              void* const* outs, int nOut);
 
 }  // namespace weft

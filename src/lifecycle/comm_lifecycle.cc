@@ -49,22 +49,18 @@ ncclResult_t connectRingsNow(ncclComm* comm) {
     pending.push_back(getConnection(comm, Lane::kRing, ch, prev, false, comm->nSlots));
     pending.push_back(getConnection(comm, Lane::kRing, ch, next, true, comm->nSlots));
   }
-  const int64_t deadline = nowNs() + param::timeoutMs() * 1000000;
-  for (;;) {
-    bool all = true;
-    for (Connection* c : pending) {
-      bool ready = false;
-      std::string why;
-      ncclResult_t r = c->tryConnect(&ready, &why);
-      if (r != ncclSuccess) return setError(comm, r, "init of rank %d: connecting rings: %s", comm->rank, why.c_str());
-      all &= ready;
-    }
-    if (all) return ncclSuccess;
-    if (nowNs() > deadline)
-      return setError(comm, ncclRemoteError, "init of rank %d: ring neighbours %d/%d did not connect within %ld ms",
-                      comm->rank, prev, next, static_cast<long>(param::timeoutMs()));
-    std::this_thread::sleep_for(std::chrono::microseconds(50));
+  // No abort flag is watched here: an ncclCommAbort of a non-blocking init waits for this loop to
+  // end (passing the communicator's abortFlag would end it sooner).
+  const ConnectOutcome w = connectAll(pending, {}, nowNs() + param::timeoutMs() * 1000000);
+  switch (w.end) {
+    case ConnectOutcome::End::kConnected: return ncclSuccess;
+    case ConnectOutcome::End::kFailed:
+      return setError(comm, w.result, "init of rank %d: connecting rings: %s", comm->rank, w.why.c_str());
+    case ConnectOutcome::End::kAborted:
+    case ConnectOutcome::End::kTimedOut: break;
   }
+  return setError(comm, ncclRemoteError, "init of rank %d: ring neighbours %d/%d did not connect within %ld ms",
+                  comm->rank, prev, next, static_cast<long>(param::timeoutMs()));
 }
 
 // Ranks on other hosts (or every peer, under NCCL_SHM_DISABLE=1) are reached over the network:

@@ -2,12 +2,10 @@
 
 #include <algorithm>
 
-#include "task/task.h"
-
 namespace weft {
 
 std::pair<uintptr_t, ChainKey> chainOf(const Sequence& s) {
-  return {reinterpret_cast<uintptr_t>(s.task->comm), chainKeyOf(s)};
+  return {s.scope, chainKeyOf(s)};
 }
 
 void sortIntoChains(const Program& prog, std::vector<uint32_t>* order) {

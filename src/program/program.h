@@ -15,10 +15,14 @@
 
 namespace weft {
 
-struct Task;
-
 struct Sequence {
-  const Task* task;
+  // The operation the sequence belongs to: its index in the list of operations the program was
+  // built from (an executor gets that list beside the program). The format knows nothing else of
+  // operations, so it stays plain data that any executor or test harness can interpret.
+  uint32_t task;
+  // Which connection space the sequence's chain lives in (the executor passes its communicator's
+  // address): sequences chain only within one scope. Opaque to the format, never dereferenced.
+  uintptr_t scope;
   Lane lane;
   int channel;
   int sendPeer;  // -1 when no step sends
@@ -54,7 +58,7 @@ inline ChainKey chainKeyOf(const Sequence& s) {
 }
 
 struct Program;
-// The chain of a sequence within a whole program: its communicator, then its chain key.
+// The chain of a sequence within a whole program: its scope, then its chain key.
 std::pair<uintptr_t, ChainKey> chainOf(const Sequence& s);
 // Sorts sequence indices (into prog.sequences) so that each chain's sequences are adjacent and in
 // issue order: how both executors turn a program into chains (host cursors, GPU blocks).
@@ -67,15 +71,24 @@ struct Program {
   void clear() {
     steps.clear();
     sequences.clear();
+    task_ = 0;
+    scope_ = 0;
   }
-  // Starts a new sequence; subsequent addStep calls append to it.
-  void beginSequence(const Task* task, Lane lane, int channel, int sendPeer, int recvPeer) {
-    sequences.push_back(Sequence{task, lane, channel, sendPeer, recvPeer, static_cast<uint32_t>(steps.size()), 0});
+  // The operation the next sequences belong to (see Sequence::task and ::scope). Whoever builds a
+  // program calls this before each algorithm builds, so algorithms need not know either.
+  void startTask(uint32_t index, uintptr_t scope) {
+    task_ = index;
+    scope_ = scope;
+  }
+  // Starts a new sequence of the current task; subsequent addStep calls append to it.
+  void beginSequence(Lane lane, int channel, int sendPeer, int recvPeer) {
+    sequences.push_back(
+        Sequence{task_, scope_, lane, channel, sendPeer, recvPeer, static_cast<uint32_t>(steps.size()), 0});
   }
   // Starts a multi-peer sequence; peers < 0 are skipped, so callers may pass absent tree links.
-  void beginMultiPeerSequence(const Task* task, Lane lane, int channel, const int (&sendTo)[kMaxSeqPeers],
+  void beginMultiPeerSequence(Lane lane, int channel, const int (&sendTo)[kMaxSeqPeers],
                               const int (&recvFrom)[kMaxSeqPeers]) {
-    Sequence s{task, lane, channel, -1, -1, static_cast<uint32_t>(steps.size()), 0};
+    Sequence s{task_, scope_, lane, channel, -1, -1, static_cast<uint32_t>(steps.size()), 0};
     for (int i = 0; i < kMaxSeqPeers; ++i) {
       if (sendTo[i] >= 0) s.sendPeers[s.nSendPeers++] = sendTo[i];
       if (recvFrom[i] >= 0) s.recvPeers[s.nRecvPeers++] = recvFrom[i];
@@ -102,6 +115,10 @@ struct Program {
     steps.push_back(Step{op, flags, srcBuf, dstBuf, recvMask, sendMask, 0, srcOffset, dstOffset, count});
     sequences.back().nSteps++;
   }
+
+ private:
+  uint32_t task_ = 0;
+  uintptr_t scope_ = 0;
 };
 
 }  // namespace weft

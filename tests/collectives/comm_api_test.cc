@@ -2,9 +2,12 @@
 // buffers NCCL documents as unused (and so allowed to be NULL) on non-root ranks.
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cstring>
+#include <regex>
 #include <set>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "harness.h"
@@ -71,6 +74,53 @@ TEST(Api, UnusedBuffersMayBeNullOnNonRoots) {
     if (ctx.ok(ncclScatter(isRoot ? all.data() : nullptr, one.data(), count, ncclInt32, root, ctx.comm, nullptr),
                "ncclScatter (sendbuff NULL on non-roots)", ctx.comm) && one[count - 1] != 10 * (ctx.rank + 1))
       ctx.failf("Scatter gave %d, expected %d", one[count - 1], 10 * (ctx.rank + 1));
+  }));
+}
+
+// weftCommDumpState tells who is stuck where: rank 1 holds back its AllReduce while rank 0 waits
+// in its own, and a dump of rank 0's communicator taken from another thread then names the
+// operation's number, the step and rank 1. Once both have called, the dump says it waits no more.
+TEST(Api, DumpStateNamesTheOperationStepAndPeerARankWaitsFor) {
+  SharedCounter dumped;
+  EXPECT_RUN_OK(runRanks(Mode::kThreads, 2, [&dumped](RankCtx& ctx) {
+    std::vector<float> in(1000, 1.0f), out(1000, 0.0f);
+    if (ctx.rank == 1) {
+      ctx.step("holding back the AllReduce until rank 0's dump shows its wait");
+      if (!dumped.waitFor(1, 20)) ctx.fail("rank 0 never reported its dump");
+      ctx.ok(ncclAllReduce(in.data(), out.data(), in.size(), ncclFloat32, ncclSum, ctx.comm, nullptr), "ncclAllReduce",
+             ctx.comm);
+      return;
+    }
+    std::string seen;
+    std::thread watcher([&] {
+      char buf[2048];
+      // A wait shows once the executor stops spinning (microseconds); give a busy machine seconds.
+      for (int i = 0; i < 10000 && seen.empty(); ++i) {
+        if (weftCommDumpState(ctx.comm, buf, sizeof buf) == ncclSuccess && strstr(buf, "; waiting for") != nullptr)
+          seen = buf;
+        else
+          std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      }
+      dumped.add();  // rank 1 goes on either way, so the AllReduce completes
+    });
+    ctx.step("AllReduce that waits for rank 1");
+    ctx.ok(ncclAllReduce(in.data(), out.data(), in.size(), ncclFloat32, ncclSum, ctx.comm, nullptr), "ncclAllReduce",
+           ctx.comm);
+    watcher.join();
+    if (seen.empty()) {
+      ctx.fail("weftCommDumpState never said where rank 0 waits");
+      return;
+    }
+    const std::string wait = seen.substr(seen.find("; waiting for"));
+    if (wait.find("AllReduce #1 ") == std::string::npos) ctx.failf("the dump does not name AllReduce #1: %s", seen.c_str());
+    if (!std::regex_search(wait, std::regex("step [0-9]+ of [0-9]+")))
+      ctx.failf("the dump does not name the step: %s", seen.c_str());
+    if (!std::regex_search(wait, std::regex("ranks? 1[ ,)]")))
+      ctx.failf("the dump does not name rank 1, the peer waited for: %s", seen.c_str());
+    char after[2048];
+    if (ctx.ok(weftCommDumpState(ctx.comm, after, sizeof after), "weftCommDumpState", ctx.comm) &&
+        strstr(after, "not waiting") == nullptr)
+      ctx.failf("after the AllReduce the dump still shows a wait: %s", after);
   }));
 }
 

@@ -193,7 +193,7 @@ void unslicedAllReduce(const Task& t, Program* p) {
   const int n = t.comm->nranks, r = t.comm->rank;
   auto at = [&](int j) { return split(t.count, n, j).begin; };
   auto len = [&](int j) { return split(t.count, n, j).count; };
-  p->beginSequence(&t, weft::Lane::kRing, 0, mod(r + 1, n), mod(r - 1, n));
+  p->beginSequence(weft::Lane::kRing, 0, mod(r + 1, n), mod(r - 1, n));
   int j = r;
   p->addStep(StepOp::kSend, weft::kStepPre, at(j), at(j), len(j));
   for (int k = 1; k < n - 1; ++k) {
@@ -248,7 +248,7 @@ TEST(ProgramSim, ReportsDeadlockWhenAStepOutgrowsTheFifo) {
 TEST(ProgramSim, ReportsMessageSizeMismatch) {
   Outcome o = runBuilder(2, 64, 4, 10, [](const Task& t, Program* p) {
     const int r = t.comm->rank;
-    p->beginSequence(&t, weft::Lane::kP2p, 0, r == 0 ? 1 : -1, r == 1 ? 0 : -1);
+    p->beginSequence(weft::Lane::kP2p, 0, r == 0 ? 1 : -1, r == 1 ? 0 : -1);
     if (r == 0)
       p->addStep(StepOp::kSend, 0, 0, 0, 10);
     else
@@ -262,14 +262,14 @@ TEST(ProgramSim, ReportsMessageSizeMismatch) {
 TEST(ProgramSim, ReportsLeftoverMessagesAndOutOfBoundsSteps) {
   Outcome o = runBuilder(2, 64, 4, 10, [](const Task& t, Program* p) {
     const int r = t.comm->rank;
-    p->beginSequence(&t, weft::Lane::kP2p, 0, r == 0 ? 1 : -1, r == 1 ? 0 : -1);
+    p->beginSequence(weft::Lane::kP2p, 0, r == 0 ? 1 : -1, r == 1 ? 0 : -1);
     p->addStep(r == 0 ? StepOp::kSend : StepOp::kRecv, 0, 0, 0, r == 0 ? 10 : 0);
   });
   ASSERT_FALSE(o.ok);
   EXPECT_NE(o.error.find("left unreceived on p2p ch 0 0->1"), std::string::npos) << o.error;
 
   o = runBuilder(2, 64, 4, 10, [](const Task& t, Program* p) {
-    p->beginSequence(&t, weft::Lane::kRing, 0, -1, -1);
+    p->beginSequence(weft::Lane::kRing, 0, -1, -1);
     p->addStep(StepOp::kCopy, 0, 0, 5, 10);
   });
   ASSERT_FALSE(o.ok);
@@ -434,7 +434,7 @@ TEST(RingPrograms, GroupOfSameKindCollectives) {
 // or reduce chain has different peers (-1 at its ends) from the other ring collectives, so two
 // chains of one rank share a FIFO and their messages interleave: {Reduce root 0, Broadcast root 0}
 // on 3 ranks gives wrong results, {AllReduce, Broadcast root 0} a message size mismatch. Enable
-// once the library fixes it (and follow any change of the executor's chain key in program_sim.h).
+// once the library fixes it.
 TEST(RingPrograms, GroupOfDifferentKinds) {
   const std::pair<CollKind, CollKind> pairs[] = {{CollKind::kAllReduce, CollKind::kBroadcast},
                                                  {CollKind::kReduce, CollKind::kBroadcast},

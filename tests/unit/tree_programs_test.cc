@@ -1,6 +1,6 @@
 // The double binary tree (collectives/tree): its shape on its own, then its programs for every
-// rank at once through the simulator in program_sim.h, which runs multi-peer steps the way the
-// executor does: results against a plain reference, in place and not, deadlock freedom with FIFOs
+// rank at once through the simulator in program_sim.h, which runs them with the host executor's
+// own stepping core over in-memory FIFOs: results against a plain reference, in place and not, deadlock freedom with FIFOs
 // of one or two slots, bit-identical AllReduce results, groups of trees of different roots.
 #include <gtest/gtest.h>
 
@@ -281,7 +281,7 @@ void fusedRootAllReduce(const Task& t, Program* p) {
   const int n = t.comm->nranks, r = t.comm->rank;
   const tree::Links l = tree::linksOf(n, 0, 0, r);
   int peers[weft::kMaxSeqPeers] = {l.parent, l.child[0], l.child[1]};
-  p->beginMultiPeerSequence(&t, weft::Lane::kTree, 0, peers, peers);
+  p->beginMultiPeerSequence(weft::Lane::kTree, 0, peers, peers);
   const uint8_t parent = l.parent >= 0 ? 1 : 0;
   uint8_t children = 0;
   for (int i = 0, b = parent ? 1 : 0; i < 2; ++i)
@@ -327,7 +327,7 @@ TEST(TreeProgramSim, ReportsMasksNamingMissingPeers) {
   testing::AssertionResult r = runTreeGroup({k}, nullptr, [](const Task& t, Program* p) {
     const int other = 1 - t.comm->rank;
     int peers[weft::kMaxSeqPeers] = {other, -1, -1};
-    p->beginMultiPeerSequence(&t, weft::Lane::kTree, 0, peers, peers);
+    p->beginMultiPeerSequence(weft::Lane::kTree, 0, peers, peers);
     p->addPeerStep(StepOp::kSend, 0, 0, 0x2, Buf::kSend, 0, Buf::kRecv, 0, t.count);
   });
   ASSERT_FALSE(r);

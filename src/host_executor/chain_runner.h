@@ -1,0 +1,342 @@
+// The host executor's stepping core: the protocol by which chains of sequences move pieces through
+// their links, written once for every shape of sequence and every kind of link.
+//
+// start() turns a program into chains (program.h: sortIntoChains), one cursor each; pass() tries
+// every unfinished chain once, and each moves as many pieces as its links allow, never blocking.
+// A piece moves only when every link its step names can take it (each receive link has a message,
+// each send link room), so a piece is never half done. Waiting, sleeping, liveness and timeouts
+// are the caller's business (host_executor.cc), as is stepping several ranks' runners from one
+// thread (the unit tests), which is what makes a deadlock there deterministic.
+#pragma once
+#include <algorithm>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "comm/comm.h"
+#include "comm/comm_error.h"
+#include "comm/wait_point.h"
+#include "host_executor/cursor.h"
+#include "host_executor/stamp_check.h"
+#include "host_executor/step_link.h"
+#include "host_executor/step_piece.h"
+#include "program/program.h"
+#include "task/task.h"
+
+namespace weft {
+
+template <StepFabric Fabric>
+class ChainRunner {
+ public:
+  using Link = typename Fabric::Link;
+  using Cur = Cursor<Link>;
+
+  explicit ChainRunner(Fabric& fabric) : fabric_(fabric) {}
+
+  // Forgets the last run; one cursor per chain of prog, whose sequences' tasks index `tasks`.
+  void start(const Program& prog, std::span<const Task> tasks);
+  // One attempt at every unfinished chain. True when anything moved (a barrier arrival counts).
+  bool pass() {
+    bool moved = false;
+    progressed_ = false;
+    for (Cur& c : cursors_)
+      if (!c.finished) moved |= c.multiPeer ? advance<TreePeers>(c) : advance<OnePeer>(c);
+    return moved || progressed_;
+  }
+  bool finished() const { return unfinished_ == 0; }
+
+  ncclResult_t error() const { return error_; }
+  const std::string& errorText() const { return errorText_; }
+  // Records the run's first failure (on comm too: ncclGetLastError); later ones are dropped.
+  ncclResult_t fail(ncclComm* comm, ncclResult_t code, const std::string& what);
+  // The same for a mismatch this rank found, which it must then tell the other ranks.
+  ncclResult_t failMismatch(ncclComm* comm, const std::string& text) {
+    if (error_ == ncclSuccess) mismatchComm_ = comm;
+    return fail(comm, ncclInvalidUsage, text);
+  }
+  ncclComm* mismatchComm() const { return mismatchComm_; }
+  // A link's setup is still under way over the network since the last reset: nothing rings the
+  // doorbell when a handshake moves on, so the caller naps briefly rather than sleeping long.
+  bool setupPending() const { return setupPending_; }
+  void resetSetupPending() { setupPending_ = false; }
+
+  const std::vector<Cur>& cursors() const { return cursors_; }
+  // The communicators of the program's tasks, in the order their chains first appear.
+  const std::vector<ncclComm*>& comms() const { return comms_; }
+  const Sequence& sequenceOf(const Cur& c) const { return prog_->sequences[order_[c.pos]]; }
+  uint32_t sequenceIndexOf(const Cur& c) const { return order_[c.pos]; }
+  const Task& taskOf(const Cur& c) const { return tasks_[sequenceOf(c).task]; }
+  // Where an unfinished cursor waits: its step and the first peer it waits on; *peers receives
+  // every rank it waits on and *directWhat, on the direct lane, what for.
+  WaitPoint waitOf(const Cur& c, std::vector<int>* peers, std::string* directWhat) const;
+  std::string describe(const Cur& c) const {
+    std::vector<int> peers;
+    std::string what;
+    const WaitPoint w = waitOf(c, &peers, &what);
+    return describeWait(w, what);
+  }
+
+ private:
+  template <class Peers>
+  bool advance(Cur& c);
+  template <class Peers>
+  bool openReceives(Cur& c, const Sequence& s, ncclComm* comm);
+  bool connect(const Cur& c, ncclComm* comm, Link* const* rx, int nIn, Link* const* tx, int nOut, bool* moved);
+  bool advanceDirect(Cur& c, const Task& t, const Step& st);
+  template <class Peers>
+  int waitingPeer(const Cur& c, const Sequence& s, const Step& st, bool* rx) const;
+  void nextSequence(Cur& c) {
+    c.step = 0;
+    c.done = 0;
+    for (int i = 0; i < kMaxSeqPeers; ++i) c.sends[i] = c.recvs[i] = nullptr;
+    if (++c.pos == c.end) {
+      c.finished = true;
+      --unfinished_;
+    }
+  }
+
+  Fabric& fabric_;
+  const Program* prog_ = nullptr;
+  std::span<const Task> tasks_;
+  std::vector<uint32_t> order_;
+  std::vector<Cur> cursors_;
+  std::vector<ncclComm*> comms_;
+  size_t unfinished_ = 0;
+  ncclResult_t error_ = ncclSuccess;
+  std::string errorText_;
+  ncclComm* mismatchComm_ = nullptr;
+  bool setupPending_ = false;
+  bool progressed_ = false;  // a pass made progress that moved no cursor (a barrier arrival)
+};
+
+template <StepFabric Fabric>
+void ChainRunner<Fabric>::start(const Program& prog, std::span<const Task> tasks) {
+  prog_ = &prog;
+  tasks_ = tasks;
+  cursors_.clear();
+  comms_.clear();
+  error_ = ncclSuccess;
+  errorText_.clear();
+  mismatchComm_ = nullptr;
+  setupPending_ = false;
+  const size_t nseq = prog.sequences.size();
+  order_.resize(nseq);
+  for (uint32_t i = 0; i < nseq; ++i) order_[i] = i;
+  sortIntoChains(prog, &order_);
+  for (uint32_t i = 0; i < nseq;) {
+    uint32_t j = i + 1;
+    while (j < nseq && chainOf(prog.sequences[order_[j]]) == chainOf(prog.sequences[order_[i]])) ++j;
+    cursors_.push_back(Cur{i, j});
+    for (uint32_t k = i; k < j; ++k) cursors_.back().multiPeer |= prog.sequences[order_[k]].multiPeer();
+    ncclComm* comm = tasks_[prog.sequences[order_[i]].task].comm;
+    if (std::find(comms_.begin(), comms_.end(), comm) == comms_.end()) comms_.push_back(comm);
+    i = j;
+  }
+  unfinished_ = cursors_.size();
+}
+
+template <StepFabric Fabric>
+ncclResult_t ChainRunner<Fabric>::fail(ncclComm* comm, ncclResult_t code, const std::string& what) {
+  if (error_ != ncclSuccess) return error_;
+  error_ = code;
+  errorText_ = what;
+  setError(comm, code, "%s", what.c_str());
+  return code;
+}
+
+// Moves as many pieces of cursor c as its links allow. Returns true if anything moved.
+template <StepFabric Fabric>
+template <class Peers>
+bool ChainRunner<Fabric>::advance(Cur& c) {
+  bool moved = false;
+  while (!c.finished && error_ == ncclSuccess) {
+    const Sequence& s = prog_->sequences[order_[c.pos]];
+    if (c.step >= s.nSteps) {
+      nextSequence(c);
+      moved = true;
+      continue;
+    }
+    const Step& st = prog_->steps[s.firstStep + c.step];
+    const Task& t = tasks_[s.task];
+    ncclComm* comm = t.comm;
+    if (s.lane == Lane::kDirect) {
+      if (!advanceDirect(c, t, st)) return moved;
+      moved = true;
+      continue;
+    }
+    const int nRecv = Peers::count(s, false);
+    if (nRecv > 0 && c.recvs[0] == nullptr && !openReceives<Peers>(c, s, comm)) return moved;
+    if (st.count == 0) {
+      ++c.step;
+      continue;
+    }
+    Link* rx[Peers::kMax];
+    Link* tx[Peers::kMax];
+    int nIn = 0, nOut = 0;
+    if (stepReceives(st.op)) {
+      const unsigned mask = Peers::mask(st, false);
+      for (int i = 0; i < Peers::kMax && i < nRecv; ++i)
+        if (mask & (1u << i)) rx[nIn++] = c.recvs[i];
+    }
+    if (stepSends(st.op)) {
+      const unsigned mask = Peers::mask(st, true);
+      const int nSend = Peers::count(s, true);
+      for (int i = 0; i < Peers::kMax && i < nSend; ++i)
+        if (mask & (1u << i)) {
+          if (c.sends[i] == nullptr) c.sends[i] = fabric_.link(comm, s, Peers::peer(s, true, i), true);
+          tx[nOut++] = c.sends[i];
+        }
+    }
+    if (!connect(c, comm, rx, nIn, tx, nOut, &moved)) return moved;
+    for (int k = 0; k < nIn; ++k)
+      if (!rx[k]->canRecv()) return moved;
+    for (int k = 0; k < nOut; ++k)
+      if (!tx[k]->canSend()) return moved;
+
+    const size_t es = dataTypeSize(t.dtype);
+    const size_t n = std::min(st.count - c.done, size_t(comm->slotBytes / es));
+    const size_t bytes = n * es;
+    const void* in[Peers::kMax];
+    void* out[Peers::kMax];
+    for (int k = 0; k < nIn; ++k) {
+      size_t got = 0;
+      in[k] = rx[k]->recvBuffer(&got);
+      if (!stampMatches(t, rx[k]->peer(), rx[k]->recvStamp())) {
+        failMismatch(comm, stampMismatchText(t, rx[k]->peer(), rx[k]->recvStamp()));
+        return moved;
+      }
+      if (got != bytes) {
+        // Tree messages name their lane: a node talks to several peers there.
+        const std::string lane = Peers::kMax > 1 ? std::string(" (") + laneName(s.lane) + " lane)" : std::string();
+        fail(comm, ncclInvalidUsage, messageSizeText(t, lane.c_str(), rx[k]->peer(), bytes, got));
+        return moved;
+      }
+    }
+    for (int k = 0; k < nOut; ++k) out[k] = tx[k]->sendBuffer(bytes);
+    runPiece(t, st, c.done, n, in, nIn, out, nOut);
+    for (int k = 0; k < nOut; ++k) tx[k]->publish(bytes, t.stamp);
+    for (int k = 0; k < nIn; ++k) rx[k]->release();
+    moved = true;
+    c.done += n;
+    if (c.done == st.count) {
+      ++c.step;
+      c.done = 0;
+    }
+  }
+  return moved;
+}
+
+// The receiving side creates its FIFOs as soon as the sequence starts, whatever the first step
+// is: its sender may be blocked on exactly such a FIFO before this rank receives anything.
+template <StepFabric Fabric>
+template <class Peers>
+bool ChainRunner<Fabric>::openReceives(Cur& c, const Sequence& s, ncclComm* comm) {
+  for (int i = 0; i < Peers::kMax && i < Peers::count(s, false); ++i) {
+    c.recvs[i] = fabric_.link(comm, s, Peers::peer(s, false, i), false);
+    bool created = false;
+    std::string why;
+    ncclResult_t r = c.recvs[i]->tryConnect(&created, &why);
+    if (r != ncclSuccess) {
+      fail(comm, r, why);
+      return false;
+    }
+  }
+  return true;
+}
+
+// Every link a step uses progresses its setup in the same pass: over the network, the peer's side
+// of our receive link may be waiting for our send link's handshake. True once all are connected;
+// false while one is pending (setupPending) or after a failure (recorded).
+template <StepFabric Fabric>
+bool ChainRunner<Fabric>::connect(const Cur& c, ncclComm* comm, Link* const* rx, int nIn, Link* const* tx, int nOut,
+                                  bool* moved) {
+  bool pending = false;
+  for (int k = 0; k < nIn + nOut; ++k) {
+    Link* link = k < nIn ? rx[k] : tx[k - nIn];
+    if (link->connected()) continue;
+    bool ready = false;
+    std::string why;
+    ncclResult_t r = link->tryConnect(&ready, &why);
+    if (r != ncclSuccess) {
+      // The link's own text names the ranks and the link; add the operation that needed it.
+      fail(comm, r, why + " while " + describe(c));
+      return false;
+    }
+    pending |= !ready;
+    *moved |= ready;
+  }
+  if (pending) setupPending_ = true;
+  return !pending;
+}
+
+// A direct-lane step (no link): true when it completed, so the cursor moves on. A barrier arrival
+// counts as progress too (the idle clock restarts), but the cursor stays on the step.
+template <StepFabric Fabric>
+bool ChainRunner<Fabric>::advanceDirect(Cur& c, const Task& t, const Step& st) {
+  std::string why;
+  switch (fabric_.direct(t, st, &c.done, &why)) {
+    case DirectProgress::kDone:
+      ++c.step;
+      c.done = 0;
+      return true;
+    case DirectProgress::kArrived: progressed_ = true; return false;
+    case DirectProgress::kWaiting: return false;
+    case DirectProgress::kFailed: fail(t.comm, ncclSystemError, why); return false;
+    case DirectProgress::kMismatch: failMismatch(t.comm, why); return false;
+  }
+  return false;
+}
+
+// The peer a stuck cursor waits for: the first receive peer of the step without a message, else
+// the first send peer without room, else the sequence's first send peer.
+template <StepFabric Fabric>
+template <class Peers>
+int ChainRunner<Fabric>::waitingPeer(const Cur& c, const Sequence& s, const Step& st, bool* rx) const {
+  auto stuck = [](Link* l, bool send) {
+    return l == nullptr || !l->connected() || !(send ? l->canSend() : l->canRecv());
+  };
+  *rx = false;
+  if (stepReceives(st.op))
+    for (int i = 0; i < Peers::kMax && i < Peers::count(s, false); ++i)
+      if ((Peers::mask(st, false) & (1u << i)) && stuck(c.recvs[i], false)) {
+        *rx = true;
+        return Peers::peer(s, false, i);
+      }
+  if (stepSends(st.op))
+    for (int i = 0; i < Peers::kMax && i < Peers::count(s, true); ++i)
+      if ((Peers::mask(st, true) & (1u << i)) && stuck(c.sends[i], true)) return Peers::peer(s, true, i);
+  return s.sendPeer;
+}
+
+template <StepFabric Fabric>
+WaitPoint ChainRunner<Fabric>::waitOf(const Cur& c, std::vector<int>* peers, std::string* directWhat) const {
+  const Sequence& s = sequenceOf(c);
+  const Task& t = tasks_[s.task];
+  const uint32_t at = std::min(c.step, s.nSteps - 1);
+  const Step& st = prog_->steps[s.firstStep + at];
+  WaitPoint w;
+  w.opSeq = t.seq;
+  w.count = t.count;
+  w.done = c.done;
+  w.stepCount = st.count;
+  w.rank = t.comm->rank;
+  w.channel = s.channel;
+  w.dtype = static_cast<int32_t>(t.dtype);
+  w.step = c.step;
+  w.nSteps = s.nSteps;
+  w.kind = t.kind;
+  w.op = st.op;
+  w.lane = s.lane;
+  if (s.lane == Lane::kDirect) {
+    *directWhat = fabric_.describeDirect(t, st, c.done, peers);
+    w.peer = peers->empty() ? -1 : peers->front();
+    return w;
+  }
+  bool rx = false;
+  w.peer = c.multiPeer ? waitingPeer<TreePeers>(c, s, st, &rx) : waitingPeer<OnePeer>(c, s, st, &rx);
+  w.receiving = rx;
+  peers->push_back(w.peer);
+  return w;
+}
+
+}  // namespace weft
