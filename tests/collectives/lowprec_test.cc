@@ -1,6 +1,6 @@
 // Low-precision (FP8 e4m3 + one float32 scale per 256 elements) AllReduce, AllGather,
 // ReduceScatter and AlltoAll, run under RCCL_LOW_PRECISION_ENABLE=1 and
-// WEFT_LOW_PRECISION_MIN_BYTES=0 (set by CMakeLists.txt for the LowPrecision.* tests only).
+// WEFT_LOW_PRECISION_MIN_BYTES=0 (set for these tests only, by the lowprec variant in variants.cc).
 //
 // Tolerances, from the format: each quantization keeps 3 mantissa bits (relative error <= 2^-4
 // of the element) plus half an e4m3 subnormal step of its block (<= blockMax * 2^-18). AllReduce

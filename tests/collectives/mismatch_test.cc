@@ -4,8 +4,8 @@
 // bound checked here), the message must name both calls, the communicator must report the
 // failure, destroy and abort must work, and nothing of it may stay in /dev/shm.
 //
-// The same cases run under every lane and transport: CMakeLists.txt registers them with
-// NCCL_ALGO=Ring/Tree/DDAFlat/DDATree, with low precision, and over the network transport
+// The same cases run under every lane and transport: the mismatch.* variants (variants.cc) run them
+// with NCCL_ALGO=Ring/Tree/DDAFlat/DDATree, with low precision, and over the network transport
 // (NCCL_SHM_DISABLE=1). A case whose ranks end up on different lanes (e.g. Tree for AllReduce,
 // Ring for AllGather), or whose ranks only send, or wait on each other in different sequence
 // spaces (a Send against a collective), is caught by the slow-path stamp exchange.
