@@ -9,15 +9,15 @@
 #include <string>
 #include <vector>
 
-#include "collectives/algorithms.h"
-#include "comm/comm.h"
 #include "base/params.h"
+#include "collectives/registry.h"
 #include "topology/describe.h"
 #include "topology/nccl_xml.h"
 #include "topology/system.h"
 #include "tuning/calibration.h"
 #include "tuning/select.h"
 #include "tuning/tuner.h"
+#include "tuning/tuner_setup.h"
 #include "weft/build_config.h"
 
 namespace {
@@ -184,19 +184,26 @@ std::string renderCalibration() {
 // A communicator as the tuner sees it, without creating one: N ranks, H hosts, this machine's
 // channel and FIFO settings.
 std::string renderTuning(int nranks, int nhosts) {
-  ncclComm comm;
-  comm.nranks = nranks;
-  comm.rank = 0;
   // This process's own settings stand in for the agreed ones (a communicator uses rank 0's).
-  const weft::param::Agreed& agreed = comm.agreed;
-  int64_t nch = std::clamp<int64_t>(agreed.nChannels, agreed.minNChannels, agreed.maxNChannels);
-  comm.nChannels = static_cast<int>(nch);
-  comm.config.minCTAs = static_cast<int>(agreed.minNChannels);
-  comm.slotBytes = static_cast<uint32_t>(std::max<int64_t>(64, agreed.buffSize / 8));
-  for (int r = 0; r < nranks; ++r) comm.ranks.push_back(weft::RankInfo{uint64_t(r * nhosts / nranks) + 1, 0, r, {}, -1});
+  const weft::param::Agreed agreed = weft::param::localAgreed();
+  const int nch = static_cast<int>(std::clamp<int64_t>(agreed.nChannels, agreed.minNChannels, agreed.maxNChannels));
+  weft::TunerInit init;
+  init.nranks = nranks;
+  init.nChannels = nch;
+  init.minChannels = static_cast<int>(agreed.minNChannels);
+  init.slotBytes = static_cast<size_t>(std::max<int64_t>(64, agreed.buffSize / 8));
+  init.agreed = &agreed;
+  for (int r = 0; r < nranks; ++r) init.hostOf.push_back(uint64_t(r * nhosts / nranks) + 1);
   weft::TunerOptions opts = weft::tunerOptionsFrom(agreed, weft::param::tunerPlugin());
-  weft::ModelInput in = weft::modelInputFor(&comm);
+  weft::ModelInput in = weft::modelInputFor(init);
   opts.pluginShape = weft::TunerPluginShape{0, in.nranks, in.nHosts, in.nranks / in.nHosts, in.ranksPerHost};
+  // What selection would see of rank 0, less its local peers: weft-info maps no shared memory, so
+  // the direct lane (DDA, low precision) is out and the table shows the FIFO algorithms.
+  weft::CommShape shape;
+  shape.nranks = nranks;
+  shape.nChannels = nch;
+  shape.slotBytes = static_cast<uint32_t>(init.slotBytes);
+  shape.agreed = &agreed;
   std::vector<std::string> warnings = opts.warnings;
   weft::HostConstants constants = weft::hostConstants();
   std::string bad;
@@ -222,12 +229,9 @@ std::string renderTuning(int nranks, int nhosts) {
   for (const std::string& w : warnings) t += "warning: " + w + "\n";
   for (int c = 0; c < weft::kNumTunedColls; ++c) {
     weft::Task task;
-    task.comm = &comm;
     task.kind = weft::tunedCollKind(c);
     task.dtype = ncclFloat32;
-    uint32_t supported = 0;
-    for (int a = 0; a < weft::kNumAlgorithms; ++a)
-      if (weft::algorithmSupports(weft::Algorithm(a), task)) supported |= 1u << a;
+    const uint32_t supported = weft::modelCandidates(shape, task);
     t += std::string("\n") + weft::collName(task.kind) + " (float)\n";
     t += "         bytes  algorithm     protocol  channels   estimate (us)\n";
     for (size_t bytes = 8; bytes <= (size_t(1) << 30); bytes *= 2) {

@@ -10,7 +10,8 @@
 #include <string>
 #include <vector>
 
-#include "collectives/algorithms.h"
+#include "collectives/registry.h"
+#include "comm/comm_algorithms.h"
 #include "comm/comm.h"
 #include "host_executor/direct_step.h"
 #include "program/program.h"
@@ -40,7 +41,7 @@ class DirectSim {
   void add(int r, const Task& t) {
     tasks_.push_back(std::make_unique<Task>(t));
     tasks_.back()->comm = comms_[r].get();
-    buildProgram(*tasks_.back(), &progs_[r]);
+    buildProgram(commShape(comms_[r].get()), *tasks_.back(), &progs_[r]);
   }
 
   // Runs every rank's program to the end; "" on success, else what stalled.

@@ -38,7 +38,9 @@
 #include <utility>
 #include <vector>
 
-#include "collectives/algorithms.h"
+#include "collectives/p2p/p2p.h"
+#include "collectives/ring/ring.h"
+#include "comm/comm_algorithms.h"
 #include "comm/comm.h"
 #include "program/program.h"
 #include "host_executor/step_piece.h"
@@ -145,9 +147,9 @@ class Simulator {
   void build(int ringChannels) {
     build([ringChannels](const Task& t, Program* p) {
       if (isRingKind(t.kind))
-        buildRingProgram(t, ringChannels, p);
+        buildRingProgram(commShape(t.comm), t, ringChannels, p);
       else
-        buildP2pProgram(t, p);
+        buildP2pProgram(commShape(t.comm), t, p);
     });
   }
   void build(const Builder& b) {
