@@ -1,6 +1,7 @@
 #include "tuning/select.h"
 
 #include <algorithm>
+#include <bit>
 #include <string>
 
 #include "base/log.h"
@@ -40,7 +41,7 @@ void selectAlgorithm(const Tuner* tuner, const CommShape& shape, Task* task) {
   if (tunedCollIndex(task->kind) < 0 || tuner == nullptr) {
     // Nothing to compare: the first registered algorithm that may run it (point-to-point patterns
     // have one; a collective without a tuner gets the ring).
-    if (candidates != 0) task->algorithm = Algorithm(__builtin_ctz(candidates));
+    if (candidates != 0) task->algorithm = Algorithm(std::countr_zero(candidates));
     return;
   }
   TunerChoice c = tuner->choose(task->kind, tunedBytes(shape.nranks, *task), candidates);
