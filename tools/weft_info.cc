@@ -9,27 +9,28 @@
 #include <string>
 #include <vector>
 
-#include "collectives/algorithms.h"
-#include "comm/comm.h"
 #include "base/params.h"
+#include "collectives/registry.h"
 #include "topology/describe.h"
 #include "topology/nccl_xml.h"
 #include "topology/system.h"
 #include "tuning/calibration.h"
 #include "tuning/select.h"
 #include "tuning/tuner.h"
+#include "tuning/tuner_setup.h"
 #include "weft/build_config.h"
 
 namespace {
 
 void usage(FILE* to) {
   std::fprintf(to,
-               "usage: weft-info [--markdown | --json | --topology | --topology-xml |\n"
+               "usage: weft-info [--markdown | --json | --algorithms | --topology | --topology-xml |\n"
                "                  --tuning [--nranks N] [--nhosts H] | --calibrate] [-o FILE]\n"
-               "  (no option)  this build and every environment variable Weft reads, with the value\n"
-               "               in effect now\n"
+               "  (no option)  this build, its algorithms, and every environment variable Weft reads,\n"
+               "               with the value in effect now\n"
                "  --markdown   docs/env.md, the reference of those variables\n"
                "  --json       the same facts as the plain listing, for scripts\n"
+               "  --algorithms the registered algorithms: their names, what they run and when\n"
                "  --topology   the machine as Weft sees it: hwloc's detection merged under\n"
                "               NCCL_TOPO_FILE when that is set\n"
                "  --topology-xml  the same topology as NCCL topology XML (what NCCL_TOPO_DUMP_FILE gets)\n"
@@ -91,6 +92,41 @@ std::string jsonValue(const std::string& type, const std::string& v) {
   return jsonString(v);
 }
 
+// The kinds an algorithm runs, by name.
+std::vector<std::string> kindNames(uint32_t kinds) {
+  std::vector<std::string> out;
+  for (int k = 0; k <= static_cast<int>(weft::CollKind::kCopy); ++k)
+    if (kinds >> k & 1) out.emplace_back(weft::collName(static_cast<weft::CollKind>(k)));
+  return out;
+}
+
+// How the tuner comes to pick an algorithm, from its descriptor.
+std::string howChosen(const weft::AlgorithmDesc& d) {
+  if (d.lossy) return "only where a setting asks for it (it changes results)";
+  if (d.cost == nullptr) return "always, for its kinds (not tuned)";
+  return std::string("by the tuner's cost model") + (d.channelled ? ", on one or more channels" : ", on one channel");
+}
+
+// The registry (collectives/registry.cc), in registration order.
+std::string renderAlgorithms() {
+  std::string t = "Algorithms (collectives/registry.cc, in registration order):\n";
+  char line[256];
+  for (int i = 0; i < weft::algorithmCount(); ++i) {
+    const weft::AlgorithmDesc& d = weft::algorithmDesc(weft::Algorithm(i));
+    std::string names = d.cost == nullptr ? "(not tuned: no NCCL_ALGO name)" : std::string("NCCL_ALGO: ") + d.name;
+    for (const std::string& a : splitComma(d.aliases)) names += ", " + a;
+    std::snprintf(line, sizeof(line), "  %-14s %s\n", d.name, names.c_str());
+    t += line;
+    t += "      runs    ";
+    for (const std::string& k : kindNames(d.kinds)) t += " " + k;
+    t += "\n";
+    if (*d.needs) t += std::string("      needs    ") + d.needs + "\n";
+    t += "      chosen   " + howChosen(d) + "\n";
+    t += std::string("      how      ") + d.summary + "\n";
+  }
+  return t;
+}
+
 std::string renderJson() {
   std::string j = "{\n";
   j += "  \"weft_version\": " + jsonString(WEFT_VERSION_STRING) + ",\n";
@@ -98,7 +134,23 @@ std::string renderJson() {
   j += "  \"backends\": [";
   std::vector<std::string> b = backends();
   for (size_t i = 0; i < b.size(); ++i) j += (i ? ", " : "") + jsonString(b[i]);
-  j += "],\n  \"parameters\": [\n";
+  j += "],\n  \"algorithms\": [\n";
+  for (int i = 0; i < weft::algorithmCount(); ++i) {
+    const weft::AlgorithmDesc& d = weft::algorithmDesc(weft::Algorithm(i));
+    j += "    {\"name\": " + jsonString(d.name) + ", \"aliases\": [";
+    std::vector<std::string> aliases = splitComma(d.aliases);
+    for (size_t k = 0; k < aliases.size(); ++k) j += (k ? ", " : "") + jsonString(aliases[k]);
+    j += "], \"kinds\": [";
+    std::vector<std::string> kinds = kindNames(d.kinds);
+    for (size_t k = 0; k < kinds.size(); ++k) j += (k ? ", " : "") + jsonString(kinds[k]);
+    j += "], \"needs\": " + jsonString(d.needs);
+    j += std::string(", \"tuned\": ") + (d.cost != nullptr ? "true" : "false");
+    j += std::string(", \"lossy\": ") + (d.lossy ? "true" : "false");
+    j += std::string(", \"channelled\": ") + (d.channelled ? "true" : "false");
+    j += ", \"summary\": " + jsonString(d.summary) + "}";
+    j += i + 1 < weft::algorithmCount() ? ",\n" : "\n";
+  }
+  j += "  ],\n  \"parameters\": [\n";
   std::vector<weft::param::ParamView> params = weft::param::list();
   for (size_t i = 0; i < params.size(); ++i) {
     const weft::param::ParamView& p = params[i];
@@ -131,7 +183,8 @@ std::string renderText() {
        ", reports NCCL version " + weft::param::kNcclApiVersion + "+weft-" + WEFT_VERSION_STRING + ")\n";
   t += "backends:";
   for (const std::string& b : backends()) t += " " + b;
-  t += "\n\nParameters (\"*\" = set by the environment, \"!\" = set but rejected; see docs/env.md):\n";
+  t += "\n\n" + renderAlgorithms();
+  t += "\nParameters (\"*\" = set by the environment, \"!\" = set but rejected; see docs/env.md):\n";
   std::string group;
   for (const weft::param::ParamView& p : weft::param::list()) {
     if (p.group != group) {
@@ -184,19 +237,26 @@ std::string renderCalibration() {
 // A communicator as the tuner sees it, without creating one: N ranks, H hosts, this machine's
 // channel and FIFO settings.
 std::string renderTuning(int nranks, int nhosts) {
-  ncclComm comm;
-  comm.nranks = nranks;
-  comm.rank = 0;
   // This process's own settings stand in for the agreed ones (a communicator uses rank 0's).
-  const weft::param::Agreed& agreed = comm.agreed;
-  int64_t nch = std::clamp<int64_t>(agreed.nChannels, agreed.minNChannels, agreed.maxNChannels);
-  comm.nChannels = static_cast<int>(nch);
-  comm.config.minCTAs = static_cast<int>(agreed.minNChannels);
-  comm.slotBytes = static_cast<uint32_t>(std::max<int64_t>(64, agreed.buffSize / 8));
-  for (int r = 0; r < nranks; ++r) comm.ranks.push_back(weft::RankInfo{uint64_t(r * nhosts / nranks) + 1, 0, r, {}, -1});
+  const weft::param::Agreed agreed = weft::param::localAgreed();
+  const int nch = static_cast<int>(std::clamp<int64_t>(agreed.nChannels, agreed.minNChannels, agreed.maxNChannels));
+  weft::TunerInit init;
+  init.nranks = nranks;
+  init.nChannels = nch;
+  init.minChannels = static_cast<int>(agreed.minNChannels);
+  init.slotBytes = static_cast<size_t>(std::max<int64_t>(64, agreed.buffSize / 8));
+  init.agreed = &agreed;
+  for (int r = 0; r < nranks; ++r) init.hostOf.push_back(uint64_t(r * nhosts / nranks) + 1);
   weft::TunerOptions opts = weft::tunerOptionsFrom(agreed, weft::param::tunerPlugin());
-  weft::ModelInput in = weft::modelInputFor(&comm);
+  weft::ModelInput in = weft::modelInputFor(init);
   opts.pluginShape = weft::TunerPluginShape{0, in.nranks, in.nHosts, in.nranks / in.nHosts, in.ranksPerHost};
+  // What selection would see of rank 0, less its local peers: weft-info maps no shared memory, so
+  // the direct lane (DDA, low precision) is out and the table shows the FIFO algorithms.
+  weft::CommShape shape;
+  shape.nranks = nranks;
+  shape.nChannels = nch;
+  shape.slotBytes = static_cast<uint32_t>(init.slotBytes);
+  shape.agreed = &agreed;
   std::vector<std::string> warnings = opts.warnings;
   weft::HostConstants constants = weft::hostConstants();
   std::string bad;
@@ -222,12 +282,9 @@ std::string renderTuning(int nranks, int nhosts) {
   for (const std::string& w : warnings) t += "warning: " + w + "\n";
   for (int c = 0; c < weft::kNumTunedColls; ++c) {
     weft::Task task;
-    task.comm = &comm;
     task.kind = weft::tunedCollKind(c);
     task.dtype = ncclFloat32;
-    uint32_t supported = 0;
-    for (int a = 0; a < weft::kNumAlgorithms; ++a)
-      if (weft::algorithmSupports(weft::Algorithm(a), task)) supported |= 1u << a;
+    const uint32_t supported = weft::modelCandidates(shape, task);
     t += std::string("\n") + weft::collName(task.kind) + " (float)\n";
     t += "         bytes  algorithm     protocol  channels   estimate (us)\n";
     for (size_t bytes = 8; bytes <= (size_t(1) << 30); bytes *= 2) {
@@ -243,7 +300,7 @@ std::string renderTuning(int nranks, int nhosts) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  enum class Mode { Text, Markdown, Json, Topology, TopologyXml, Tuning, Calibrate } mode = Mode::Text;
+  enum class Mode { Text, Markdown, Json, Algorithms, Topology, TopologyXml, Tuning, Calibrate } mode = Mode::Text;
   int nranks = 4, nhosts = 1;
   const char* outPath = nullptr;
   for (int i = 1; i < argc; ++i) {
@@ -252,6 +309,8 @@ int main(int argc, char** argv) {
       mode = Mode::Markdown;
     } else if (arg == "--json") {
       mode = Mode::Json;
+    } else if (arg == "--algorithms") {
+      mode = Mode::Algorithms;
     } else if (arg == "--topology") {
       mode = Mode::Topology;
     } else if (arg == "--topology-xml") {
@@ -299,6 +358,7 @@ int main(int argc, char** argv) {
            : mode == Mode::Calibrate ? renderCalibration()
            : mode == Mode::Markdown  ? weft::param::renderMarkdown()
            : mode == Mode::Json      ? renderJson()
+           : mode == Mode::Algorithms ? renderAlgorithms()
                                      : renderText();
   }
   FILE* out = stdout;

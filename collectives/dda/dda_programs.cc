@@ -10,10 +10,8 @@
 // needed at the end of an operation.
 #include <algorithm>
 
-#include "collectives/algorithms.h"
+#include "collectives/dda/dda.h"
 #include "collectives/dda/dda_rounds.h"
-#include "comm/comm.h"
-#include "base/params.h"
 
 namespace weft {
 namespace {
@@ -21,8 +19,8 @@ namespace {
 using dda::Rounds;
 
 // Flat AllReduce: stage, barrier, every rank folds all staged inputs in rank order.
-void allReduceFlat(const Task& t, Program* p) {
-  Rounds rs(t, t.count, 1);
+void allReduceFlat(const CommShape& sh, const Task& t, Program* p) {
+  Rounds rs(*sh.direct, t, t.count, 1);
   p->beginSequence(Lane::kDirect, 0, -1, -1);
   for (uint64_t j = 0; j < rs.count; ++j) {
     const size_t off = rs.offset(j), len = rs.length(j, t.count), base = rs.base(j);
@@ -36,9 +34,9 @@ void allReduceFlat(const Task& t, Program* p) {
 // and stages the result in place of its own slice r, which only it reads; after a second barrier
 // every rank copies each slice from its owner (an all-gather by direct reads). The owner computed
 // each value once, so all ranks hold the same bits.
-void allReduceTree(const Task& t, Program* p) {
-  const int n = t.comm->nranks, r = t.comm->rank;
-  Rounds rs(t, t.count, 1);
+void allReduceTree(const CommShape& sh, const Task& t, Program* p) {
+  const int n = sh.nranks, r = sh.rank;
+  Rounds rs(*sh.direct, t, t.count, 1);
   p->beginSequence(Lane::kDirect, 0, -1, -1);
   for (uint64_t j = 0; j < rs.count; ++j) {
     const size_t off = rs.offset(j), len = rs.length(j, t.count), base = rs.base(j);
@@ -59,9 +57,9 @@ void allReduceTree(const Task& t, Program* p) {
 }
 
 // AllGather: stage the input, barrier, copy every rank's staged input to its place.
-void allGather(const Task& t, Program* p) {
-  const int n = t.comm->nranks, r = t.comm->rank;
-  Rounds rs(t, t.count, 1);
+void allGather(const CommShape& sh, const Task& t, Program* p) {
+  const int n = sh.nranks, r = sh.rank;
+  Rounds rs(*sh.direct, t, t.count, 1);
   p->beginSequence(Lane::kDirect, 0, -1, -1);
   for (uint64_t j = 0; j < rs.count; ++j) {
     const size_t off = rs.offset(j), len = rs.length(j, t.count), base = rs.base(j);
@@ -77,31 +75,31 @@ void allGather(const Task& t, Program* p) {
 
 // ReduceScatter and AlltoAll stage a piece of each of the n blocks of the input per round, block b
 // at b * rs.perBlock; rank r then reads block r from every rank.
-void stageBlocks(const Task& t, const Rounds& rs, uint64_t j, uint8_t flags, Program* p) {
+void stageBlocks(const CommShape& sh, const Task& t, const Rounds& rs, uint64_t j, uint8_t flags, Program* p) {
   const size_t off = rs.offset(j), len = rs.length(j, t.count), base = rs.base(j);
-  for (int b = 0; b < t.comm->nranks; ++b)
+  for (int b = 0; b < sh.nranks; ++b)
     p->addStep(StepOp::kDirectStage, flags, Buf::kSend, size_t(b) * t.count + off, Buf::kRecv,
                base + size_t(b) * rs.perBlock, len);
   p->addStep(StepOp::kDirectBarrier, 0, 0, 0, 0);
 }
 
-void reduceScatter(const Task& t, Program* p) {
-  const int n = t.comm->nranks, r = t.comm->rank;
-  Rounds rs(t, t.count, n);
+void reduceScatter(const CommShape& sh, const Task& t, Program* p) {
+  const int n = sh.nranks, r = sh.rank;
+  Rounds rs(*sh.direct, t, t.count, n);
   p->beginSequence(Lane::kDirect, 0, -1, -1);
   for (uint64_t j = 0; j < rs.count; ++j) {
-    stageBlocks(t, rs, j, kStepPre, p);
+    stageBlocks(sh, t, rs, j, kStepPre, p);
     p->addStep(StepOp::kDirectReduce, kStepPost, Buf::kSend, rs.base(j) + size_t(r) * rs.perBlock, Buf::kRecv,
                rs.offset(j), rs.length(j, t.count));
   }
 }
 
-void alltoAll(const Task& t, Program* p) {
-  const int n = t.comm->nranks, r = t.comm->rank;
-  Rounds rs(t, t.count, n);
+void alltoAll(const CommShape& sh, const Task& t, Program* p) {
+  const int n = sh.nranks, r = sh.rank;
+  Rounds rs(*sh.direct, t, t.count, n);
   p->beginSequence(Lane::kDirect, 0, -1, -1);
   for (uint64_t j = 0; j < rs.count; ++j) {
-    stageBlocks(t, rs, j, 0, p);
+    stageBlocks(sh, t, rs, j, 0, p);
     for (int k = 0; k < n; ++k) {
       const int q = (r + k) % n;
       p->addStep(StepOp::kDirectCopy, 0, Buf::kSend, rs.base(j) + size_t(r) * rs.perBlock, Buf::kRecv,
@@ -112,50 +110,17 @@ void alltoAll(const Task& t, Program* p) {
 
 }  // namespace
 
-bool ddaEligible(const Task& t) {
-  const ncclComm* comm = t.comm;
-  // Steps name the peer they read in 16 bits.
-  if (comm->nranks < 2 || comm->nranks > 65535 || comm->peers.nLocal() != comm->nranks || comm->agreed.shmDisable)
-    return false;
+void buildDdaProgram(const CommShape& sh, const Task& t, bool treeAllReduce, Program* p) {
   switch (t.kind) {
     case CollKind::kAllReduce:
-    case CollKind::kAllGather:
-    case CollKind::kReduceScatter:
-    case CollKind::kAlltoAll: return true;
-    default: return false;
-  }
-}
-
-bool ddaPreferred(const Task& t, Algorithm* algo) {
-  if (!ddaEligible(t)) return false;
-  const size_t bytes = t.count * dataTypeSize(t.dtype);
-  const size_t all = bytes * size_t(t.comm->nranks);
-  const param::Agreed& a = t.comm->agreed;
-  *algo = Algorithm::kDdaFlat;
-  switch (t.kind) {
-    case CollKind::kAllReduce:
-      if (!a.ddaAllReduce || bytes > size_t(a.ddaTreeMaxBytes)) return false;
-      if (bytes > size_t(a.ddaFlatMaxBytes)) *algo = Algorithm::kDdaTree;
-      return true;
-    case CollKind::kAllGather: return a.ddaAllGather && all <= size_t(a.ddaAllGatherMaxBytes);
-    case CollKind::kReduceScatter:
-      return a.ddaReduceScatter && all <= size_t(a.ddaReduceScatterMaxBytes);
-    case CollKind::kAlltoAll: return a.ddaAllToAll && all <= size_t(a.ddaAllToAllMaxBytes);
-    default: return false;
-  }
-}
-
-void buildDdaProgram(const Task& t, Program* p) {
-  switch (t.kind) {
-    case CollKind::kAllReduce:
-      if (t.algorithm == Algorithm::kDdaTree)
-        allReduceTree(t, p);
+      if (treeAllReduce)
+        allReduceTree(sh, t, p);
       else
-        allReduceFlat(t, p);
+        allReduceFlat(sh, t, p);
       return;
-    case CollKind::kAllGather: allGather(t, p); return;
-    case CollKind::kReduceScatter: reduceScatter(t, p); return;
-    case CollKind::kAlltoAll: alltoAll(t, p); return;
+    case CollKind::kAllGather: allGather(sh, t, p); return;
+    case CollKind::kReduceScatter: reduceScatter(sh, t, p); return;
+    case CollKind::kAlltoAll: alltoAll(sh, t, p); return;
     default: return;
   }
 }

@@ -6,8 +6,8 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "comm/comm.h"
 #include "task/task.h"
+#include "transports/shm/direct_area.h"
 
 namespace weft::dda {
 
@@ -25,18 +25,18 @@ inline size_t sliceElems(size_t len, int n, size_t elemBytes) {
 struct Rounds {
   // DDA geometry: staging units are elements of the task's datatype. total: elements per block;
   // blocks: how many blocks share one half (1, or nranks for ReduceScatter and AlltoAll).
-  Rounds(const Task& t, size_t total, int blocks) {
+  Rounds(DirectAreas& direct, const Task& t, size_t total, int blocks) {
     const size_t es = dataTypeSize(t.dtype);
-    halfUnits = t.comm->direct.dataBytes() / 2 / es;
+    halfUnits = direct.dataBytes() / 2 / es;
     perBlock = std::max<size_t>(kAlignBytes / es, halfUnits / size_t(blocks) / (kAlignBytes / es) * (kAlignBytes / es));
     count = total == 0 ? 0 : (total + perBlock - 1) / perBlock;
-    first = t.comm->direct.takeRounds(count);
+    first = direct.takeRounds(count);
   }
   // A raw geometry: halfUnits staging units per half, perBlock elements per block and round.
-  Rounds(ncclComm* comm, size_t total, size_t halfUnitsIn, size_t perBlockIn)
+  Rounds(DirectAreas& direct, size_t total, size_t halfUnitsIn, size_t perBlockIn)
       : halfUnits(halfUnitsIn), perBlock(perBlockIn) {
     count = total == 0 ? 0 : (total + perBlock - 1) / perBlock;
-    first = comm->direct.takeRounds(count);
+    first = direct.takeRounds(count);
   }
   size_t offset(uint64_t j) const { return size_t(j) * perBlock; }
   size_t length(uint64_t j, size_t total) const { return std::min(perBlock, total - offset(j)); }

@@ -12,11 +12,8 @@
 // its owner. All ranks therefore hold the same bits, including the owner of each slice.
 #include <algorithm>
 
-#include "collectives/algorithms.h"
 #include "collectives/dda/dda_rounds.h"
-#include "comm/comm.h"
-#include "base/params.h"
-#include "host_executor/direct_step.h"
+#include "collectives/lowprec/lowprec.h"
 #include "math/lowp_quant.h"
 
 namespace weft {
@@ -24,13 +21,13 @@ namespace {
 
 using dda::Rounds;
 
-size_t halfBlocks(const Task& t) { return t.comm->direct.dataBytes() / 2 / sizeof(LowpBlock); }
+size_t halfBlocks(const CommShape& sh) { return sh.direct->dataBytes() / 2 / sizeof(LowpBlock); }
 
-void allReduce(const Task& t, Program* p) {
-  const int n = t.comm->nranks, r = t.comm->rank;
+void allReduce(const CommShape& sh, const Task& t, Program* p) {
+  const int n = sh.nranks, r = sh.rank;
   // Each rank's slice is at most sliceBlocks blocks of the half.
-  const size_t sliceBlocks = std::max<size_t>(1, halfBlocks(t) / size_t(n));
-  Rounds rs(t.comm, t.count, halfBlocks(t), size_t(n) * sliceBlocks * kLowpBlockElems);
+  const size_t sliceBlocks = std::max<size_t>(1, halfBlocks(sh) / size_t(n));
+  Rounds rs(*sh.direct, t.count, halfBlocks(sh), size_t(n) * sliceBlocks * kLowpBlockElems);
   p->beginSequence(Lane::kDirect, 0, -1, -1);
   for (uint64_t j = 0; j < rs.count; ++j) {
     const size_t off = rs.offset(j), len = rs.length(j, t.count), base = rs.base(j);
@@ -53,9 +50,9 @@ void allReduce(const Task& t, Program* p) {
 }
 
 // Every rank decodes every rank's blocks, its own included, so all outputs are the same bits.
-void allGather(const Task& t, Program* p) {
-  const int n = t.comm->nranks, r = t.comm->rank;
-  Rounds rs(t.comm, t.count, halfBlocks(t), halfBlocks(t) * kLowpBlockElems);
+void allGather(const CommShape& sh, const Task& t, Program* p) {
+  const int n = sh.nranks, r = sh.rank;
+  Rounds rs(*sh.direct, t.count, halfBlocks(sh), halfBlocks(sh) * kLowpBlockElems);
   p->beginSequence(Lane::kDirect, 0, -1, -1);
   for (uint64_t j = 0; j < rs.count; ++j) {
     const size_t off = rs.offset(j), len = rs.length(j, t.count), base = rs.base(j);
@@ -71,32 +68,32 @@ void allGather(const Task& t, Program* p) {
 
 // ReduceScatter and AlltoAll quantize a piece of each of the n input blocks per round, block b at
 // block b * blocksPer of the half; rank r then reads block r of every rank.
-void quantizeBlocks(const Task& t, const Rounds& rs, uint64_t j, size_t blocksPer, Program* p) {
-  for (int b = 0; b < t.comm->nranks; ++b)
+void quantizeBlocks(const CommShape& sh, const Task& t, const Rounds& rs, uint64_t j, size_t blocksPer, Program* p) {
+  for (int b = 0; b < sh.nranks; ++b)
     p->addStep(StepOp::kLowpQuantize, 0, Buf::kSend, size_t(b) * t.count + rs.offset(j), Buf::kRecv,
                rs.base(j) + size_t(b) * blocksPer, rs.length(j, t.count));
   p->addStep(StepOp::kDirectBarrier, 0, 0, 0, 0);
 }
 
-void reduceScatter(const Task& t, Program* p) {
-  const int r = t.comm->rank;
-  const size_t per = std::max<size_t>(1, halfBlocks(t) / size_t(t.comm->nranks));
-  Rounds rs(t.comm, t.count, halfBlocks(t), per * kLowpBlockElems);
+void reduceScatter(const CommShape& sh, const Task& t, Program* p) {
+  const int r = sh.rank;
+  const size_t per = std::max<size_t>(1, halfBlocks(sh) / size_t(sh.nranks));
+  Rounds rs(*sh.direct, t.count, halfBlocks(sh), per * kLowpBlockElems);
   p->beginSequence(Lane::kDirect, 0, -1, -1);
   for (uint64_t j = 0; j < rs.count; ++j) {
-    quantizeBlocks(t, rs, j, per, p);
+    quantizeBlocks(sh, t, rs, j, per, p);
     p->addStep(StepOp::kLowpReduce, 0, Buf::kSend, rs.base(j) + size_t(r) * per, Buf::kRecv, rs.offset(j),
                rs.length(j, t.count));
   }
 }
 
-void alltoAll(const Task& t, Program* p) {
-  const int n = t.comm->nranks, r = t.comm->rank;
-  const size_t per = std::max<size_t>(1, halfBlocks(t) / size_t(n));
-  Rounds rs(t.comm, t.count, halfBlocks(t), per * kLowpBlockElems);
+void alltoAll(const CommShape& sh, const Task& t, Program* p) {
+  const int n = sh.nranks, r = sh.rank;
+  const size_t per = std::max<size_t>(1, halfBlocks(sh) / size_t(n));
+  Rounds rs(*sh.direct, t.count, halfBlocks(sh), per * kLowpBlockElems);
   p->beginSequence(Lane::kDirect, 0, -1, -1);
   for (uint64_t j = 0; j < rs.count; ++j) {
-    quantizeBlocks(t, rs, j, per, p);
+    quantizeBlocks(sh, t, rs, j, per, p);
     for (int k = 0; k < n; ++k) {
       const int q = (r + k) % n;
       p->addStep(StepOp::kLowpDequant, 0, Buf::kSend, rs.base(j) + size_t(r) * per, Buf::kRecv,
@@ -105,42 +102,14 @@ void alltoAll(const Task& t, Program* p) {
   }
 }
 
-int64_t switchFor(const param::Agreed& a, CollKind k) {
-  switch (k) {
-    case CollKind::kAllReduce: return a.lowPrecisionAllReduce;
-    case CollKind::kAllGather: return a.lowPrecisionAllGather;
-    case CollKind::kReduceScatter: return a.lowPrecisionReduceScatter;
-    case CollKind::kAlltoAll: return a.lowPrecisionAllToAll;
-    default: return 0;
-  }
-}
-
 }  // namespace
 
-bool lowPrecisionEligible(const Task& t) {
-  if (!ddaEligible(t) || !lowpSupportsType(t.dtype)) return false;
-  const bool reduces = t.kind == CollKind::kAllReduce || t.kind == CollKind::kReduceScatter;
-  // Sum only: avg, premulsum, prod, min and max keep their exact algorithms.
-  return !reduces || t.op == ncclSum;
-}
-
-bool lowPrecisionPreferred(const Task& t) {
-  if (!lowPrecisionEligible(t)) return false;
-  const param::Agreed& a = t.comm->agreed;
-  const int64_t on = switchFor(a, t.kind);
-  if (on == 0 || (on < 0 && !a.lowPrecision)) return false;
-  // RCCL's measure: the AllReduce buffer, or all ranks' data for the others.
-  size_t bytes = t.count * dataTypeSize(t.dtype);
-  if (t.kind != CollKind::kAllReduce) bytes *= size_t(t.comm->nranks);
-  return bytes >= size_t(a.lowPrecisionMinBytes);
-}
-
-void buildLowPrecisionProgram(const Task& t, Program* p) {
+void buildLowPrecisionProgram(const CommShape& sh, const Task& t, Program* p) {
   switch (t.kind) {
-    case CollKind::kAllReduce: allReduce(t, p); return;
-    case CollKind::kAllGather: allGather(t, p); return;
-    case CollKind::kReduceScatter: reduceScatter(t, p); return;
-    case CollKind::kAlltoAll: alltoAll(t, p); return;
+    case CollKind::kAllReduce: allReduce(sh, t, p); return;
+    case CollKind::kAllGather: allGather(sh, t, p); return;
+    case CollKind::kReduceScatter: reduceScatter(sh, t, p); return;
+    case CollKind::kAlltoAll: alltoAll(sh, t, p); return;
     default: return;
   }
 }

@@ -1,8 +1,7 @@
 // Point-to-point patterns: every (peer, direction) pair is its own sequence on the p2p lane, so
 // sends and receives to different peers progress independently and all-to-all patterns cannot
 // deadlock on full FIFOs. Data to or from the rank itself is a local copy.
-#include "collectives/algorithms.h"
-#include "comm/comm.h"
+#include "collectives/p2p/p2p.h"
 
 namespace weft {
 namespace {
@@ -24,8 +23,8 @@ void copy(const Task& t, size_t srcOffset, size_t dstOffset, size_t count, Progr
 
 }  // namespace
 
-void buildP2pProgram(const Task& t, Program* p) {
-  const int n = t.comm->nranks, r = t.comm->rank;
+void buildP2pProgram(const CommShape& sh, const Task& t, Program* p) {
+  const int n = sh.nranks, r = sh.rank;
   const size_t c = t.count;
   switch (t.kind) {
     case CollKind::kSend: send(t, t.root, 0, c, p); break;

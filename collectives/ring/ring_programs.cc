@@ -3,10 +3,8 @@
 // independently. Step comments use "chunk j" for the j-th of nranks pieces of a channel's share.
 #include <algorithm>
 
-#include "collectives/algorithms.h"
+#include "collectives/ring/ring.h"
 #include "collectives/ring/ring_schedule.h"
-#include "comm/comm.h"
-#include "base/params.h"
 
 namespace weft {
 namespace {
@@ -15,15 +13,15 @@ using ring::mod;
 using ring::split;
 
 // Elements of one FIFO slot: the most a ring step moves (see allReduce).
-size_t chunkElems(const Task& t) { return t.comm->slotBytes / dataTypeSize(t.dtype); }
+size_t chunkElems(const CommShape& sh, const Task& t) { return sh.slotBytes / dataTypeSize(t.dtype); }
 
 // Reduce-scatter then all-gather: rank r ends the reduce-scatter owning chunk r+1, the value of
 // which it writes to its output and passes on in the same step. The channel's share is processed
 // in loops of nranks chunks of at most one FIFO slot each: a step never sends more than a slot, so
 // every rank's outgoing FIFO drains as fast as it fills and the ring cannot deadlock on full FIFOs.
-void allReduce(const Task& t, int ch, size_t begin, size_t len, Program* p) {
-  const int n = t.comm->nranks, r = t.comm->rank;
-  const size_t loopElems = size_t(n) * chunkElems(t);
+void allReduce(const CommShape& sh, const Task& t, int ch, size_t begin, size_t len, Program* p) {
+  const int n = sh.nranks, r = sh.rank;
+  const size_t loopElems = size_t(n) * chunkElems(sh, t);
   p->beginSequence(Lane::kRing, ch, mod(r + 1, n), mod(r - 1, n));
   for (size_t loopBegin = 0; loopBegin < len; loopBegin += loopElems) {
     const size_t loopLen = std::min(loopElems, len - loopBegin);
@@ -50,8 +48,8 @@ void allReduce(const Task& t, int ch, size_t begin, size_t len, Program* p) {
 // ring into every rank's scratch area, block r holding rank r's input; then each rank folds the
 // blocks in rank order. n-1 hops instead of the 2(n-1) of reduce-scatter + all-gather, and still
 // the same bits on every rank. The task's scratch holds nranks blocks of count elements.
-void allReduceOneShot(const Task& t, Program* p) {
-  const int n = t.comm->nranks, r = t.comm->rank;
+void allReduceOneShot(const CommShape& sh, const Task& t, Program* p) {
+  const int n = sh.nranks, r = sh.rank;
   const size_t c = t.count;
   p->beginSequence(Lane::kRing, 0, mod(r + 1, n), mod(r - 1, n));
   p->addStep(StepOp::kCopySend, kStepPre, Buf::kSend, 0, Buf::kScratch, size_t(r) * c, c);
@@ -62,8 +60,8 @@ void allReduceOneShot(const Task& t, Program* p) {
 }
 
 // A chain from the root around the ring; the last rank before the root only receives.
-void broadcast(const Task& t, int ch, size_t begin, size_t len, Program* p) {
-  const int n = t.comm->nranks, r = t.comm->rank;
+void broadcast(const CommShape& sh, const Task& t, int ch, size_t begin, size_t len, Program* p) {
+  const int n = sh.nranks, r = sh.rank;
   const int pos = mod(r - t.root, n);
   p->beginSequence(Lane::kRing, ch, pos == n - 1 ? -1 : mod(r + 1, n), pos == 0 ? -1 : mod(r - 1, n));
   if (pos == 0)
@@ -75,8 +73,8 @@ void broadcast(const Task& t, int ch, size_t begin, size_t len, Program* p) {
 }
 
 // A chain that starts just after the root and ends at it.
-void reduce(const Task& t, int ch, size_t begin, size_t len, Program* p) {
-  const int n = t.comm->nranks, r = t.comm->rank;
+void reduce(const CommShape& sh, const Task& t, int ch, size_t begin, size_t len, Program* p) {
+  const int n = sh.nranks, r = sh.rank;
   const int pos = mod(r - t.root - 1, n);  // the root is last
   p->beginSequence(Lane::kRing, ch, pos == n - 1 ? -1 : mod(r + 1, n), pos == 0 ? -1 : mod(r - 1, n));
   if (pos == 0)
@@ -89,9 +87,9 @@ void reduce(const Task& t, int ch, size_t begin, size_t len, Program* p) {
 
 // Rank r's block travels n-1 hops; every rank copies each block it sees into place. Loops of one
 // slot per block, for the same reason as allReduce.
-void allGather(const Task& t, int ch, size_t begin, size_t len, Program* p) {
-  const int n = t.comm->nranks, r = t.comm->rank;
-  const size_t block = t.count, step = chunkElems(t);
+void allGather(const CommShape& sh, const Task& t, int ch, size_t begin, size_t len, Program* p) {
+  const int n = sh.nranks, r = sh.rank;
+  const size_t block = t.count, step = chunkElems(sh, t);
   p->beginSequence(Lane::kRing, ch, mod(r + 1, n), mod(r - 1, n));
   for (size_t off = begin; off < begin + len; off += step) {
     const size_t c = std::min(step, begin + len - off);
@@ -106,9 +104,9 @@ void allGather(const Task& t, int ch, size_t begin, size_t len, Program* p) {
 }
 
 // The reduce-scatter half of allReduce, arranged so that rank r finishes block r.
-void reduceScatter(const Task& t, int ch, size_t begin, size_t len, Program* p) {
-  const int n = t.comm->nranks, r = t.comm->rank;
-  const size_t block = t.count, step = chunkElems(t);
+void reduceScatter(const CommShape& sh, const Task& t, int ch, size_t begin, size_t len, Program* p) {
+  const int n = sh.nranks, r = sh.rank;
+  const size_t block = t.count, step = chunkElems(sh, t);
   p->beginSequence(Lane::kRing, ch, mod(r + 1, n), mod(r - 1, n));
   for (size_t off = begin; off < begin + len; off += step) {
     const size_t c = std::min(step, begin + len - off);
@@ -139,28 +137,27 @@ void singleRank(const Task& t, Program* p) {
 
 }  // namespace
 
-size_t ringOneShotMaxBytes(const ncclComm* comm) { return static_cast<size_t>(comm->agreed.oneShotMaxBytes); }
-
-size_t ringOneShotScratchBytes(const Task& t) {
+size_t ringOneShotScratchBytes(const CommShape& sh, const Task& t) {
   // The tuner picks the one-shot ring as Ring with the LL protocol (LL128 is LL in host mode), and
   // only within WEFT_ONESHOT_MAX_BYTES, which bounds the scratch.
-  return t.kind == CollKind::kAllReduce && t.comm->nranks > 1 && t.protocol != Protocol::kSimple &&
-                 t.count * dataTypeSize(t.dtype) <= ringOneShotMaxBytes(t.comm)
-             ? size_t(t.comm->nranks) * t.count * dataTypeSize(t.dtype)
+  const size_t bytes = t.count * dataTypeSize(t.dtype);
+  return t.kind == CollKind::kAllReduce && sh.nranks > 1 && t.protocol != Protocol::kSimple &&
+                 bytes <= size_t(sh.agreed->oneShotMaxBytes)
+             ? size_t(sh.nranks) * bytes
              : 0;
 }
 
-void buildRingProgram(const Task& t, int nChannels, Program* p) {
-  if (t.comm->nranks == 1) return singleRank(t, p);
-  if (t.scratch != nullptr && t.kind == CollKind::kAllReduce) return allReduceOneShot(t, p);
+void buildRingProgram(const CommShape& sh, const Task& t, int nChannels, Program* p) {
+  if (sh.nranks == 1) return singleRank(t, p);
+  if (t.scratch != nullptr && t.kind == CollKind::kAllReduce) return allReduceOneShot(sh, t, p);
   for (int ch = 0; ch < nChannels; ++ch) {
     ring::Range share = split(t.count, nChannels, ch);
     switch (t.kind) {
-      case CollKind::kAllReduce: allReduce(t, ch, share.begin, share.count, p); break;
-      case CollKind::kBroadcast: broadcast(t, ch, share.begin, share.count, p); break;
-      case CollKind::kReduce: reduce(t, ch, share.begin, share.count, p); break;
-      case CollKind::kAllGather: allGather(t, ch, share.begin, share.count, p); break;
-      case CollKind::kReduceScatter: reduceScatter(t, ch, share.begin, share.count, p); break;
+      case CollKind::kAllReduce: allReduce(sh, t, ch, share.begin, share.count, p); break;
+      case CollKind::kBroadcast: broadcast(sh, t, ch, share.begin, share.count, p); break;
+      case CollKind::kReduce: reduce(sh, t, ch, share.begin, share.count, p); break;
+      case CollKind::kAllGather: allGather(sh, t, ch, share.begin, share.count, p); break;
+      case CollKind::kReduceScatter: reduceScatter(sh, t, ch, share.begin, share.count, p); break;
       default: break;
     }
   }

@@ -11,10 +11,9 @@
 // to send down while its children were still sending up, both could block on full FIFOs.
 #include <algorithm>
 
-#include "collectives/algorithms.h"
 #include "collectives/ring/ring_schedule.h"
+#include "collectives/tree/tree.h"
 #include "collectives/tree/tree_shape.h"
-#include "comm/comm.h"
 
 namespace weft {
 namespace {
@@ -70,8 +69,8 @@ void singleRank(const Task& t, Program* p) {
 
 }  // namespace
 
-void buildTreeProgram(const Task& t, int nChannels, Program* p) {
-  const int n = t.comm->nranks, r = t.comm->rank;
+void buildTreeProgram(const CommShape& sh, const Task& t, int nChannels, Program* p) {
+  const int n = sh.nranks, r = sh.rank;
   if (n == 1) return singleRank(t, p);
   // AllReduce's trees hang from rank 0; Reduce and Broadcast from the user's root.
   const int root = t.kind == CollKind::kAllReduce ? 0 : t.root;

@@ -2,7 +2,7 @@
 // on every rank, so that ranks never pick different algorithms for one call (which deadlocks or,
 // worse, completes with wrong data). The inputs are the Agreed parameters of param_table.h and the
 // channel limits of ncclConfig_t; the cost model's machine constants and the tuner plugin are
-// agreed in src/tuning/select.cc when the tuner is built.
+// agreed in src/tuning/tuner_setup.cc when the tuner is built.
 //
 // The rule: rank 0's values are in force on every rank. A rank whose own environment or config says
 // otherwise keeps working with rank 0's values and prints one WARN per difference, naming the

@@ -50,7 +50,7 @@ struct DeviceStateDeleter {
 
 class Tuner;  // tuning/tuner.h
 struct TunerDeleter {
-  void operator()(Tuner* t) const;  // defined in tuning/select.cc
+  void operator()(Tuner* t) const;  // defined in comm/comm_algorithms.cc
 };
 
 // What every rank learned about every other at init.

@@ -4,6 +4,7 @@
 #include <cinttypes>
 #include <cstdio>
 
+#include "collectives/registry.h"
 #include "comm/comm.h"
 #include "math/reduce_host.h"
 

@@ -6,13 +6,14 @@
 #include <thread>
 #include <vector>
 
-#include "collectives/algorithms.h"
-#include "comm/comm.h"
-#include "comm/comm_error.h"
 #include "base/result.h"
+#include "collectives/registry.h"
+#include "comm/comm.h"
+#include "comm/comm_algorithms.h"
+#include "comm/comm_error.h"
+#include "comm/op_stamp.h"
 #include "gpu_executor/gpu_executor.h"
 #include "host_executor/host_executor.h"
-#include "comm/op_stamp.h"
 #include "tuning/select.h"
 
 namespace weft {
@@ -119,10 +120,12 @@ ncclResult_t runTasks(GroupState& g) {
                       "a group mixes GPU and host-mode communicators (rank %d's is %s); issue them in separate groups",
                       t.comm->rank, t.comm->hostMode ? "host mode" : "on a GPU");
   for (Task& t : g.tasks) {
-    selectAlgorithm(&t);
+    // The algorithms see the communicator only through its shape (collectives/comm_shape.h).
+    const CommShape shape = commShape(t.comm);
+    selectAlgorithm(t.comm->tuner.get(), shape, &t);
     t.stamp = makeStamp(t);  // once per task: the hot path copies it, never rebuilds it
     rememberStamp(t.comm, t.stamp);
-    size_t need = algorithmScratchBytes(t);
+    size_t need = algorithmScratchBytes(shape, t);
     if (need == 0) continue;
     if (onDevice) {
       WEFT_CHECK(gpu::deviceScratch(t.comm, need, &t.scratch));
@@ -139,7 +142,7 @@ ncclResult_t runTasks(GroupState& g) {
   for (size_t i = 0; i < g.tasks.size(); ++i) {
     // A sequence names its task by index and chains within its communicator's connections.
     prog.startTask(static_cast<uint32_t>(i), reinterpret_cast<uintptr_t>(g.tasks[i].comm));
-    buildProgram(g.tasks[i], &prog);
+    buildProgram(commShape(g.tasks[i].comm), g.tasks[i], &prog);
   }
   for (const Task& t : g.tasks) t.comm->activeOps.fetch_add(1);
   ncclResult_t r = onDevice ? gpu::executeOnDevice(prog, g.tasks) : executeOnHost(prog, g.tasks);
@@ -214,7 +217,7 @@ ncclResult_t groupSimulateEnd(float* estimatedUs) {
   std::vector<std::pair<const ncclComm*, double>> perComm;
   for (Task& t : g.tasks) {
     if (r != ncclSuccess) break;
-    selectAlgorithm(&t);
+    selectAlgorithm(t.comm->tuner.get(), commShape(t.comm), &t);
     double us = estimateTaskUs(t);
     auto it = std::find_if(perComm.begin(), perComm.end(), [&](const auto& e) { return e.first == t.comm; });
     if (it == perComm.end())

@@ -25,7 +25,7 @@
 #include "topology/placement_query.h"
 #include "topology/system.h"
 #include "comm/connect.h"
-#include "tuning/select.h"
+#include "comm/comm_algorithms.h"
 
 namespace weft {
 namespace {

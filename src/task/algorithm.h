@@ -1,28 +1,25 @@
-// The algorithms and protocols a collective can run with, and their user-facing names (the ones
-// NCCL_ALGO / NCCL_PROTO accept, plus Weft's own).
+// Which algorithm and protocol a task runs with. An Algorithm is a row of the registry
+// (collectives/registry.cc), which gives it its name, what it supports and how it is built; this
+// layer only carries the number. Protocols are NCCL's three.
 #pragma once
 #include <cstdint>
 #include <string>
 
 namespace weft {
 
-enum class Algorithm : uint8_t {
-  kRing,          // collectives/ring (includes the one-shot ring AllReduce for small messages)
-  kTree,          // collectives/tree: double binary tree
-  kDdaFlat,       // collectives/dda: every rank reads all peers' input and reduces locally
-  kDdaTree,       // collectives/dda: reduce-scatter then all-gather, both by direct reads
-  kLowPrecision,  // collectives/lowprec: FP8 (e4m3 + block scales) all-pairs exchange
-  kCount
-};
-constexpr int kNumAlgorithms = static_cast<int>(Algorithm::kCount);
+// A registry row; Algorithm{} (row 0, the ring) is what a task holds until one is selected.
+enum class Algorithm : uint8_t {};
+// The most rows the registry may have: algorithm sets are 32-bit masks, and the tuner sizes its
+// per-call arrays with this.
+constexpr int kMaxAlgorithms = 16;
 
 enum class Protocol : uint8_t { kLL, kLL128, kSimple, kCount };
 constexpr int kNumProtocols = static_cast<int>(Protocol::kCount);
 
-const char* algorithmName(Algorithm a);
 const char* protocolName(Protocol p);
-// Case-insensitive; accepts NCCL's names and Weft's ("DDAFlat", "DDA_FLAT", "LowPrecision", ...).
-bool parseAlgorithmName(const std::string& text, Algorithm* out);
 bool parseProtocolName(const std::string& text, Protocol* out);
+// Whether a user's spelling names `name`: case and the separators people put in ('_', '-', ' ')
+// are ignored, so "DDA_FLAT" and "dda-flat" name DDAFlat.
+bool namesMatch(const std::string& text, const char* name);
 
 }  // namespace weft

@@ -50,7 +50,7 @@ struct Task {
   OpStamp stamp{};    // what this rank called, as its messages carry it (set after selectAlgorithm)
   ReduceSpec spec;    // resolved when the group runs (a device-resident scalar is read then)
   void* scratch = nullptr;  // the communicator's scratch area, for algorithms that need one
-  Algorithm algorithm = Algorithm::kRing;  // chosen by the tuner when the group runs
+  Algorithm algorithm{};  // a registry row (collectives/registry.h), chosen when the group runs
   Protocol protocol = Protocol::kSimple;
   int nChannels = 1;
   std::vector<size_t> vcounts;  // AlltoAllv: sendcounts, sdispls, recvcounts, rdispls (4 x nranks)

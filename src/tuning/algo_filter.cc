@@ -2,10 +2,11 @@
 
 #include <strings.h>
 
+#include "collectives/registry.h"
+
 namespace weft {
 namespace {
 
-constexpr uint32_t kAllAlgos = (1u << kNumAlgorithms) - 1;
 constexpr uint32_t kAllProtos = (1u << kNumProtocols) - 1;
 
 // NCCL's algorithms without a Weft counterpart: valid in NCCL_ALGO, but they select nothing.
@@ -34,11 +35,17 @@ int collByName(const std::string& name) {
   return -1;
 }
 
+// A registered algorithm the tuner chooses among (point-to-point patterns are never tuned, so
+// their names mean nothing here).
+bool findTunedAlgorithm(const std::string& name, Algorithm* out) {
+  return findAlgorithm(name, out) && algorithmDesc(*out).cost != nullptr;
+}
+
 // Parses one element; returns false for an unknown name. *bit is 0 for a foreign NCCL name.
 bool elementBit(const std::string& name, bool algo, uint32_t* bit) {
   if (algo) {
     Algorithm a;
-    if (parseAlgorithmName(name, &a)) {
+    if (findTunedAlgorithm(name, &a)) {
       *bit = 1u << int(a);
       return true;
     }
@@ -57,7 +64,7 @@ bool elementBit(const std::string& name, bool algo, uint32_t* bit) {
 
 void parseSetting(const std::string& text, const char* var, bool algo, uint32_t* masks,
                   std::vector<std::string>* warnings) {
-  const uint32_t all = algo ? kAllAlgos : kAllProtos;
+  const uint32_t all = algo ? allAlgorithmsMask() : kAllProtos;
   auto warn = [&](const std::string& what) {
     warnings->push_back(std::string(var) + "=\"" + text + "\": " + what + " (ignored)");
   };
@@ -113,7 +120,7 @@ void parseOverride(const std::string& text, const char* var, bool algo, int* out
   if (name.empty()) return;
   if (algo) {
     Algorithm a;
-    if (parseAlgorithmName(name, &a)) {
+    if (findTunedAlgorithm(name, &a)) {
       *out = int(a);
       return;
     }
@@ -132,7 +139,7 @@ void parseOverride(const std::string& text, const char* var, bool algo, int* out
 
 AlgoProtoFilter::AlgoProtoFilter() {
   for (int c = 0; c < kNumTunedColls; ++c) {
-    algos[c] = kAllAlgos;
+    algos[c] = allAlgorithmsMask();
     protos[c] = kAllProtos;
   }
 }

@@ -8,21 +8,24 @@
 // Entries are ';'-separated; every entry but the first needs a "collective:" prefix (Broadcast,
 // Reduce, AllGather, ReduceScatter, AllReduce); a prefix may name several collectives with ','.
 // An entry replaces the whole set of the collectives it names. Names are case-insensitive.
-// NCCL's algorithm names that Weft does not have (CollNetDirect, CollNetChain, NVLS, NVLSTree,
-// PAT) are accepted and select nothing. A token Weft does not know is reported with a warning
-// naming it and skipped; the rest of the value still applies.
+// Algorithm names are those of the registry's tuned algorithms (collectives/registry.h: the
+// ones with a cost formula) and their aliases. NCCL's algorithm names that Weft does not have
+// (CollNetDirect, CollNetChain, NVLS, NVLSTree, PAT) are accepted and select nothing. A token Weft
+// does not know is reported with a warning naming it and skipped; the rest of the value still
+// applies.
 #pragma once
 #include <cstdint>
 #include <string>
 #include <vector>
 
+#include "collectives/cost_model.h"
 #include "task/algorithm.h"
-#include "tuning/cost_model.h"
 
 namespace weft {
 
 struct AlgoProtoFilter {
-  // Bit i set: Algorithm(i) / Protocol(i) may be chosen for tuned collective c.
+  // Bit i set: Algorithm(i) / Protocol(i) may be chosen for tuned collective c. Every
+  // registered algorithm and every protocol until a setting says otherwise.
   uint32_t algos[kNumTunedColls];
   uint32_t protos[kNumTunedColls];
   AlgoProtoFilter();

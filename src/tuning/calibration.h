@@ -20,7 +20,7 @@
 #include <string>
 #include <vector>
 
-#include "tuning/cost_model.h"
+#include "collectives/cost_model.h"
 
 namespace weft {
 

@@ -1,28 +1,32 @@
-// Picks the algorithm, protocol and channel count of each collective task when its group runs,
-// from the communicator's Tuner (tuner.h), built at init.
+// Picks the algorithm, protocol and channel count of each task when its group runs, from the
+// registry's eligibility rules (collectives/registry.h) and the communicator's Tuner (tuner.h).
+// Nothing here reads a communicator: the caller passes its shape (collectives/comm_shape.h), whose
+// settings are the agreed ones, so every rank decides the same.
 #pragma once
-#include <string>
+#include <cstddef>
+#include <cstdint>
 
+#include "collectives/comm_shape.h"
 #include "task/task.h"
-#include "nccl.h"
-#include "tuning/cost_model.h"
+#include "tuning/tuner.h"
 
 namespace weft {
 
-// Builds comm->tuner at the end of init (the cost model needs the ranks' hosts) from the agreed
-// settings and machine constants (agreed_constants.h). Settings that do not parse are warned about;
-// a tuner plugin that fails is reported and left out; ranks that loaded different plugins (name or
-// ABI version, pluginSetting being this rank's NCCL_TUNER_PLUGIN) fail the init, naming the ranks.
-ncclResult_t setupTuner(ncclComm* comm, const std::string& pluginSetting);
-// The model's view of a communicator (weft-info builds one without a communicator).
-ModelInput modelInputFor(const ncclComm* comm);
-
-// Sets task->algorithm, task->protocol and task->nChannels: a table lookup, no allocation.
-void selectAlgorithm(Task* task);
-// The model's estimate (us) for a task whose algorithm was selected (ncclGroupSimulateEnd).
-double estimateTaskUs(const Task& task);
+// The algorithms the model may choose from for the task (bit i: Algorithm(i)): those whose rule
+// says kModel. Lossy ones never are.
+uint32_t modelCandidates(const CommShape& shape, const Task& task);
+// Sets task->algorithm, task->protocol and task->nChannels: first an algorithm a setting asks for
+// (lossy ones before exact ones), else the tuner's cheapest candidate (a table lookup, no
+// allocation), else, without a tuner or for what it does not tune, the first candidate.
+void selectAlgorithm(const Tuner* tuner, const CommShape& shape, Task* task);
 // The size the tuner and tuner plugins see for a task (NCCL's convention: AllGather and
 // ReduceScatter count the whole gathered buffer).
-size_t tunedBytes(const Task& task);
+size_t tunedBytes(int nranks, const Task& task);
+// The model's estimate (us) for a task whose algorithm was selected (ncclGroupSimulateEnd).
+// peerOnOtherHost: a Send or Recv whose peer is on another host.
+double estimateTaskUs(const Tuner& tuner, const CommShape& shape, const Task& task, bool peerOnOtherHost);
+// NCCL_DEBUG_SUBSYS=TUNING: what an AllReduce of float would run with at each power-of-two size,
+// and every algorithm's estimate, so that a choice can be checked against a benchmark.
+void logAllReduceChoices(const Tuner& tuner, const CommShape& shape);
 
 }  // namespace weft

@@ -4,6 +4,7 @@
 #include <atomic>
 
 #include "base/log.h"
+#include "collectives/registry.h"
 
 namespace weft {
 namespace {
@@ -11,11 +12,23 @@ namespace {
 // Ties go to the first protocol in this order: Simple unless LL is really cheaper.
 constexpr Protocol kProtoOrder[] = {Protocol::kSimple, Protocol::kLL, Protocol::kLL128};
 
-// Rows of the plugin's cost table for Weft's algorithms (NCCL's numbering, then Weft's own).
-constexpr int kPluginRow[kNumAlgorithms] = {WEFT_TUNER_ALGO_RING, WEFT_TUNER_ALGO_TREE, WEFT_TUNER_ALGO_DDA_FLAT,
-                                            WEFT_TUNER_ALGO_DDA_TREE, WEFT_TUNER_ALGO_LOW_PRECISION};
-static_assert(int(Algorithm::kRing) == 0 && int(Algorithm::kTree) == 1 && int(Algorithm::kDdaFlat) == 2 &&
-              int(Algorithm::kDdaTree) == 3 && int(Algorithm::kLowPrecision) == 4);
+// Rows of the plugin's cost table (the plugin ABI: NCCL's numbering, then Weft's own), by the
+// registry's names. A registered algorithm without a row here is invisible to plugins: giving it
+// one extends the ABI (tuning/plugin/tuner_abi.h).
+constexpr struct {
+  const char* name;
+  int row;
+} kPluginRows[] = {{"Ring", WEFT_TUNER_ALGO_RING},
+                   {"Tree", WEFT_TUNER_ALGO_TREE},
+                   {"DDAFlat", WEFT_TUNER_ALGO_DDA_FLAT},
+                   {"DDATree", WEFT_TUNER_ALGO_DDA_TREE},
+                   {"LowPrecision", WEFT_TUNER_ALGO_LOW_PRECISION}};
+
+int pluginRowOf(Algorithm a) {
+  for (const auto& r : kPluginRows)
+    if (namesMatch(algorithmName(a), r.name)) return r.row;
+  return -1;
+}
 static_assert(int(Protocol::kLL) == WEFT_TUNER_PROTO_LL && int(Protocol::kLL128) == WEFT_TUNER_PROTO_LL128 &&
               int(Protocol::kSimple) == WEFT_TUNER_PROTO_SIMPLE);
 
@@ -69,8 +82,9 @@ size_t Tuner::bucketBytes(int bucket) {
 }
 
 Tuner::Tuner(const ModelInput& in, const HostConstants& hc, TunerOptions opts)
-    : in_(in), hc_(hc), opts_(std::move(opts)) {
-  table_.assign(size_t(kNumTunedColls) * kNumBuckets * kNumAlgorithms * kNumProtocols, Entry{-1, 1});
+    : nAlgos_(algorithmCount()), in_(in), hc_(hc), opts_(std::move(opts)) {
+  for (int a = 0; a < kMaxAlgorithms; ++a) pluginRow_[a] = a < nAlgos_ ? pluginRowOf(Algorithm(a)) : -1;
+  table_.assign(size_t(kNumTunedColls) * kNumBuckets * nAlgos_ * kNumProtocols, Entry{-1, 1});
   // Channel counts worth trying: the bounds and the powers of two between them.
   std::vector<int> candidates{std::max(1, in.minChannels)};
   for (int c = 1; c < in.maxChannels; c *= 2)
@@ -78,11 +92,11 @@ Tuner::Tuner(const ModelInput& in, const HostConstants& hc, TunerOptions opts)
   if (in.maxChannels > candidates[0]) candidates.push_back(in.maxChannels);
   for (int c = 0; c < kNumTunedColls; ++c)
     for (int b = 0; b < kNumBuckets; ++b)
-      for (int a = 0; a < kNumAlgorithms; ++a)
+      for (int a = 0; a < nAlgos_; ++a)
         for (int p = 0; p < kNumProtocols; ++p) {
           const Algorithm algo = Algorithm(a);
-          // DDA and LowPrecision exchange through shared buffers: their channel count is 1.
-          const bool channelled = algo == Algorithm::kRing || algo == Algorithm::kTree;
+          // Algorithms that exchange through shared buffers (DDA, low precision) use one channel.
+          const bool channelled = algorithmDesc(algo).channelled;
           Entry best{-1, 1};
           for (int ch : candidates) {
             if (!channelled && ch != candidates[0]) break;
@@ -98,7 +112,7 @@ Tuner::Tuner(const ModelInput& in, const HostConstants& hc, TunerOptions opts)
 bool Tuner::pick(const float (*costs)[kNumProtocols], int coll, uint32_t supported, bool useFilter,
                  TunerChoice* out) const {
   bool found = false;
-  for (int a = 0; a < kNumAlgorithms; ++a) {
+  for (int a = 0; a < nAlgos_; ++a) {
     if (!(supported >> a & 1)) continue;
     for (Protocol p : kProtoOrder) {
       float c = costs[a][int(p)];
@@ -117,8 +131,8 @@ TunerChoice Tuner::choose(CollKind coll, size_t nBytes, uint32_t supported) cons
   const int ci = tunedCollIndex(coll);
   if (ci < 0) return choice;
   const int b = bucketOf(nBytes);
-  float costs[kNumAlgorithms][kNumProtocols];
-  for (int a = 0; a < kNumAlgorithms; ++a)
+  float costs[kMaxAlgorithms][kNumProtocols];
+  for (int a = 0; a < nAlgos_; ++a)
     for (int p = 0; p < kNumProtocols; ++p) {
       bool usable = (supported >> a & 1) && opts_.filter.allows(ci, Algorithm(a), Protocol(p));
       costs[a][p] = usable ? at(ci, b, Algorithm(a), Protocol(p)).costUs : -1.0f;
@@ -133,13 +147,15 @@ TunerChoice Tuner::choose(CollKind coll, size_t nBytes, uint32_t supported) cons
       rows[r] = table[r];
       for (int p = 0; p < WEFT_TUNER_NUM_PROTOS; ++p) table[r][p] = WEFT_TUNER_IGNORE;
     }
-    for (int a = 0; a < kNumAlgorithms; ++a)
-      for (int p = 0; p < kNumProtocols; ++p) table[kPluginRow[a]][p] = costs[a][p];
+    for (int a = 0; a < nAlgos_; ++a)
+      if (pluginRow_[a] >= 0)
+        for (int p = 0; p < kNumProtocols; ++p) table[pluginRow_[a]][p] = costs[a][p];
     if (plugin_->getCollInfo(ncclFuncOf(coll), nBytes, 1, rows, WEFT_TUNER_NUM_ALGOS, WEFT_TUNER_NUM_PROTOS,
                              &pluginChannels)) {
-      for (int a = 0; a < kNumAlgorithms; ++a)
+      for (int a = 0; a < nAlgos_; ++a)
         for (int p = 0; p < kNumProtocols; ++p)
-          if (costs[a][p] >= 0) costs[a][p] = table[kPluginRow[a]][p] < 0 ? -1.0f : table[kPluginRow[a]][p];
+          if (costs[a][p] >= 0 && pluginRow_[a] >= 0)
+            costs[a][p] = table[pluginRow_[a]][p] < 0 ? -1.0f : table[pluginRow_[a]][p];
     } else {
       pluginChannels = 0;
     }
@@ -151,8 +167,8 @@ TunerChoice Tuner::choose(CollKind coll, size_t nBytes, uint32_t supported) cons
              "NCCL_ALGO=\"%s\" / NCCL_PROTO=\"%s\" leave no algorithm that can run %s of %zu bytes; "
              "using the tuner's choice",
              opts_.algoText.c_str(), opts_.protoText.c_str(), collName(coll), nBytes);
-    float raw[kNumAlgorithms][kNumProtocols];
-    for (int a = 0; a < kNumAlgorithms; ++a)
+    float raw[kMaxAlgorithms][kNumProtocols];
+    for (int a = 0; a < nAlgos_; ++a)
       for (int p = 0; p < kNumProtocols; ++p) raw[a][p] = at(ci, b, Algorithm(a), Protocol(p)).costUs;
     if (!pick(raw, ci, supported, false, &choice)) return TunerChoice{};
   }

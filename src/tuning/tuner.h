@@ -9,8 +9,8 @@
 #include <vector>
 
 #include "base/params.h"
+#include "collectives/cost_model.h"
 #include "tuning/algo_filter.h"
-#include "tuning/cost_model.h"
 #include "tuning/plugin/tuner_plugin.h"
 
 namespace weft {
@@ -27,11 +27,11 @@ struct TunerOptions {
 
 // Parses the agreed NCCL_ALGO, NCCL_PROTO, RCCL_OVERRIDE_ALGO and RCCL_OVERRIDE_PROTO; the plugin
 // setting (NCCL_TUNER_PLUGIN) is per rank: a path may differ between hosts, the plugin loaded from
-// it must not (select.cc checks its name and version across ranks).
+// it must not (tuner_setup.cc checks its name and version across ranks).
 TunerOptions tunerOptionsFrom(const param::Agreed& agreed, const std::string& pluginSetting);
 
 struct TunerChoice {
-  Algorithm algorithm = Algorithm::kRing;
+  Algorithm algorithm{};  // the registry's first row (the ring) when nothing was chosen
   Protocol protocol = Protocol::kSimple;
   int nChannels = 1;
   float costUs = -1;  // the model's estimate for the choice (-1: none had a cost)
@@ -50,8 +50,8 @@ class Tuner {
   const TunerOptions& options() const { return opts_; }
   const TunerPlugin* plugin() const { return plugin_.get(); }
 
-  // `supported` has bit i set when Algorithm(i) can run the operation (algorithmSupports). No
-  // allocation, a few dozen table reads.
+  // `supported` has bit i set when Algorithm(i) may run the operation (select.h's
+  // modelCandidates). No allocation, a few dozen table reads.
   TunerChoice choose(CollKind coll, size_t nBytes, uint32_t supported) const;
   // The table entry (cost -1 = no formula, or an algorithm/protocol the model never chooses).
   float cost(int coll, int bucket, Algorithm a, Protocol p) const { return at(coll, bucket, a, p).costUs; }
@@ -65,13 +65,15 @@ class Tuner {
     uint8_t nChannels;
   };
   const Entry& at(int c, int b, Algorithm a, Protocol p) const {
-    return table_[((size_t(c) * kNumBuckets + b) * kNumAlgorithms + int(a)) * kNumProtocols + int(p)];
+    return table_[((size_t(c) * kNumBuckets + b) * nAlgos_ + int(a)) * kNumProtocols + int(p)];
   }
   Entry& at(int c, int b, Algorithm a, Protocol p) {
-    return table_[((size_t(c) * kNumBuckets + b) * kNumAlgorithms + int(a)) * kNumProtocols + int(p)];
+    return table_[((size_t(c) * kNumBuckets + b) * nAlgos_ + int(a)) * kNumProtocols + int(p)];
   }
   bool pick(const float (*costs)[kNumProtocols], int coll, uint32_t supported, bool useFilter, TunerChoice* out) const;
 
+  int nAlgos_;                      // the registry's rows
+  int pluginRow_[kMaxAlgorithms];   // each row's row in a plugin's cost table (-1: plugins do not see it)
   ModelInput in_;
   HostConstants hc_;
   TunerOptions opts_;

@@ -145,9 +145,10 @@ std::vector<std::string> filesUnder(const std::string& dir) {
 TEST(AgreedParams, ChoosingCodeReadsNoPerRankParameter) {
   const std::string src = WEFT_SOURCE_DIR;
   std::vector<std::string> files = filesUnder(src + "/collectives");
-  for (const char* f : {"select.cc", "tuner.cc", "cost_model.cc", "algo_filter.cc", "agreed_constants.cc"})
+  for (const char* f : {"select.cc", "tuner.cc", "tuner_setup.cc", "algo_filter.cc", "agreed_constants.cc"})
     files.push_back(src + "/src/tuning/" + f);
   files.push_back(src + "/src/task/algorithm.cc");
+  files.push_back(src + "/src/comm/comm_algorithms.cc");
   ASSERT_GT(files.size(), 8u);
   const std::regex call(R"(param::([a-z]\w*)\s*\()");
   for (const std::string& path : files) {

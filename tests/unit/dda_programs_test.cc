@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "base/params.h"
+#include "algorithm_names.h"
 #include "direct_sim.h"
 
 namespace weft {
@@ -45,7 +46,7 @@ Task makeTask(CollKind kind, Algorithm algo, ncclDataType_t dt, ncclRedOp_t op, 
 // AllReduce of float32 (sum) and int32 (avg: a post-divide), twice in a row per case so the second
 // operation starts on the other staging half; flat and tree must both equal the rank-order fold.
 TEST_F(DdaPrograms, AllReduceMatchesRankOrderFold) {
-  for (Algorithm algo : {Algorithm::kDdaFlat, Algorithm::kDdaTree})
+  for (Algorithm algo : {Algo::kDdaFlat, Algo::kDdaTree})
     for (int n : {2, 3, 5, 16})
       for (size_t count : {size_t(0), size_t(1), size_t(7), size_t(8191), size_t(20011)}) {
         sim::DirectSim sim(n);
@@ -100,9 +101,9 @@ TEST_F(DdaPrograms, GatherScatterAlltoAll) {
         a2a[r].assign(n * count, -1);
       }
       for (int r = 0; r < n; ++r) {
-        sim.add(r, makeTask(CollKind::kAllGather, Algorithm::kDdaFlat, ncclFloat64, ncclSum, count, n, in[r].data(), ag[r].data()));
-        sim.add(r, makeTask(CollKind::kReduceScatter, Algorithm::kDdaFlat, ncclFloat64, ncclSum, count, n, in[r].data(), rs[r].data()));
-        sim.add(r, makeTask(CollKind::kAlltoAll, Algorithm::kDdaFlat, ncclFloat64, ncclSum, count, n, in[r].data(), a2a[r].data()));
+        sim.add(r, makeTask(CollKind::kAllGather, Algo::kDdaFlat, ncclFloat64, ncclSum, count, n, in[r].data(), ag[r].data()));
+        sim.add(r, makeTask(CollKind::kReduceScatter, Algo::kDdaFlat, ncclFloat64, ncclSum, count, n, in[r].data(), rs[r].data()));
+        sim.add(r, makeTask(CollKind::kAlltoAll, Algo::kDdaFlat, ncclFloat64, ncclSum, count, n, in[r].data(), a2a[r].data()));
       }
       ASSERT_EQ(sim.run(static_cast<uint32_t>(count * 3 + n)), "") << "n=" << n;
       for (int r = 0; r < n; ++r)
@@ -134,7 +135,7 @@ TEST_F(DdaPrograms, LowPrecisionAllReduceIsIdenticalOnEveryRank) {
         out[r].assign(count, -1);
       }
       for (int r = 0; r < n; ++r)
-        sim.add(r, makeTask(CollKind::kAllReduce, Algorithm::kLowPrecision, ncclFloat32, ncclSum, count, n, in[r].data(),
+        sim.add(r, makeTask(CollKind::kAllReduce, Algo::kLowPrecision, ncclFloat32, ncclSum, count, n, in[r].data(),
                             out[r].data()));
       ASSERT_EQ(sim.run(static_cast<uint32_t>(count)), "");
       for (size_t i = 0; i < count; ++i) {

@@ -8,7 +8,8 @@
 #include <cstdint>
 #include <string>
 
-#include "collectives/algorithms.h"
+#include "collectives/registry.h"
+#include "comm/comm_algorithms.h"
 #include "tests/unit/rank_set.h"
 
 namespace weft::sim {
@@ -23,7 +24,7 @@ class DirectSim {
 
   // Runs every rank's program to the end; "" on success, else what stalled or failed.
   std::string run(uint32_t seed) {
-    ranks_.build([](const Task& t, Program* p) { buildProgram(t, p); });
+    ranks_.build([](const Task& t, Program* p) { buildProgram(commShape(t.comm), t, p); });
     // Seed 0 would mean round robin: every seed here stands for a random order.
     const Outcome o = ranks_.run(seed == 0 ? 1 : seed);
     if (o.ok) return "";

@@ -16,7 +16,9 @@
 #include <string>
 #include <vector>
 
-#include "collectives/algorithms.h"
+#include "collectives/p2p/p2p.h"
+#include "collectives/ring/ring.h"
+#include "comm/comm_algorithms.h"
 #include "tests/unit/program_lint.h"
 #include "tests/unit/rank_set.h"
 #include "tests/unit/sim_data.h"
@@ -52,9 +54,9 @@ class Simulator {
   void build(int ringChannels) {
     build([ringChannels](const Task& t, Program* p) {
       if (isRingKind(t.kind))
-        buildRingProgram(t, ringChannels, p);
+        buildRingProgram(commShape(t.comm), t, ringChannels, p);
       else
-        buildP2pProgram(t, p);
+        buildP2pProgram(commShape(t.comm), t, p);
     });
   }
   void build(const Builder& b) { ranks_.build(b); }

@@ -14,6 +14,8 @@
 #include "collectives/tree/tree_shape.h"
 #include "base/params.h"
 #include "tests/unit/program_sim.h"
+#include "comm/comm_algorithms.h"
+#include "tests/unit/algorithm_names.h"
 #include "tuning/select.h"
 #include "tuning/tuner.h"
 
@@ -105,7 +107,7 @@ struct TreeOp {
       t.count = k.count;
       t.dtype = dt;
       t.root = k.root;
-      t.algorithm = weft::Algorithm::kTree;
+      t.algorithm = weft::Algo::kTree;
       t.nChannels = k.channels;
       t.spec = specFor(k.v, k.kind, n);
       sim.add(r, t, sendUsed ? k.count : 0, recvUsed ? k.count : 0);
@@ -134,7 +136,7 @@ struct TreeOp {
   }
 };
 
-void buildTree(const Task& t, Program* p) { weft::buildProgram(t, p); }
+void buildTree(const Task& t, Program* p) { weft::buildProgram(weft::commShape(t.comm), t, p); }
 
 testing::AssertionResult runTreeGroup(const std::vector<TreeCase>& ops,
                                       std::vector<std::vector<unsigned char>>* results = nullptr,
@@ -361,11 +363,11 @@ TEST(TreeDispatch, NcclAlgoTreeSelectsTheTree) {
     t.recvbuff = outv.data();
     t.count = in.size();
     t.dtype = ncclFloat32;
-    weft::selectAlgorithm(&t);
+    weft::selectAlgorithm(comm.tuner.get(), weft::commShape(&comm), &t);
     const bool tree = kind != CollKind::kAllGather;
-    EXPECT_EQ(t.algorithm, tree ? weft::Algorithm::kTree : weft::Algorithm::kRing) << collName(kind);
+    EXPECT_EQ(t.algorithm, tree ? weft::Algo::kTree : weft::Algo::kRing) << collName(kind);
     Program p;
-    weft::buildProgram(t, &p);
+    weft::buildProgram(weft::commShape(&comm), t, &p);
     ASSERT_FALSE(p.sequences.empty());
     for (const auto& s : p.sequences) EXPECT_EQ(s.lane, tree ? weft::Lane::kTree : weft::Lane::kRing) << collName(kind);
   }

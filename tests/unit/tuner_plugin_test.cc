@@ -3,12 +3,13 @@
 #include <gtest/gtest.h>
 
 #include "tuner_env.h"
+#include "algorithm_names.h"
 #include "tuning/tuner.h"
 
 namespace weft {
 namespace {
 
-constexpr uint32_t kRingTree = (1u << int(Algorithm::kRing)) | (1u << int(Algorithm::kTree));
+const uint32_t kRingTree = (1u << int(Algo::kRing)) | (1u << int(Algo::kTree));
 
 ModelInput fourRanks() {
   ModelInput in;
@@ -33,19 +34,19 @@ Tuner withPlugin(const std::string& setting) {
 
 void expectTreeBelow64K(const Tuner& t) {
   // The model alone picks Ring for AllReduce at these sizes (checked without the plugin below).
-  EXPECT_EQ(t.choose(CollKind::kAllReduce, 1024, kRingTree).algorithm, Algorithm::kTree);
-  EXPECT_EQ(t.choose(CollKind::kAllReduce, 4096, kRingTree).algorithm, Algorithm::kTree);
-  EXPECT_EQ(t.choose(CollKind::kAllReduce, 1 << 20, kRingTree).algorithm, Algorithm::kRing);
-  EXPECT_EQ(t.choose(CollKind::kBroadcast, 1024, kRingTree).algorithm, Algorithm::kRing);
+  EXPECT_EQ(t.choose(CollKind::kAllReduce, 1024, kRingTree).algorithm, Algo::kTree);
+  EXPECT_EQ(t.choose(CollKind::kAllReduce, 4096, kRingTree).algorithm, Algo::kTree);
+  EXPECT_EQ(t.choose(CollKind::kAllReduce, 1 << 20, kRingTree).algorithm, Algo::kRing);
+  EXPECT_EQ(t.choose(CollKind::kBroadcast, 1024, kRingTree).algorithm, Algo::kRing);
   // An algorithm the operation cannot run stays out of reach.
-  EXPECT_EQ(t.choose(CollKind::kAllReduce, 1024, 1u << int(Algorithm::kRing)).algorithm, Algorithm::kRing);
+  EXPECT_EQ(t.choose(CollKind::kAllReduce, 1024, 1u << int(Algo::kRing)).algorithm, Algo::kRing);
 }
 
 TEST(TunerPlugin, ModelAloneRingsAllReduce) {
   Tuner t = withPlugin("none");
   EXPECT_EQ(t.plugin(), nullptr);
-  EXPECT_EQ(t.choose(CollKind::kAllReduce, 1024, kRingTree).algorithm, Algorithm::kRing);
-  EXPECT_EQ(t.choose(CollKind::kAllReduce, 4096, kRingTree).algorithm, Algorithm::kRing);
+  EXPECT_EQ(t.choose(CollKind::kAllReduce, 1024, kRingTree).algorithm, Algo::kRing);
+  EXPECT_EQ(t.choose(CollKind::kAllReduce, 4096, kRingTree).algorithm, Algo::kRing);
 }
 
 TEST(TunerPlugin, NewestVersion) {
@@ -74,7 +75,7 @@ TEST(TunerPlugin, ChannelsAndProtocol) {
   Tuner t = withPlugin(WEFT_EXAMPLE_TUNER_V6);
   ASSERT_NE(t.plugin(), nullptr);
   TunerChoice c = t.choose(CollKind::kAllGather, 4096, kRingTree);
-  EXPECT_EQ(c.algorithm, Algorithm::kRing);
+  EXPECT_EQ(c.algorithm, Algo::kRing);
   EXPECT_EQ(c.protocol, Protocol::kLL);
   EXPECT_EQ(c.nChannels, 3);
   EXPECT_EQ(t.choose(CollKind::kAllGather, 8 << 20, kRingTree).protocol, Protocol::kSimple);
@@ -84,7 +85,7 @@ TEST(TunerPlugin, FailingInitIsIgnored) {
   ScopedEnv env({{"WEFT_EXAMPLE_TUNER", "fail=1"}});
   Tuner t = withPlugin(WEFT_EXAMPLE_TUNER_V6);
   EXPECT_EQ(t.plugin(), nullptr);
-  EXPECT_EQ(t.choose(CollKind::kAllReduce, 1024, kRingTree).algorithm, Algorithm::kRing);
+  EXPECT_EQ(t.choose(CollKind::kAllReduce, 1024, kRingTree).algorithm, Algo::kRing);
 }
 
 TEST(TunerPlugin, MissingLibraryIsIgnored) {

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "tuning/calibration.h"
+#include "algorithm_names.h"
 #include "tuning/tuner.h"
 
 namespace weft {
@@ -28,7 +29,7 @@ TunerOptions noSettings() {
   return o;
 }
 
-constexpr uint32_t kAll = (1u << kNumAlgorithms) - 1;
+const uint32_t kAll = allAlgorithmsMask();
 
 TEST(TunerTable, BucketsCoverEverySize) {
   for (size_t n : {size_t(1), size_t(2), size_t(3), size_t(5), size_t(7), size_t(8), size_t(9), size_t(1000),
@@ -44,20 +45,20 @@ TEST(TunerTable, FilledWhereTheModelHasAFormula) {
   Tuner t(fourRanks(), HostConstants{}, noSettings());
   const int ar = tunedCollIndex(CollKind::kAllReduce), bc = tunedCollIndex(CollKind::kBroadcast);
   for (int b = 0; b < Tuner::kNumBuckets; ++b) {
-    EXPECT_GT(t.cost(ar, b, Algorithm::kRing, Protocol::kSimple), 0);
-    EXPECT_GT(t.cost(ar, b, Algorithm::kTree, Protocol::kSimple), 0);
-    EXPECT_GT(t.cost(ar, b, Algorithm::kDdaFlat, Protocol::kSimple), 0);
-    EXPECT_GT(t.cost(ar, b, Algorithm::kDdaTree, Protocol::kSimple), 0);
-    EXPECT_GT(t.cost(ar, b, Algorithm::kLowPrecision, Protocol::kSimple), 0);
-    EXPECT_LT(t.cost(ar, b, Algorithm::kDdaFlat, Protocol::kLL), 0);  // no protocols for DDA
-    EXPECT_LT(t.cost(bc, b, Algorithm::kDdaFlat, Protocol::kSimple), 0);  // AllReduce only
+    EXPECT_GT(t.cost(ar, b, Algo::kRing, Protocol::kSimple), 0);
+    EXPECT_GT(t.cost(ar, b, Algo::kTree, Protocol::kSimple), 0);
+    EXPECT_GT(t.cost(ar, b, Algo::kDdaFlat, Protocol::kSimple), 0);
+    EXPECT_GT(t.cost(ar, b, Algo::kDdaTree, Protocol::kSimple), 0);
+    EXPECT_GT(t.cost(ar, b, Algo::kLowPrecision, Protocol::kSimple), 0);
+    EXPECT_LT(t.cost(ar, b, Algo::kDdaFlat, Protocol::kLL), 0);  // no protocols for DDA
+    EXPECT_LT(t.cost(bc, b, Algo::kDdaFlat, Protocol::kSimple), 0);  // AllReduce only
     // The one-shot ring (Ring + LL) only within WEFT_ONESHOT_MAX_BYTES.
     bool fits = Tuner::bucketBytes(b) <= 8192;
-    EXPECT_EQ(t.cost(ar, b, Algorithm::kRing, Protocol::kLL) >= 0, fits) << Tuner::bucketBytes(b);
-    EXPECT_EQ(t.cost(ar, b, Algorithm::kRing, Protocol::kLL128), t.cost(ar, b, Algorithm::kRing, Protocol::kLL));
+    EXPECT_EQ(t.cost(ar, b, Algo::kRing, Protocol::kLL) >= 0, fits) << Tuner::bucketBytes(b);
+    EXPECT_EQ(t.cost(ar, b, Algo::kRing, Protocol::kLL128), t.cost(ar, b, Algo::kRing, Protocol::kLL));
     if (b > 0)
-      EXPECT_GE(t.cost(ar, b, Algorithm::kRing, Protocol::kSimple), t.cost(ar, b - 1, Algorithm::kRing, Protocol::kSimple));
-    int ch = t.channels(ar, b, Algorithm::kRing, Protocol::kSimple);
+      EXPECT_GE(t.cost(ar, b, Algo::kRing, Protocol::kSimple), t.cost(ar, b - 1, Algo::kRing, Protocol::kSimple));
+    int ch = t.channels(ar, b, Algo::kRing, Protocol::kSimple);
     EXPECT_GE(ch, 1);
     EXPECT_LE(ch, 4);
   }
@@ -67,22 +68,22 @@ TEST(TunerTable, DirectAccessNeedsOneHost) {
   ModelInput in = fourRanks();
   in.nHosts = 2;
   in.ranksPerHost = 2;
-  EXPECT_LT(estimateUs(in, HostConstants{}, CollKind::kAllReduce, Algorithm::kDdaFlat, Protocol::kSimple, 1, 4096), 0);
-  EXPECT_GT(estimateUs(in, HostConstants{}, CollKind::kAllReduce, Algorithm::kRing, Protocol::kSimple, 1, 4096), 0);
+  EXPECT_LT(estimateUs(in, HostConstants{}, CollKind::kAllReduce, Algo::kDdaFlat, Protocol::kSimple, 1, 4096), 0);
+  EXPECT_GT(estimateUs(in, HostConstants{}, CollKind::kAllReduce, Algo::kRing, Protocol::kSimple, 1, 4096), 0);
   // Crossing hosts costs more than staying on one.
-  EXPECT_GT(estimateUs(in, HostConstants{}, CollKind::kAllGather, Algorithm::kRing, Protocol::kSimple, 1, 1 << 20),
-            estimateUs(fourRanks(), HostConstants{}, CollKind::kAllGather, Algorithm::kRing, Protocol::kSimple, 1,
+  EXPECT_GT(estimateUs(in, HostConstants{}, CollKind::kAllGather, Algo::kRing, Protocol::kSimple, 1, 1 << 20),
+            estimateUs(fourRanks(), HostConstants{}, CollKind::kAllGather, Algo::kRing, Protocol::kSimple, 1,
                        1 << 20));
 }
 
 TEST(TunerTable, CheapestUsableEntryWins) {
   Tuner t(fourRanks(), HostConstants{}, noSettings());
   for (int c = 0; c < kNumTunedColls; ++c)
-    for (uint32_t supported : {kAll, 1u << int(Algorithm::kRing), (1u << int(Algorithm::kRing)) | (1u << int(Algorithm::kDdaFlat))})
+    for (uint32_t supported : {kAll, 1u << int(Algo::kRing), (1u << int(Algo::kRing)) | (1u << int(Algo::kDdaFlat))})
       for (size_t bytes = 8; bytes <= (size_t(1) << 28); bytes *= 4) {
         int b = Tuner::bucketOf(bytes);
         float best = -1;
-        for (int a = 0; a < kNumAlgorithms; ++a)
+        for (int a = 0; a < algorithmCount(); ++a)
           for (int p = 0; p < kNumProtocols; ++p) {
             float cost = t.cost(c, b, Algorithm(a), Protocol(p));
             if ((supported >> a & 1) && cost >= 0 && (best < 0 || cost < best)) best = cost;
@@ -97,21 +98,21 @@ TEST(TunerTable, CheapestUsableEntryWins) {
 
 TEST(TunerTable, SmallAllReduceTakesTheOneShotRingLargeTakesTheRing) {
   Tuner t(fourRanks(), HostConstants{}, noSettings());
-  const uint32_t ring = 1u << int(Algorithm::kRing);
+  const uint32_t ring = 1u << int(Algo::kRing);
   EXPECT_EQ(t.choose(CollKind::kAllReduce, 8, ring).protocol, Protocol::kLL);
   EXPECT_EQ(t.choose(CollKind::kAllReduce, 1 << 20, ring).protocol, Protocol::kSimple);
   // Point-to-point kinds are not tuned: Ring/Simple, one channel.
   TunerChoice p2p = t.choose(CollKind::kSend, 1024, kAll);
-  EXPECT_EQ(p2p.algorithm, Algorithm::kRing);
+  EXPECT_EQ(p2p.algorithm, Algo::kRing);
   EXPECT_LT(p2p.costUs, 0);
 }
 
 TEST(TunerTable, MoreRanksThanCoresPaysWakeUps) {
   ModelInput in = fourRanks();
   HostConstants hc;
-  double fits = estimateUs(in, hc, CollKind::kAllReduce, Algorithm::kRing, Protocol::kSimple, 1, 1024);
+  double fits = estimateUs(in, hc, CollKind::kAllReduce, Algo::kRing, Protocol::kSimple, 1, 1024);
   in.cores = 2;
-  double crowded = estimateUs(in, hc, CollKind::kAllReduce, Algorithm::kRing, Protocol::kSimple, 1, 1024);
+  double crowded = estimateUs(in, hc, CollKind::kAllReduce, Algo::kRing, Protocol::kSimple, 1, 1024);
   EXPECT_GT(crowded, fits);
 }
 

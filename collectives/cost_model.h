@@ -1,12 +1,13 @@
 // The cost model: an estimated time for one collective run with one (algorithm, protocol,
 // channel count), from the shape of the communicator (ranks, hosts, link class) and the machine's
-// constants (calibration.h). Every formula is "latency terms + bytes / bandwidth"; the per-formula
-// comments in cost_model.cc say which steps each algorithm takes.
+// constants (src/tuning/calibration.h measures them). Every formula is "latency terms + bytes /
+// bandwidth". Each algorithm's formula lives in its folder (its registry descriptor's `cost`) and
+// is built from the shared pieces of cost_path.h; this file holds what all of them share.
 #pragma once
 #include <cstddef>
 
-#include "task/task.h"
 #include "task/algorithm.h"
+#include "task/task.h"
 
 namespace weft {
 
@@ -16,8 +17,8 @@ namespace weft {
 enum class LinkClass : uint8_t { kShm, kShmCrossNuma, kNet, kCount };
 const char* linkClassName(LinkClass c);
 
-// The machine's constants, in microseconds and GB/s (1 GB/s = 1000 bytes/us). calibration.cc
-// measures the first five on this host; the others are defaults the network and topology work
+// The machine's constants, in microseconds and GB/s (1 GB/s = 1000 bytes/us). The tuner's
+// calibration (src/tuning/calibration.cc) measures the first five on this host; the others are defaults the network and topology work
 // will refine. Every field can be overridden with WEFT_TUNER_CONSTANTS ("name=value,...").
 struct HostConstants {
   double copyGBps = 8.0;       // memcpy of cache-resident data by one core
@@ -66,7 +67,9 @@ CollKind tunedCollKind(int index);
 
 // Estimated microseconds for `nBytes` (NCCL's size convention: AllGather and ReduceScatter count
 // the whole gathered buffer, the others one rank's buffer), or a negative value when the model
-// has no formula for the combination (such entries are never chosen by the model).
+// has no formula for the combination (such entries are never chosen by the model). The parts all
+// algorithms share are here (one rank is a local copy whatever the algorithm); the rest is the
+// algorithm's own formula.
 double estimateUs(const ModelInput& in, const HostConstants& hc, CollKind coll, Algorithm algo, Protocol proto,
                   int nChannels, size_t nBytes);
 // A point-to-point transfer of nBytes (ncclGroupSimulateEnd).

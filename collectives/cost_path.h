@@ -1,0 +1,37 @@
+// The building blocks of every algorithm's cost formula (cost_model.h): what one hop costs on the
+// path the algorithm takes, a pipeline over slot-sized pieces, and a barrier of the local ranks.
+#pragma once
+#include "collectives/cost_model.h"
+
+namespace weft {
+
+// The costs of one hop as the algorithm sees it: the slowest link on its path gates a pipeline.
+struct Path {
+  double latUs;         // exposed wait for a peer's piece
+  double copyPerB;      // us per byte copied over the path
+  double reducePerB;    // us per byte reduced (read two, write one)
+  double peerReadPerB;  // us per byte read from a peer's staging area (direct reads)
+  double stepUs;        // fixed cost per piece
+  double workScale;     // > 1 when ranks outnumber cores: each rank gets a share of a core
+};
+
+// workingSet: bytes the operation touches on this host; beyond the caches copies run at memory
+// bandwidth.
+Path pathFor(const ModelInput& in, const HostConstants& hc, bool crossesHosts, double workingSet);
+
+// A pipelined schedule over c channels run by one thread per rank. Each channel moves `stepBytes`
+// per step in pieces of at most one slot, `stepsPerLoop` steps per pass over its share. A channel
+// waits `latUs` for every piece from its predecessor; the thread can fill that wait with other
+// channels' pieces, so the time is the larger of the thread's total work and one channel's chain
+// of waits, plus the pipeline fill of `fillHops` hops.
+double pipelined(const ModelInput& in, const Path& p, int c, double fillHops, double stepsPerLoop, double stepBytes,
+                 double perByte);
+
+// A flat barrier of the local ranks: each posts a counter and waits for all; the last arrival's
+// post reaches the others after one handoff, or, when ranks share cores, after every rank of a
+// core has had its turn.
+double barrierUs(const ModelInput& in, const Path& p);
+
+int log2Ceil(int n);
+
+}  // namespace weft

@@ -1,0 +1,19 @@
+// DDA (collectives/dda): AllReduce (flat or tree, two registry entries), AllGather, ReduceScatter
+// and AlltoAll by direct reads of the peers' staging areas.
+#pragma once
+#include "collectives/registry.h"
+
+namespace weft {
+
+extern const AlgorithmDesc kDdaFlatAlgorithm;
+extern const AlgorithmDesc kDdaTreeAlgorithm;
+
+// Whether the direct lane can run on this communicator at all: at least two ranks, all on this
+// host, shared memory allowed, and the host executor (the only one with a direct lane so far).
+// Low precision uses the same lane.
+bool directLaneUsable(const CommShape& shape);
+// Builds any of the four kinds; AllReduce is the tree variant when treeAllReduce is set (the two
+// entries differ only there).
+void buildDdaProgram(const CommShape& shape, const Task& task, bool treeAllReduce, Program* prog);
+
+}  // namespace weft

@@ -1,0 +1,100 @@
+// DDA's two registry entries. DDAFlat and DDATree differ in how they run AllReduce, where the
+// model chooses between them (and the ring and the tree) within RCCL_ENABLE_DDA_ALL_REDUCE and
+// the flat/tree size limits. AllGather, ReduceScatter and AlltoAll have no cost formula: they run
+// by direct reads only where RCCL_ENABLE_DDA_* asks for it, up to its limit, and then as DDAFlat.
+#include "collectives/dda/dda.h"
+
+namespace weft {
+
+bool directLaneUsable(const CommShape& sh) {
+  // Steps name the peer they read in 16 bits.
+  return sh.hostMode && sh.nranks >= 2 && sh.nranks <= 65535 && sh.allRanksLocal() && !sh.agreed->shmDisable;
+}
+
+namespace {
+
+size_t bytesOf(const Task& t) { return t.count * dataTypeSize(t.dtype); }
+
+Eligibility flatEligible(const CommShape& sh, const Task& t) {
+  if (!directLaneUsable(sh)) return Eligibility::kNo;
+  const param::Agreed& a = *sh.agreed;
+  const size_t bytes = bytesOf(t), all = bytes * size_t(sh.nranks);
+  auto forcedIf = [](bool on) { return on ? Eligibility::kForced : Eligibility::kNo; };
+  switch (t.kind) {
+    case CollKind::kAllReduce:
+      return a.ddaAllReduce && bytes <= size_t(a.ddaFlatMaxBytes) ? Eligibility::kModel : Eligibility::kNo;
+    case CollKind::kAllGather: return forcedIf(a.ddaAllGather && all <= size_t(a.ddaAllGatherMaxBytes));
+    case CollKind::kReduceScatter: return forcedIf(a.ddaReduceScatter && all <= size_t(a.ddaReduceScatterMaxBytes));
+    case CollKind::kAlltoAll: return forcedIf(a.ddaAllToAll && all <= size_t(a.ddaAllToAllMaxBytes));
+    default: return Eligibility::kNo;
+  }
+}
+
+Eligibility treeEligible(const CommShape& sh, const Task& t) {
+  const param::Agreed& a = *sh.agreed;
+  return directLaneUsable(sh) && a.ddaAllReduce && bytesOf(t) <= size_t(a.ddaTreeMaxBytes) ? Eligibility::kModel
+                                                                                          : Eligibility::kNo;
+}
+
+void buildFlat(const CommShape& sh, const Task& t, Program* p) { buildDdaProgram(sh, t, false, p); }
+void buildTree(const CommShape& sh, const Task& t, Program* p) { buildDdaProgram(sh, t, true, p); }
+
+// DDA exchanges through shared buffers, not FIFOs: no protocol, no channels. Direct access needs
+// every rank on one host.
+bool costed(const ModelInput& in, CollKind coll, Protocol proto) {
+  return coll == CollKind::kAllReduce && proto == Protocol::kSimple && in.nHosts <= 1;
+}
+
+// Copy the input to the staging area, barrier, every rank folds all n inputs of the whole message,
+// reading n-1 of them from its peers. Staging halves alternate between operations, so a round
+// needs one barrier.
+double flatCost(const ModelInput& in, const Path& p, CollKind coll, Protocol proto, int, double S) {
+  if (!costed(in, coll, proto)) return -1;
+  const double n = in.nranks;
+  return (S * p.copyPerB + (n - 1) * S * (p.reducePerB + p.peerReadPerB)) * p.workScale + barrierUs(in, p);
+}
+
+// Stage, barrier, each rank reduces its 1/n slice from all peers (reduce-scatter by direct reads),
+// stages it, barrier, each rank reads the other slices (all-gather by direct reads).
+double treeCost(const ModelInput& in, const Path& p, CollKind coll, Protocol proto, int, double S) {
+  if (!costed(in, coll, proto)) return -1;
+  const double n = in.nranks;
+  return (S * p.copyPerB + (n - 1) / n * S * (p.reducePerB + p.peerReadPerB) + (n - 1) / n * S * p.peerReadPerB) *
+             p.workScale +
+         2 * barrierUs(in, p);
+}
+
+}  // namespace
+
+const AlgorithmDesc kDdaFlatAlgorithm = {
+    "DDAFlat",
+    "",
+    "direct reads: every rank stages its input, then folds all staged inputs (AllReduce) or copies them",
+    kindBit(CollKind::kAllReduce) | kindBit(CollKind::kAllGather) | kindBit(CollKind::kReduceScatter) |
+        kindBit(CollKind::kAlltoAll),
+    "every rank on one host, shared memory, host mode; AllReduce up to RCCL_DDA_ALL_REDUCE_FLAT_MAX_BYTES "
+    "(RCCL_ENABLE_DDA_ALL_REDUCE), the others only where RCCL_ENABLE_DDA_* asks, up to its limit",
+    /*lossy=*/false,
+    /*channelled=*/false,
+    flatEligible,
+    nullptr,  // the staging areas, not the scratch
+    buildFlat,
+    flatCost,
+};
+
+const AlgorithmDesc kDdaTreeAlgorithm = {
+    "DDATree",
+    "",
+    "direct reads: AllReduce as a reduce-scatter and an all-gather between the staging areas",
+    kindBit(CollKind::kAllReduce),
+    "every rank on one host, shared memory, host mode; up to RCCL_DDA_ALL_REDUCE_TREE_MAX_BYTES "
+    "(RCCL_ENABLE_DDA_ALL_REDUCE)",
+    /*lossy=*/false,
+    /*channelled=*/false,
+    treeEligible,
+    nullptr,
+    buildTree,
+    treeCost,
+};
+
+}  // namespace weft

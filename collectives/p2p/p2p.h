@@ -1,0 +1,12 @@
+// Point-to-point patterns (collectives/p2p): Send, Recv, a local copy, AlltoAll, AlltoAllv,
+// Gather and Scatter, one sequence per (peer, direction).
+#pragma once
+#include "collectives/registry.h"
+
+namespace weft {
+
+extern const AlgorithmDesc kP2pAlgorithm;
+
+void buildP2pProgram(const CommShape& shape, const Task& task, Program* prog);
+
+}  // namespace weft

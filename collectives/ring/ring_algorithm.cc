@@ -1,0 +1,56 @@
+// The ring's registry entry: every tuned collective, anywhere, on any number of channels.
+#include <algorithm>
+#include <cmath>
+
+#include "collectives/ring/ring.h"
+
+namespace weft {
+namespace {
+
+// Every rank can always run the ring: it is what the model falls back on.
+Eligibility eligible(const CommShape&, const Task&) { return Eligibility::kModel; }
+
+void build(const CommShape& shape, const Task& t, Program* p) { buildRingProgram(shape, t, t.nChannels, p); }
+
+double cost(const ModelInput& in, const Path& p, CollKind coll, Protocol proto, int c, double S) {
+  const int n = in.nranks;
+  const double avgAR = (p.reducePerB + p.copyPerB) / 2;
+  switch (coll) {
+    case CollKind::kAllReduce:
+      if (proto != Protocol::kSimple) {
+        // One-shot ring: every input travels n-1 hops into every rank's scratch, then each rank
+        // folds the n blocks. Only for sizes the scratch may hold.
+        if (S > double(in.oneShotMaxBytes)) return -1;
+        double pieces = std::max(1.0, std::ceil(S / double(in.slotBytes)));
+        return (n - 1) * (p.latUs + pieces * p.stepUs) +
+               ((n - 1) * S * p.copyPerB + (n - 1) * S * p.reducePerB) * p.workScale;
+      }
+      // Reduce-scatter then all-gather: 2(n-1) steps of S/n each.
+      return pipelined(in, p, c, 2.0 * (n - 1), 2.0 * (n - 1), S / n, avgAR);
+    case CollKind::kAllGather: return pipelined(in, p, c, n - 1, n - 1, S / n, p.copyPerB);
+    case CollKind::kReduceScatter: return pipelined(in, p, c, n - 1, n - 1, S / n, p.reducePerB);
+    // A chain from (to) the root: n-1 hops of fill, then every rank forwards each piece once.
+    case CollKind::kBroadcast: return pipelined(in, p, c, n - 1, 1, S, p.copyPerB);
+    case CollKind::kReduce: return pipelined(in, p, c, n - 1, 1, S, p.reducePerB);
+    default: return -1;
+  }
+}
+
+}  // namespace
+
+const AlgorithmDesc kRingAlgorithm = {
+    "Ring",
+    "",
+    "rings in rank order, one per channel; small AllReduce as the one-shot ring (Ring/LL)",
+    kindBit(CollKind::kAllReduce) | kindBit(CollKind::kBroadcast) | kindBit(CollKind::kReduce) |
+        kindBit(CollKind::kAllGather) | kindBit(CollKind::kReduceScatter),
+    "",
+    /*lossy=*/false,
+    /*channelled=*/true,
+    eligible,
+    ringOneShotScratchBytes,
+    build,
+    cost,
+};
+
+}  // namespace weft

@@ -1,0 +1,48 @@
+// The double binary tree's registry entry: AllReduce, Broadcast and Reduce, chosen by the model
+// (or NCCL_ALGO=Tree).
+#include <algorithm>
+
+#include "collectives/tree/tree.h"
+
+namespace weft {
+namespace {
+
+Eligibility eligible(const CommShape&, const Task&) { return Eligibility::kModel; }
+
+void build(const CommShape& shape, const Task& t, Program* p) { buildTreeProgram(shape, t, t.nChannels, p); }
+
+// Two trees, each carrying half of the data, a rank interior in at most one. Depth log2(n);
+// AllReduce goes up (reduce from two children) and down (copy to two children). A node forwards a
+// piece only once it holds all of it (and, going up, its children's), so every hop of the
+// pipeline's fill also pays for moving one piece. Host mode moves pieces through the same slots
+// whatever the protocol: LL costs what Simple costs (the tie goes to Simple).
+double cost(const ModelInput& in, const Path& p, CollKind coll, Protocol, int c, double S) {
+  const int d = log2Ceil(in.nranks);
+  const double piece = std::min(S / 2 / c, double(in.slotBytes));
+  auto fill = [&](double hops, double perByte) { return hops * piece * perByte * p.workScale; };
+  const double avgAR = (p.reducePerB + p.copyPerB) / 2;
+  switch (coll) {
+    case CollKind::kAllReduce: return pipelined(in, p, c, 2.0 * d, 4, S / 2, avgAR) + fill(2.0 * d, avgAR);
+    case CollKind::kBroadcast: return pipelined(in, p, c, d, 2, S / 2, p.copyPerB) + fill(d, p.copyPerB);
+    case CollKind::kReduce: return pipelined(in, p, c, d, 2, S / 2, p.reducePerB) + fill(d, p.reducePerB);
+    default: return -1;
+  }
+}
+
+}  // namespace
+
+const AlgorithmDesc kTreeAlgorithm = {
+    "Tree",
+    "",
+    "double binary tree: two complementary trees per channel, each with half the data",
+    kindBit(CollKind::kAllReduce) | kindBit(CollKind::kBroadcast) | kindBit(CollKind::kReduce),
+    "",
+    /*lossy=*/false,
+    /*channelled=*/true,
+    eligible,
+    nullptr,
+    build,
+    cost,
+};
+
+}  // namespace weft

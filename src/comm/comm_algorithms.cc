@@ -1,0 +1,69 @@
+#include "comm/comm_algorithms.h"
+
+#include <memory>
+#include <vector>
+
+#include "base/log.h"
+#include "comm/agreement.h"
+#include "comm/comm.h"
+#include "comm/comm_error.h"
+#include "tuning/select.h"
+#include "tuning/tuner.h"
+#include "tuning/tuner_setup.h"
+
+namespace weft {
+
+// Declared in comm.h, which only names the Tuner.
+void TunerDeleter::operator()(Tuner* t) const { delete t; }
+
+namespace {
+
+TunerInit tunerInitFor(const ncclComm* comm) {
+  TunerInit init;
+  init.rank = comm->rank;
+  init.nranks = comm->nranks;
+  init.commHash = comm->commHash;
+  for (const RankInfo& r : comm->ranks) init.hostOf.push_back(r.hostHash);
+  init.nChannels = comm->nChannels;
+  init.minChannels = comm->config.minCTAs;
+  init.slotBytes = comm->slotBytes;
+  init.agreed = &comm->agreed;
+  return init;
+}
+
+}  // namespace
+
+CommShape commShape(ncclComm* comm) {
+  CommShape s;
+  s.rank = comm->rank;
+  s.nranks = comm->nranks;
+  s.nLocal = comm->peers.nLocal();
+  s.nChannels = comm->nChannels;
+  s.hostMode = comm->hostMode;
+  s.slotBytes = comm->slotBytes;
+  s.agreed = &comm->agreed;
+  s.direct = &comm->direct;
+  return s;
+}
+
+ModelInput modelInputFor(const ncclComm* comm) { return modelInputFor(tunerInitFor(comm)); }
+
+ncclResult_t setupTuner(ncclComm* comm, const std::string& pluginSetting) {
+  std::unique_ptr<Tuner> tuner;
+  std::string why;
+  ncclResult_t r = makeTuner(*comm->bootstrap, tunerInitFor(comm), pluginSetting, warnOncePerProcess, &tuner, &why);
+  comm->tuner.reset(tuner.release());
+  if (r != ncclSuccess) return setError(comm, r, "%s", why.c_str());
+  if (comm->rank == 0 && logEnabled(LogLevel::kInfo, kLogTuning)) logAllReduceChoices(*comm->tuner, commShape(comm));
+  return ncclSuccess;
+}
+
+double estimateTaskUs(const Task& t) {
+  ncclComm* comm = t.comm;
+  if (!comm->tuner) return 0;
+  const bool peerOnOtherHost = t.root >= 0 && t.root < int(comm->ranks.size()) &&
+                               comm->ranks[t.root].hostHash != comm->ranks[comm->rank].hostHash;
+  return estimateTaskUs(*comm->tuner, commShape(comm), t, peerOnOtherHost);
+}
+
+}  // namespace weft

@@ -1,0 +1,126 @@
+#include "tuning/tuner_setup.h"
+
+#include <sched.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstring>
+
+#include "base/log.h"
+#include "tuning/agreed_constants.h"
+#include "tuning/calibration.h"
+
+namespace weft {
+namespace {
+
+int usableCores() {
+  cpu_set_t set;
+  if (sched_getaffinity(0, sizeof(set), &set) == 0) return std::max(1, CPU_COUNT(&set));
+  return 1;
+}
+
+std::string initError(int rank, const std::string& what) { return "init of rank " + std::to_string(rank) + ": " + what; }
+
+// Every rank contributes its host's constants and cores; all apply one rule to all contributions
+// (agreed_constants.h), then the agreed WEFT_TUNER_CONSTANTS.
+ncclResult_t agreeOnMachine(Bootstrap& bootstrap, const TunerInit& init, void (*warn)(const std::string&),
+                            AgreedMachine* out, std::string* why) {
+  std::vector<HostContribution> all(init.nranks);
+  all[init.rank] = HostContribution{hostConstants(), usableCores(), 0};
+  std::string err;
+  ncclResult_t r = bootstrap.allGather(all.data(), sizeof(HostContribution), &err);
+  if (r != ncclSuccess) {
+    *why = initError(init.rank, "exchanging the machine constants failed: " + err);
+    return r;
+  }
+  *out = combineContributions(all, init.hostOf);
+  if (!init.agreed->tunerConstants.empty()) {
+    std::string bad;
+    applyConstantOverrides(init.agreed->tunerConstants, &out->constants, &bad);
+    if (!bad.empty())
+      warn("WEFT_TUNER_CONSTANTS: ignoring " + bad + " (expected name=positive number with names " +
+           formatHostConstants(HostConstants{}) + ")");
+  }
+  return ncclSuccess;
+}
+
+// The tuner plugin must be the same everywhere (name and ABI version), or ranks would cost the same
+// call differently. What it returns per call is checked by every operation's in-band fingerprint,
+// which includes the algorithm, protocol and channel count.
+ncclResult_t checkPluginAgreement(Bootstrap& bootstrap, const TunerInit& init, const Tuner& tuner, std::string* why) {
+  struct Identity {
+    char name[64];
+    int32_t version;  // 0: no plugin
+    int32_t pad;
+  };
+  std::vector<Identity> all(init.nranks);
+  Identity& me = all[init.rank];
+  memset(&me, 0, sizeof me);
+  if (const TunerPlugin* p = tuner.plugin()) {
+    snprintf(me.name, sizeof me.name, "%s", p->name().c_str());
+    me.version = p->version();
+  }
+  std::string err;
+  ncclResult_t r = bootstrap.allGather(all.data(), sizeof(Identity), &err);
+  if (r != ncclSuccess) {
+    *why = initError(init.rank, "exchanging tuner plugin names failed: " + err);
+    return r;
+  }
+  auto describe = [](const Identity& id) {
+    return id.version == 0 ? std::string("no tuner plugin")
+                           : "tuner plugin \"" + std::string(id.name) + "\" (ABI v" + std::to_string(id.version) + ")";
+  };
+  std::string differing;
+  for (int q = 1; q < init.nranks; ++q)
+    if (all[q].version != all[0].version || strcmp(all[q].name, all[0].name) != 0)
+      differing += (differing.empty() ? "" : ", ") + ("rank " + std::to_string(q) + " has " + describe(all[q]));
+  if (differing.empty()) return ncclSuccess;
+  *why = initError(init.rank, "the ranks loaded different tuner plugins: rank 0 has " + describe(all[0]) + " but " +
+                                  differing + " (NCCL_TUNER_PLUGIN must load the same plugin on every rank)");
+  return ncclInvalidUsage;
+}
+
+}  // namespace
+
+ModelInput modelInputFor(const TunerInit& init) {
+  ModelInput in;
+  in.nranks = init.nranks;
+  std::vector<uint64_t> hosts = init.hostOf;
+  std::sort(hosts.begin(), hosts.end());
+  in.nHosts = std::max<int>(1, int(std::unique(hosts.begin(), hosts.end()) - hosts.begin()));
+  for (uint64_t h : hosts) {
+    int n = int(std::count(init.hostOf.begin(), init.hostOf.end(), h));
+    in.ranksPerHost = std::max(in.ranksPerHost, n);
+  }
+  in.cores = usableCores();
+  in.maxChannels = std::max(1, init.nChannels);
+  in.minChannels = std::clamp(init.minChannels, 1, in.maxChannels);
+  in.slotBytes = std::max<size_t>(1, init.slotBytes);
+  in.oneShotMaxBytes = static_cast<size_t>(init.agreed->oneShotMaxBytes);
+  return in;
+}
+
+ncclResult_t makeTuner(Bootstrap& bootstrap, const TunerInit& init, const std::string& pluginSetting,
+                       void (*warn)(const std::string&), std::unique_ptr<Tuner>* out, std::string* why) {
+  TunerOptions opts = tunerOptionsFrom(*init.agreed, pluginSetting);
+  for (const std::string& w : opts.warnings) warn(w);
+  AgreedMachine machine;
+  ncclResult_t r = agreeOnMachine(bootstrap, init, warn, &machine, why);
+  if (r != ncclSuccess) return r;
+  ModelInput in = modelInputFor(init);
+  in.cores = machine.cores;
+  opts.pluginShape = TunerPluginShape{init.commHash, in.nranks, in.nHosts, in.nranks / in.nHosts, in.ranksPerHost};
+  out->reset(new Tuner(in, machine.constants, std::move(opts)));
+  const Tuner& tuner = **out;
+  r = checkPluginAgreement(bootstrap, init, tuner, why);
+  if (r != ncclSuccess) return r;
+  if (init.rank == 0)
+    WEFT_INFO(kLogTuning | kLogInit, "tuner ready: %d ranks on %d host(s), %d cores, channels %d..%d%s%s; constants "
+              "agreed from every host (%s here): %s",
+              in.nranks, in.nHosts, in.cores, in.minChannels, in.maxChannels, tuner.plugin() ? ", plugin " : "",
+              tuner.plugin() ? tuner.plugin()->name().c_str() : "", hostConstantsSource().c_str(),
+              formatHostConstants(machine.constants).c_str());
+  return ncclSuccess;
+}
+
+}  // namespace weft
