@@ -17,7 +17,7 @@
 //             with rank 0's value on every rank (src/comm/agreement.h). Rank: legitimately per
 //             process (logging, interfaces, timeouts, file paths); a free accessor reads it.
 //             A new knob that steers an algorithm must be Agreed: code under collectives/ and
-//             src/tuning/ cannot read Rank parameters (tests/unit/layering_test checks it).
+//             src/tuning/ cannot read Rank parameters (tests/unit/agreement_test.cc checks it).
 //   DOC       one line for users; knobs whose feature is not built yet say so
 #pragma once
 
