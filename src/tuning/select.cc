@@ -3,6 +3,7 @@
 #include <sched.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 
 #include "collectives/algorithms.h"
@@ -47,7 +48,7 @@ void logAllReduceChoices(ncclComm* comm) {
         float c = comm->tuner->cost(0, Tuner::bucketOf(bytes), Algorithm(a), Protocol(p));
         if (c >= 0 && (best < 0 || c < best)) best = c;
       }
-      if (best >= 0) line += std::string(" ") + algorithmName(Algorithm(a)) + "=" + std::to_string(int(best + 0.5f));
+      if (best >= 0) line += std::string(" ") + algorithmName(Algorithm(a)) + "=" + std::to_string(std::lround(best));
     }
     WEFT_INFO(kLogTuning, "tuner: AllReduce %zu B -> %s/%s/%d ch (estimates us:%s)", bytes, algorithmName(t.algorithm),
               protocolName(t.protocol), t.nChannels, line.c_str());
