@@ -24,8 +24,7 @@ bool usesP2p(const ncclComm* comm, int peer) {
   const RankInfo& other = comm->ranks[peer];
   const bool sameGpu = me.pid == other.pid ? me.device == other.device : false;
   const std::string& level = comm->agreed.p2pLevel;
-  if (!sameGpu && level == "LOC") return false;
-  return true;
+  return sameGpu || level != "LOC";
 }
 
 }  // namespace

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cinttypes>
+#include <cstdarg>
 #include <cstdio>
 
 #include "collectives/registry.h"
@@ -25,6 +26,17 @@ bool reduces(CollKind k) {
   return k == CollKind::kAllReduce || k == CollKind::kReduce || k == CollKind::kReduceScatter;
 }
 bool isP2p(uint8_t kind) { return kind == kStampKindSend || kind == kStampKindRecv; }
+
+// Appends to the text of *len characters in buf (size bytes), as long as the text so far fit; *len
+// becomes what snprintf would return for the whole text, or -1 after an encoding error.
+__attribute__((format(printf, 4, 5))) void appendf(char* buf, size_t size, int* len, const char* fmt, ...) {
+  if (*len < 0 || static_cast<size_t>(*len) >= size) return;
+  va_list args;
+  va_start(args, fmt);
+  const int more = vsnprintf(buf + *len, size - *len, fmt, args);
+  va_end(args);
+  *len = more < 0 ? -1 : *len + more;
+}
 
 const char* redopName(uint8_t r) {
   switch (r) {
@@ -101,21 +113,19 @@ std::string describeCall(const OpStamp& s, const OpStamp& other) {
   const CollKind kind = static_cast<CollKind>(s.kind);
   int n = snprintf(buf, sizeof buf, "nccl%s(%" PRIu64 " x %s", collName(kind), stampCount(s),
                    dataTypeName(static_cast<ncclDataType_t>(s.dtype)));
-  auto add = [&](const char* fmt, auto... args) {
-    if (n >= 0 && size_t(n) < sizeof buf) n += snprintf(buf + n, sizeof buf - n, fmt, args...);
-  };
-  if (kind == CollKind::kSend) add(" to rank %d", s.root);
-  if (kind == CollKind::kRecv) add(" from rank %d", s.root);
-  if (s.redop != kStampNoRedop) add(", %s", redopName(s.redop));
-  if (isRooted(kind)) add(", root %d", s.root);
+  if (kind == CollKind::kSend) appendf(buf, sizeof buf, &n, " to rank %d", s.root);
+  if (kind == CollKind::kRecv) appendf(buf, sizeof buf, &n, " from rank %d", s.root);
+  if (s.redop != kStampNoRedop) appendf(buf, sizeof buf, &n, ", %s", redopName(s.redop));
+  if (isRooted(kind)) appendf(buf, sizeof buf, &n, ", root %d", s.root);
   const bool algoDiffers = s.algorithm != other.algorithm || s.protocol != other.protocol ||
                            s.nChannels != other.nChannels;
   if (!isP2p(s.kind) && !isP2p(other.kind) && algoDiffers) {
-    add(", %s", algorithmName(static_cast<Algorithm>(s.algorithm)));
-    if (s.protocol != other.protocol) add("/%s", protocolName(static_cast<Protocol>(s.protocol)));
-    if (s.nChannels != other.nChannels) add(", %d channels", s.nChannels);
+    appendf(buf, sizeof buf, &n, ", %s", algorithmName(static_cast<Algorithm>(s.algorithm)));
+    if (s.protocol != other.protocol)
+      appendf(buf, sizeof buf, &n, "/%s", protocolName(static_cast<Protocol>(s.protocol)));
+    if (s.nChannels != other.nChannels) appendf(buf, sizeof buf, &n, ", %d channels", s.nChannels);
   }
-  add(")");
+  appendf(buf, sizeof buf, &n, ")");
   return buf;
 }
 

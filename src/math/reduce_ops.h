@@ -106,8 +106,11 @@ WEFT_HOST_DEVICE WEFT_INLINE T floatingMinMax(T a, T b) {
   const Bits ba = F::bits(a);
   const Bits bb = F::bits(b);
   // Sign-extend to Key, then flip the magnitude of negatives (an arithmetic shift gives the mask).
+  // For the 8-bit formats the sign extension is from signed char, which is what is wanted here.
+  // NOLINTBEGIN(bugprone-signed-char-misuse)
   const Key sa = static_cast<Key>(static_cast<std::make_signed_t<Bits>>(ba));
   const Key sb = static_cast<Key>(static_cast<std::make_signed_t<Bits>>(bb));
+  // NOLINTEND(bugprone-signed-char-misuse)
   constexpr int kTop = static_cast<int>(sizeof(Key) * 8 - 1);
   const Key ka = sa ^ ((sa >> kTop) & static_cast<Key>(F::kMagnitude));
   const Key kb = sb ^ ((sb >> kTop) & static_cast<Key>(F::kMagnitude));

@@ -46,7 +46,8 @@ struct Sequence {
 struct ChainKey {
   int lane, channel, sendPeer, recvPeer;
   friend bool operator==(const ChainKey&, const ChainKey&) = default;
-  friend auto operator<=>(const ChainKey&, const ChainKey&) = default;
+  // clang-tidy 14 reports a literal 0 inside the defaulted <=> (fixed in later versions).
+  friend auto operator<=>(const ChainKey&, const ChainKey&) = default;  // NOLINT(modernize-use-nullptr)
 };
 inline ChainKey chainKeyOf(const Sequence& s) {
   // Ring and tree sequences of a channel share its links, and every direct sequence of a

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <bit>
+#include <cmath>
 #include <string>
 
 #include "base/log.h"
@@ -81,7 +82,7 @@ void logAllReduceChoices(const Tuner& tuner, const CommShape& shape) {
         float c = tuner.cost(0, Tuner::bucketOf(bytes), Algorithm(a), Protocol(p));
         if (c >= 0 && (best < 0 || c < best)) best = c;
       }
-      if (best >= 0) line += std::string(" ") + algorithmName(Algorithm(a)) + "=" + std::to_string(int(best + 0.5f));
+      if (best >= 0) line += std::string(" ") + algorithmName(Algorithm(a)) + "=" + std::to_string(std::lround(best));
     }
     WEFT_INFO(kLogTuning, "tuner: AllReduce %zu B -> %s/%s/%d ch (estimates us:%s)", bytes, algorithmName(t.algorithm),
               protocolName(t.protocol), t.nChannels, line.c_str());

@@ -47,11 +47,11 @@ RunReport peerNeverArrives(double timeoutSec) {
 // Rank 2 SIGKILLs itself 300 ms into a loop of 32 MiB AllReduces. Survivors must fail with
 // ncclRemoteError or ncclSystemError naming rank 2, well within boundSec, then abort promptly.
 RunReport peerKilledInAllReduce(double boundSec) {
-  const int victim = 2;
+  constexpr int victim = 2;  // a constant: the lambdas below use it without capturing it
   RunOptions opts;
   opts.expectKilled = {victim};
   opts.deadlineMs = 90000;
-  return runRanks(Mode::kProcs, 3, [boundSec, victim](RankCtx& ctx) {
+  return runRanks(Mode::kProcs, 3, [boundSec](RankCtx& ctx) {
     const size_t count = size_t{8} << 20;
     std::vector<float> in(count, 1.0f), out(count, 0.0f);
     if (!ctx.ok(ncclAllReduce(in.data(), out.data(), count, ncclFloat32, ncclSum, ctx.comm, nullptr),
@@ -93,11 +93,11 @@ RunReport peerKilledInAllReduce(double boundSec) {
 // After a peer dies, the survivors shrink the communicator without it (NCCL_SHRINK_ABORT: the
 // parent's in-flight work is abandoned) and carry on.
 RunReport shrinkAfterPeerDeath() {
-  const int victim = 1;
+  constexpr int victim = 1;
   RunOptions opts;
   opts.expectKilled = {victim};
   opts.deadlineMs = 30000;
-  return runRanks(Mode::kProcs, 4, [victim](RankCtx& ctx) {
+  return runRanks(Mode::kProcs, 4, [](RankCtx& ctx) {
     std::vector<float> buf(1 << 20, 1.0f);
     if (!ctx.ok(ncclAllReduce(buf.data(), buf.data(), buf.size(), ncclFloat32, ncclSum, ctx.comm, nullptr),
                 "warm-up AllReduce", ctx.comm))

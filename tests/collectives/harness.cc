@@ -375,10 +375,13 @@ Decoded decodeRecords(const std::string& in) {
     uint64_t value = 0;
     memcpy(&value, in.data() + pos + 1 + sizeof(len) + len, sizeof(value));
     pos += need;
-    if (tag == 'E') d.errors.push_back(std::move(text));
-    if (tag == 'D') d.digests.emplace_back(std::move(text), value);
-    if (tag == 'S') d.lastStep = std::move(text);
-    if (tag == 'Z') d.complete = true;
+    switch (tag) {  // one record, one tag: text is moved out at most once
+      case 'E': d.errors.push_back(std::move(text)); break;
+      case 'D': d.digests.emplace_back(std::move(text), value); break;
+      case 'S': d.lastStep = std::move(text); break;
+      case 'Z': d.complete = true; break;
+      default: break;  // a tag this version does not know
+    }
   }
   return d;
 }

@@ -127,7 +127,7 @@ bool processIsFresh();
 #define WEFT_REQUIRE_FRESH_PROCESS(why)                                                             \
   do {                                                                                              \
     if (!::weft_test::processIsFresh())                                                             \
-      GTEST_SKIP() << why << ": Weft reads its environment once per process; run this test alone " \
+      GTEST_SKIP() << (why) << ": Weft reads its environment once per process; run this test alone " \
                    << "(ctest runs every test in a process of its own)";                            \
   } while (0)
 

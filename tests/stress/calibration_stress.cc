@@ -38,7 +38,10 @@ constexpr size_t kMaxBytes = size_t(1) << 20;
 
 // Small integers, so every partial sum is exact in float32 whatever order the ranks add in.
 float valueOf(int rank, size_t i) { return float((rank + 1) * int(i % 251 + 1)); }
-float sumOf(int nranks, size_t i) { return float(nranks * (nranks + 1) / 2 * int(i % 251 + 1)); }
+float sumOf(int nranks, size_t i) {
+  const int rankSum = nranks * (nranks + 1) / 2;  // 1 + 2 + ... + nranks: exact, n(n+1) is even
+  return float(rankSum * int(i % 251 + 1));
+}
 
 bool decodeId(const char* hex, ncclUniqueId* id) {
   if (hex == nullptr || std::strlen(hex) != 2 * sizeof(id->internal)) return false;

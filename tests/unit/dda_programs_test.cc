@@ -3,9 +3,10 @@
 // same bits on every rank, and consecutive operations that reuse the staging halves.
 #include <gtest/gtest.h>
 
+#include <bit>
 #include <cmath>
+#include <cstdint>
 #include <cstdlib>
-#include <cstring>
 #include <random>
 #include <vector>
 
@@ -15,6 +16,9 @@
 
 namespace weft {
 namespace {
+
+// The bits of a float: results must match bit for bit (NaN payloads and the sign of zero included).
+uint32_t bits(float x) { return std::bit_cast<uint32_t>(x); }
 
 class DdaPrograms : public ::testing::Test {
  protected:
@@ -79,8 +83,8 @@ TEST_F(DdaPrograms, AllReduceMatchesRankOrderFold) {
             s += iin[r][i];
           }
           for (int r = 0; r < n; ++r) {
-            ASSERT_EQ(memcmp(&out[r][i], &f, 4), 0) << algorithmName(algo) << " n=" << n << " count=" << count << " i=" << i;
-            ASSERT_EQ(memcmp(&out2[r][i], &f, 4), 0) << "second call, i=" << i;
+            ASSERT_EQ(bits(out[r][i]), bits(f)) << algorithmName(algo) << " n=" << n << " count=" << count << " i=" << i;
+            ASSERT_EQ(bits(out2[r][i]), bits(f)) << "second call, i=" << i;
             ASSERT_EQ(iout[r][i], static_cast<int32_t>(s / n)) << "int avg, i=" << i;
           }
         }
@@ -144,7 +148,7 @@ TEST_F(DdaPrograms, LowPrecisionAllReduceIsIdenticalOnEveryRank) {
           exact += in[r][i];
           mag += std::fabs(in[r][i]);
         }
-        for (int r = 1; r < n; ++r) ASSERT_EQ(memcmp(&out[r][i], &out[0][i], 4), 0) << "n=" << n << " i=" << i;
+        for (int r = 1; r < n; ++r) ASSERT_EQ(bits(out[r][i]), bits(out[0][i])) << "n=" << n << " i=" << i;
         // Two FP8 roundings (inputs, then the sum), each 2^-4 relative plus a subnormal step.
         ASSERT_LE(std::fabs(out[0][i] - exact), 0.0625 * (mag + std::fabs(exact)) + 0.01 * n) << "i=" << i;
       }

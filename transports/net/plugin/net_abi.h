@@ -33,7 +33,7 @@
 #define NCCL_PTR_CUDA 0x2
 #define NCCL_PTR_DMABUF 0x4
 #define NCCL_NET_MAX_REQUESTS 32 /* outstanding requests a comm must accept */
-#define NCCL_NET_TRAFFIC_CLASS_UNDEF -1
+#define NCCL_NET_TRAFFIC_CLASS_UNDEF (-1)
 #define NCCL_NET_MAX_DEVS_PER_NIC_V9 4 /* v9 through v11 */
 #define NCCL_NET_MAX_DEVS_PER_NIC_V12 8
 
