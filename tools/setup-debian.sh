@@ -5,6 +5,8 @@
 # CUDA is not in Debian: the CUDA build uses the toolkit at /usr/local/cuda when it is there.
 set -euo pipefail
 pkgs=(cmake make g++ pkg-config libgtest-dev libgmock-dev libhwloc-dev python3 iproute2 procps)
+# The style checks (tools/check_style.sh, ctest label style) pin clang 14's formatter and linter.
+pkgs+=(clang-format-14 clang-tidy-14)
 if [ "${1:-}" = "--hip" ]; then
   pkgs+=(hipcc libamdhip64-dev rocm-device-libs libhsa-runtime-dev)
 fi
