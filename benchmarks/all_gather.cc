@@ -6,9 +6,7 @@
 namespace {
 using namespace weftbench;
 
-ncclResult_t run(const RunArgs& a) {
-  return ncclAllGather(a.sendbuff, a.recvbuff, a.count, a.type, a.comm, nullptr);
-}
+ncclResult_t run(const RunArgs& a) { return ncclAllGather(a.sendbuff, a.recvbuff, a.count, a.type, a.comm, nullptr); }
 
 void expect(int, int n, int, const Counts& c, std::vector<Segment>* segs) {
   for (int r = 0; r < n; r++) segs->push_back({Segment::kCopy, r * c.param, c.param, r, 0});
@@ -17,9 +15,15 @@ void expect(int, int n, int, const Counts& c, std::vector<Segment>* segs) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  static const CollDesc desc{
-      .name = "all_gather_perf", .call = "ncclAllGather", .opUse = OpUse::kNone, .rooted = false,
-      .inPlace = InPlace::kChecked, .needsPowerOfTwo = false,
-      .counts = gatherCounts, .bandwidth = gatheredBandwidth, .run = run, .expect = expect};
+  static const CollDesc desc{.name = "all_gather_perf",
+                             .call = "ncclAllGather",
+                             .opUse = OpUse::kNone,
+                             .rooted = false,
+                             .inPlace = InPlace::kChecked,
+                             .needsPowerOfTwo = false,
+                             .counts = gatherCounts,
+                             .bandwidth = gatheredBandwidth,
+                             .run = run,
+                             .expect = expect};
   return benchMain(argc, argv, desc);
 }

@@ -21,9 +21,15 @@ void expect(int, int, int, const Counts& c, std::vector<Segment>* segs) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  static const CollDesc desc{
-      .name = "all_reduce_perf", .call = "ncclAllReduce", .opUse = OpUse::kReduce, .rooted = false,
-      .inPlace = InPlace::kChecked, .needsPowerOfTwo = false,
-      .counts = sameCounts, .bandwidth = bandwidth, .run = run, .expect = expect};
+  static const CollDesc desc{.name = "all_reduce_perf",
+                             .call = "ncclAllReduce",
+                             .opUse = OpUse::kReduce,
+                             .rooted = false,
+                             .inPlace = InPlace::kChecked,
+                             .needsPowerOfTwo = false,
+                             .counts = sameCounts,
+                             .bandwidth = bandwidth,
+                             .run = run,
+                             .expect = expect};
   return benchMain(argc, argv, desc);
 }

@@ -14,9 +14,7 @@ Counts counts(size_t count, size_t ts, int n) {
   return c;
 }
 
-ncclResult_t run(const RunArgs& a) {
-  return ncclAlltoAll(a.sendbuff, a.recvbuff, a.count, a.type, a.comm, nullptr);
-}
+ncclResult_t run(const RunArgs& a) { return ncclAlltoAll(a.sendbuff, a.recvbuff, a.count, a.type, a.comm, nullptr); }
 
 void expect(int rank, int n, int, const Counts& c, std::vector<Segment>* segs) {
   for (int r = 0; r < n; r++) segs->push_back({Segment::kCopy, r * c.param, c.param, r, rank * c.param});
@@ -25,9 +23,15 @@ void expect(int rank, int n, int, const Counts& c, std::vector<Segment>* segs) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  static const CollDesc desc{
-      .name = "alltoall_perf", .call = "ncclAlltoAll", .opUse = OpUse::kNone, .rooted = false,
-      .inPlace = InPlace::kNotRun, .needsPowerOfTwo = false,
-      .counts = counts, .bandwidth = gatheredBandwidth, .run = run, .expect = expect};
+  static const CollDesc desc{.name = "alltoall_perf",
+                             .call = "ncclAlltoAll",
+                             .opUse = OpUse::kNone,
+                             .rooted = false,
+                             .inPlace = InPlace::kNotRun,
+                             .needsPowerOfTwo = false,
+                             .counts = counts,
+                             .bandwidth = gatheredBandwidth,
+                             .run = run,
+                             .expect = expect};
   return benchMain(argc, argv, desc);
 }

@@ -16,9 +16,15 @@ void expect(int, int, int root, const Counts& c, std::vector<Segment>* segs) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  static const CollDesc desc{
-      .name = "broadcast_perf", .call = "ncclBroadcast", .opUse = OpUse::kNone, .rooted = true,
-      .inPlace = InPlace::kChecked, .needsPowerOfTwo = false,
-      .counts = sameCounts, .bandwidth = flatBandwidth, .run = run, .expect = expect};
+  static const CollDesc desc{.name = "broadcast_perf",
+                             .call = "ncclBroadcast",
+                             .opUse = OpUse::kNone,
+                             .rooted = true,
+                             .inPlace = InPlace::kChecked,
+                             .needsPowerOfTwo = false,
+                             .counts = sameCounts,
+                             .bandwidth = flatBandwidth,
+                             .run = run,
+                             .expect = expect};
   return benchMain(argc, argv, desc);
 }

@@ -18,9 +18,15 @@ void expect(int rank, int n, int root, const Counts& c, std::vector<Segment>* se
 }  // namespace
 
 int main(int argc, char** argv) {
-  static const CollDesc desc{
-      .name = "gather_perf", .call = "ncclGather", .opUse = OpUse::kNone, .rooted = true,
-      .inPlace = InPlace::kChecked, .needsPowerOfTwo = false,
-      .counts = gatherCounts, .bandwidth = gatheredBandwidth, .run = run, .expect = expect};
+  static const CollDesc desc{.name = "gather_perf",
+                             .call = "ncclGather",
+                             .opUse = OpUse::kNone,
+                             .rooted = true,
+                             .inPlace = InPlace::kChecked,
+                             .needsPowerOfTwo = false,
+                             .counts = gatherCounts,
+                             .bandwidth = gatheredBandwidth,
+                             .run = run,
+                             .expect = expect};
   return benchMain(argc, argv, desc);
 }

@@ -43,9 +43,15 @@ void expect(int, int n, int, const Counts& c, std::vector<Segment>* segs) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  static const CollDesc desc{
-      .name = "hypercube_perf", .call = "ncclSend/ncclRecv", .opUse = OpUse::kBlank, .rooted = false,
-      .inPlace = InPlace::kChecked, .needsPowerOfTwo = true,
-      .counts = gatherCounts, .bandwidth = bandwidth, .run = run, .expect = expect};
+  static const CollDesc desc{.name = "hypercube_perf",
+                             .call = "ncclSend/ncclRecv",
+                             .opUse = OpUse::kBlank,
+                             .rooted = false,
+                             .inPlace = InPlace::kChecked,
+                             .needsPowerOfTwo = true,
+                             .counts = gatherCounts,
+                             .bandwidth = bandwidth,
+                             .run = run,
+                             .expect = expect};
   return benchMain(argc, argv, desc);
 }

@@ -15,9 +15,15 @@ void expect(int rank, int, int root, const Counts& c, std::vector<Segment>* segs
 }  // namespace
 
 int main(int argc, char** argv) {
-  static const CollDesc desc{
-      .name = "reduce_perf", .call = "ncclReduce", .opUse = OpUse::kReduce, .rooted = true,
-      .inPlace = InPlace::kChecked, .needsPowerOfTwo = false,
-      .counts = sameCounts, .bandwidth = flatBandwidth, .run = run, .expect = expect};
+  static const CollDesc desc{.name = "reduce_perf",
+                             .call = "ncclReduce",
+                             .opUse = OpUse::kReduce,
+                             .rooted = true,
+                             .inPlace = InPlace::kChecked,
+                             .needsPowerOfTwo = false,
+                             .counts = sameCounts,
+                             .bandwidth = flatBandwidth,
+                             .run = run,
+                             .expect = expect};
   return benchMain(argc, argv, desc);
 }

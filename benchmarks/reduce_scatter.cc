@@ -17,9 +17,15 @@ void expect(int rank, int, int, const Counts& c, std::vector<Segment>* segs) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  static const CollDesc desc{
-      .name = "reduce_scatter_perf", .call = "ncclReduceScatter", .opUse = OpUse::kReduce, .rooted = false,
-      .inPlace = InPlace::kChecked, .needsPowerOfTwo = false,
-      .counts = scatterCounts, .bandwidth = gatheredBandwidth, .run = run, .expect = expect};
+  static const CollDesc desc{.name = "reduce_scatter_perf",
+                             .call = "ncclReduceScatter",
+                             .opUse = OpUse::kReduce,
+                             .rooted = false,
+                             .inPlace = InPlace::kChecked,
+                             .needsPowerOfTwo = false,
+                             .counts = scatterCounts,
+                             .bandwidth = gatheredBandwidth,
+                             .run = run,
+                             .expect = expect};
   return benchMain(argc, argv, desc);
 }

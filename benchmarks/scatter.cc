@@ -17,9 +17,15 @@ void expect(int rank, int, int root, const Counts& c, std::vector<Segment>* segs
 }  // namespace
 
 int main(int argc, char** argv) {
-  static const CollDesc desc{
-      .name = "scatter_perf", .call = "ncclScatter", .opUse = OpUse::kNone, .rooted = true,
-      .inPlace = InPlace::kChecked, .needsPowerOfTwo = false,
-      .counts = scatterCounts, .bandwidth = gatheredBandwidth, .run = run, .expect = expect};
+  static const CollDesc desc{.name = "scatter_perf",
+                             .call = "ncclScatter",
+                             .opUse = OpUse::kNone,
+                             .rooted = true,
+                             .inPlace = InPlace::kChecked,
+                             .needsPowerOfTwo = false,
+                             .counts = scatterCounts,
+                             .bandwidth = gatheredBandwidth,
+                             .run = run,
+                             .expect = expect};
   return benchMain(argc, argv, desc);
 }

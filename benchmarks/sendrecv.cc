@@ -25,9 +25,15 @@ void expect(int rank, int n, int, const Counts& c, std::vector<Segment>* segs) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  static const CollDesc desc{
-      .name = "sendrecv_perf", .call = "ncclSend/ncclRecv", .opUse = OpUse::kIgnored, .rooted = false,
-      .inPlace = InPlace::kUnchecked, .needsPowerOfTwo = false,
-      .counts = sameCounts, .bandwidth = flatBandwidth, .run = run, .expect = expect};
+  static const CollDesc desc{.name = "sendrecv_perf",
+                             .call = "ncclSend/ncclRecv",
+                             .opUse = OpUse::kIgnored,
+                             .rooted = false,
+                             .inPlace = InPlace::kUnchecked,
+                             .needsPowerOfTwo = false,
+                             .counts = sameCounts,
+                             .bandwidth = flatBandwidth,
+                             .run = run,
+                             .expect = expect};
   return benchMain(argc, argv, desc);
 }

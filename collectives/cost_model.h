@@ -18,20 +18,20 @@ enum class LinkClass : uint8_t { kShm, kShmCrossNuma, kNet, kCount };
 const char* linkClassName(LinkClass c);
 
 // The machine's constants, in microseconds and GB/s (1 GB/s = 1000 bytes/us). The tuner's
-// calibration (src/tuning/calibration.cc) measures the first five on this host; the others are defaults the network and topology work
-// will refine. Every field can be overridden with WEFT_TUNER_CONSTANTS ("name=value,...").
+// calibration (src/tuning/calibration.cc) measures the first five on this host; the others are defaults the network and
+// topology work will refine. Every field can be overridden with WEFT_TUNER_CONSTANTS ("name=value,...").
 struct HostConstants {
-  double copyGBps = 8.0;       // memcpy of cache-resident data by one core
-  double reduceGBps = 5.0;     // out = a + b over floats by one core (bytes of out per second)
-  double handoffUs = 0.15;     // a cache line written by one core seen by another
-  double stepUs = 0.10;        // the executor's fixed cost of moving one FIFO piece
-  double futexWakeUs = 6.0;    // waking a sleeping rank
-  double yieldHandoffUs = 3.0; // a handoff between two ranks that share a core (they yield to each other)
-  double memGBps = 8.0;        // memcpy of buffers larger than the caches by one core
-  double peerReadGBps = 4.0;   // one core reading data another core just wrote (direct reads)
-  double cacheMiB = 16.0;      // working sets beyond this stream from memory
-  double netGBps = 10.0;       // one network connection between hosts
-  double netLatUs = 15.0;      // one network message between hosts
+  double copyGBps = 8.0;           // memcpy of cache-resident data by one core
+  double reduceGBps = 5.0;         // out = a + b over floats by one core (bytes of out per second)
+  double handoffUs = 0.15;         // a cache line written by one core seen by another
+  double stepUs = 0.10;            // the executor's fixed cost of moving one FIFO piece
+  double futexWakeUs = 6.0;        // waking a sleeping rank
+  double yieldHandoffUs = 3.0;     // a handoff between two ranks that share a core (they yield to each other)
+  double memGBps = 8.0;            // memcpy of buffers larger than the caches by one core
+  double peerReadGBps = 4.0;       // one core reading data another core just wrote (direct reads)
+  double cacheMiB = 16.0;          // working sets beyond this stream from memory
+  double netGBps = 10.0;           // one network connection between hosts
+  double netLatUs = 15.0;          // one network message between hosts
   double crossNumaBwScale = 0.6;   // kShmCrossNuma bandwidth = copyGBps x this
   double crossNumaLatScale = 2.0;  // kShmCrossNuma latency = handoffUs x this
 };
@@ -50,8 +50,8 @@ extern const int kNumConstantFields;
 struct ModelInput {
   int nranks = 1;
   int nHosts = 1;
-  int ranksPerHost = 1;        // the largest number of ranks on one host
-  int cores = 1;               // cores this process may run on
+  int ranksPerHost = 1;                   // the largest number of ranks on one host
+  int cores = 1;                          // cores this process may run on
   LinkClass intraLink = LinkClass::kShm;  // within a host; topology detection may change it
   int minChannels = 1;
   int maxChannels = 1;

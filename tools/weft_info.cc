@@ -1,11 +1,11 @@
 // weft-info: tells a user what this Weft build is and which settings it would run with in the
 // current environment. `--markdown` prints docs/env.md (the committed file is its output), `--json`
 // the same facts for scripts.
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
-#include <cstring>
-#include <algorithm>
 #include <cstdlib>
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -265,8 +265,9 @@ std::string renderTuning(int nranks, int nhosts) {
   weft::Tuner tuner(in, constants, std::move(opts));
   char line[256];
   std::string t;
-  std::snprintf(line, sizeof(line), "Tuning for %d ranks on %d host(s) (%d per host), %d cores, channels %d..%d, slot %zu B\n",
-                in.nranks, in.nHosts, in.ranksPerHost, in.cores, in.minChannels, in.maxChannels, in.slotBytes);
+  std::snprintf(line, sizeof(line),
+                "Tuning for %d ranks on %d host(s) (%d per host), %d cores, channels %d..%d, slot %zu B\n", in.nranks,
+                in.nHosts, in.ranksPerHost, in.cores, in.minChannels, in.maxChannels, in.slotBytes);
   t += line;
   t += "constants (this host's: " + weft::hostConstantsSource() +
        (agreed.tunerConstants.empty() ? std::string() : ", then WEFT_TUNER_CONSTANTS") + "):\n";
@@ -354,12 +355,12 @@ int main(int argc, char** argv) {
       text = weft::topo::topologyToXmlText(sys->topology);
     }
   } else {
-    text = mode == Mode::Tuning      ? renderTuning(nranks, nhosts)
-           : mode == Mode::Calibrate ? renderCalibration()
-           : mode == Mode::Markdown  ? weft::param::renderMarkdown()
-           : mode == Mode::Json      ? renderJson()
+    text = mode == Mode::Tuning       ? renderTuning(nranks, nhosts)
+           : mode == Mode::Calibrate  ? renderCalibration()
+           : mode == Mode::Markdown   ? weft::param::renderMarkdown()
+           : mode == Mode::Json       ? renderJson()
            : mode == Mode::Algorithms ? renderAlgorithms()
-                                     : renderText();
+                                      : renderText();
   }
   FILE* out = stdout;
   if (outPath != nullptr) {

@@ -7,8 +7,8 @@ namespace weft {
 
 std::string ConnectionId::shmName() const {
   char buf[96];
-  snprintf(buf, sizeof buf, "/weft-%016" PRIx64 "-%c%d-%d-%d", commHash, laneName(lane)[0], channel,
-           senderRank, receiverRank);
+  snprintf(buf, sizeof buf, "/weft-%016" PRIx64 "-%c%d-%d-%d", commHash, laneName(lane)[0], channel, senderRank,
+           receiverRank);
   return buf;
 }
 

@@ -13,8 +13,8 @@
 #include <string>
 
 #include "nccl.h"
-#include "transports/fifo.h"
 #include "program/lane.h"
+#include "transports/fifo.h"
 #include "transports/shm/rank_block.h"
 
 namespace weft {

@@ -23,15 +23,15 @@ namespace weft {
 // or computing garbage. Plain data: the GPU kernel writes and compares stamps too.
 // Built from a Task by comm/op_stamp.cc once its algorithm is chosen.
 struct OpStamp {
-  uint32_t op;         // the operation's number in its sequence space, low 32 bits (first = 1)
-  uint32_t countLo;    // count (elements, per rank as the API defines it) bits 0..31
-  uint16_t countHi;    // count bits 32..47
-  uint8_t kind;        // CollKind (task/task.h)
-  uint8_t dtype;       // ncclDataType_t
-  int32_t root;        // rooted collectives: the root; Send/Recv: the peer; otherwise 0
-  uint8_t redop;       // kStampNoRedop, or ncclSum..ncclAvg, or kStampPreMulSum (never a handle)
-  uint8_t algorithm;   // Algorithm (task/algorithm.h)
-  uint8_t protocol;    // Protocol
+  uint32_t op;        // the operation's number in its sequence space, low 32 bits (first = 1)
+  uint32_t countLo;   // count (elements, per rank as the API defines it) bits 0..31
+  uint16_t countHi;   // count bits 32..47
+  uint8_t kind;       // CollKind (task/task.h)
+  uint8_t dtype;      // ncclDataType_t
+  int32_t root;       // rooted collectives: the root; Send/Recv: the peer; otherwise 0
+  uint8_t redop;      // kStampNoRedop, or ncclSum..ncclAvg, or kStampPreMulSum (never a handle)
+  uint8_t algorithm;  // Algorithm (task/algorithm.h)
+  uint8_t protocol;   // Protocol
   uint8_t nChannels;
 };
 static_assert(sizeof(OpStamp) == 20, "a stamp fits a slot header beside the flag and 32 inline bytes");

@@ -48,12 +48,12 @@ enum class OpUse {
 };
 
 struct CollDesc {
-  const char* name;          // the tool's name, e.g. "all_reduce_perf"
-  const char* call;          // what run() calls, for error messages, e.g. "ncclAllReduce"
+  const char* name;  // the tool's name, e.g. "all_reduce_perf"
+  const char* call;  // what run() calls, for error messages, e.g. "ncclAllReduce"
   OpUse opUse;
-  bool rooted;               // -r selects the root(s); otherwise the root column reads -1
+  bool rooted;  // -r selects the root(s); otherwise the root column reads -1
   InPlace inPlace;
-  bool needsPowerOfTwo;      // hypercube
+  bool needsPowerOfTwo;  // hypercube
   Counts (*counts)(size_t count, size_t eltSize, int nranks);
   // Bandwidths for one call taking sec seconds, from the count passed to the call.
   void (*bandwidth)(size_t paramCount, size_t eltSize, double sec, int nranks, double* algBw, double* busBw);

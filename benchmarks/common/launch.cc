@@ -202,11 +202,11 @@ int runForked(const CollDesc& coll, const Options& o, const ncclUniqueId& id) {
     if (!ok) {
       if (WIFSIGNALED(status)) {
         if (!killed)
-          std::fprintf(stderr, "%s: process %d (pid %d) killed by signal %d\n", coll.name, proc,
-                       static_cast<int>(pid), WTERMSIG(status));
+          std::fprintf(stderr, "%s: process %d (pid %d) killed by signal %d\n", coll.name, proc, static_cast<int>(pid),
+                       WTERMSIG(status));
       } else if (WEXITSTATUS(status) != 1) {  // 1: failed validation, already shown in the table
-        std::fprintf(stderr, "%s: process %d (pid %d) exited with status %d\n", coll.name, proc,
-                     static_cast<int>(pid), WEXITSTATUS(status));
+        std::fprintf(stderr, "%s: process %d (pid %d) exited with status %d\n", coll.name, proc, static_cast<int>(pid),
+                     WEXITSTATUS(status));
       }
       if (!failed) firstFailure = std::chrono::steady_clock::now();
       failed++;

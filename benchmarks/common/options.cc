@@ -69,9 +69,12 @@ bool parseSize(const char* s, size_t* out) {
   double mult = 1;
   if (*end) {
     switch (*end) {
-      case 'k': case 'K': mult = 1024.0; break;
-      case 'm': case 'M': mult = 1024.0 * 1024; break;
-      case 'g': case 'G': mult = 1024.0 * 1024 * 1024; break;
+      case 'k':
+      case 'K': mult = 1024.0; break;
+      case 'm':
+      case 'M': mult = 1024.0 * 1024; break;
+      case 'g':
+      case 'G': mult = 1024.0 * 1024 * 1024; break;
       default: return false;
     }
     ++end;
@@ -132,8 +135,8 @@ bool parseOptions(int argc, char** argv, const char* tool, Options* o, int* exit
   optind = 1;
   for (;;) {
     int longindex = 0;
-    const int c = getopt_long(argc, argv, "t:T:N:g:b:e:i:f:n:m:w:p:c:o:d:r:z:y:G:C:S:J:a:R:x:D:V:M:u:I:K:h",
-                              longopts, &longindex);
+    const int c = getopt_long(argc, argv, "t:T:N:g:b:e:i:f:n:m:w:p:c:o:d:r:z:y:G:C:S:J:a:R:x:D:V:M:u:I:K:h", longopts,
+                              &longindex);
     if (c == -1) break;
     switch (c) {
       case 'b':
@@ -173,8 +176,10 @@ bool parseOptions(int argc, char** argv, const char* tool, Options* o, int* exit
         if (!parseTypes(optarg, &o->types)) return bad("-d (datatype)", optarg);
         break;
       case 'r':
-        if (std::strcmp(optarg, "all") == 0) o->root = -1;
-        else if (!parseInt(optarg, 0, 1L << 24, &o->root)) return bad("-r (root)", optarg);
+        if (std::strcmp(optarg, "all") == 0)
+          o->root = -1;
+        else if (!parseInt(optarg, 0, 1L << 24, &o->root))
+          return bad("-r (root)", optarg);
         break;
       case 'u':
         if (!parseInt(optarg, 0, 1L << 20, &iv)) return bad("-u (unalign)", optarg);
@@ -190,8 +195,7 @@ bool parseOptions(int argc, char** argv, const char* tool, Options* o, int* exit
       case 'g':
         if (!parseInt(optarg, 1, 1L << 20, &iv)) return bad("-g (ngpus)", optarg);
         if (iv != 1) {
-          std::fprintf(stderr, "%s: -g %d: in host mode every rank is one thread or process; use -T or -N\n",
-                       tool, iv);
+          std::fprintf(stderr, "%s: -g %d: in host mode every rank is one thread or process; use -T or -N\n", tool, iv);
           return false;
         }
         break;
@@ -213,25 +217,28 @@ bool parseOptions(int argc, char** argv, const char* tool, Options* o, int* exit
         break;
       case 'G':
         if (!parseInt(optarg, 0, 1L << 30, &o->graphLaunches)) return bad("-G (cudagraph)", optarg);
-        if (o->graphLaunches)
-          o->notes.push_back("# Option -G (CUDA graph) ignored: host mode has no graphs");
+        if (o->graphLaunches) o->notes.push_back("# Option -G (CUDA graph) ignored: host mode has no graphs");
         break;
       case 'C':
         if (!parseInt(optarg, 0, 1, &o->cpuTime)) return bad("-C (report_cputime)", optarg);
-        if (o->cpuTime)
-          o->notes.push_back("# Option -C ignored: in host mode the CPU time of a call is its latency");
+        if (o->cpuTime) o->notes.push_back("# Option -C ignored: in host mode the CPU time of a call is its latency");
         break;
       case 'p':
         if (!parseInt(optarg, 0, 1, &o->parallelInit)) return bad("-p (parallel_init)", optarg);
         break;
       case 'R':
         if (!parseInt(optarg, 0, 2, &o->localRegister)) return bad("-R (local_register)", optarg);
-        if (o->localRegister)
-          o->notes.push_back("# Option -R (buffer registration) ignored in host mode");
+        if (o->localRegister) o->notes.push_back("# Option -R (buffer registration) ignored in host mode");
         break;
-      case 'y':
-        break;  // host mode always passes a NULL stream
-      case 'x': case 'D': case 'V': case 'S': case 'J': case 'M': case 'I': case 'K':
+      case 'y': break;  // host mode always passes a NULL stream
+      case 'x':
+      case 'D':
+      case 'V':
+      case 'S':
+      case 'J':
+      case 'M':
+      case 'I':
+      case 'K':
         o->notes.push_back(std::string("# Option -") + static_cast<char>(c) + " " + optarg +
                            " ignored: not supported by Weft's perf tools");
         break;
@@ -239,9 +246,7 @@ bool parseOptions(int argc, char** argv, const char* tool, Options* o, int* exit
         usage(tool);
         *exitCode = 0;
         return false;
-      default:
-        usage(tool);
-        return false;
+      default: usage(tool); return false;
     }
   }
   if (optind < argc) {

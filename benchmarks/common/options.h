@@ -19,20 +19,20 @@ struct Options {
   // Operation
   std::vector<ncclDataType_t> types = {ncclFloat32};
   std::vector<OpKind> ops = {OpKind::kSum};
-  int root = 0;           // -1: every root in turn ("-r all")
+  int root = 0;  // -1: every root in turn ("-r all")
   // Performance
   int iters = 20;
   int warmupIters = 1;
   int aggIters = 1;
-  int runCycles = 1;      // 0: forever
-  int average = 1;        // 0 rank 0, 1 mean, 2 min, 3 max
-  int check = 1;          // check iterations per size (0: no validation)
-  size_t unalign = 0;     // elements
-  bool rotate = true;     // walk through the whole buffer from iteration to iteration (nccl-tests)
+  int runCycles = 1;   // 0: forever
+  int average = 1;     // 0 rank 0, 1 mean, 2 min, 3 max
+  int check = 1;       // check iterations per size (0: no validation)
+  size_t unalign = 0;  // elements
+  bool rotate = true;  // walk through the whole buffer from iteration to iteration (nccl-tests)
   int timeoutSec = 0;
   // Ranks
-  int forkRanks = 0;      // -N: processes forked by this program
-  int threads = 0;        // -T / -t: ranks as threads of each process
+  int forkRanks = 0;  // -N: processes forked by this program
+  int threads = 0;    // -T / -t: ranks as threads of each process
   // Accepted for nccl-tests compatibility; these change nothing in host mode.
   int blocking = 0, graphLaunches = 0, cpuTime = 0, parallelInit = 0, localRegister = 0;
   std::vector<std::string> notes;  // "# ..." lines rank 0 prints before the header

@@ -140,8 +140,7 @@ void RankBench::printHeader() {
   mine.pid = static_cast<int32_t>(getpid());
   if (gethostname(mine.host, sizeof mine.host - 1) != 0) std::strcpy(mine.host, "unknown");
   std::vector<RankInfo> all(nranks_);
-  call("ncclAllGather (rank info)",
-       ncclAllGather(&mine, all.data(), sizeof(RankInfo), ncclUint8, comm_, nullptr));
+  call("ncclAllGather (rank info)", ncclAllGather(&mine, all.data(), sizeof(RankInfo), ncclUint8, comm_, nullptr));
   if (!printer_) return;
 
   // The library's own name when it is Weft (it exports weftGetVersionString), else NCCL's version.
@@ -149,8 +148,10 @@ void RankBench::printHeader() {
   auto weftVersion = reinterpret_cast<VersionFn>(dlsym(RTLD_DEFAULT, "weftGetVersionString"));
   int version = 0;
   ncclGetVersion(&version);
-  if (weftVersion) print("# Library: %s\n", weftVersion());
-  else print("# Library: NCCL %d\n", version);
+  if (weftVersion)
+    print("# Library: %s\n", weftVersion());
+  else
+    print("# Library: NCCL %d\n", version);
   for (const auto& n : o_.notes) print("%s\n", n.c_str());
   print("# Collective test starting: %s\n", coll_.name);
   char step[64];
@@ -162,9 +163,10 @@ void RankBench::printHeader() {
   } else {
     std::snprintf(step, sizeof step, "%zu(bytes)", o_.stepBytes);
   }
-  print("# nThread %d nGpus %d minBytes %zu maxBytes %zu step: %s warmup iters: %d iters: %d agg iters: %d "
-        "validation: %d graph: %d\n",
-        threads_, 1, o_.minBytes, o_.maxBytes, step, o_.warmupIters, o_.iters, o_.aggIters, o_.check, 0);
+  print(
+      "# nThread %d nGpus %d minBytes %zu maxBytes %zu step: %s warmup iters: %d iters: %d agg iters: %d "
+      "validation: %d graph: %d\n",
+      threads_, 1, o_.minBytes, o_.maxBytes, step, o_.warmupIters, o_.iters, o_.aggIters, o_.check, 0);
   print("#\n");
   print("# Using devices\n");
   for (const RankInfo& ri : all) {
@@ -178,8 +180,8 @@ void RankBench::printHeader() {
     print("#  Rank %2d Group %2d Pid %6d on %10s device %2d [host]\n", ri.rank, 0, ri.pid, host, local);
   }
   print("#\n");
-  print("# %10s  %12s  %8s  %6s  %6s           out-of-place                       in-place          \n", "", "", "",
-        "", "");
+  print("# %10s  %12s  %8s  %6s  %6s           out-of-place                       in-place          \n", "", "", "", "",
+        "");
   print("# %10s  %12s  %8s  %6s  %6s  %7s  %6s  %6s  %6s  %7s  %6s  %6s  %6s\n", "size", "count", "type", "redop",
         "root", "time", "algbw", "busbw", "#wrong", "time", "algbw", "busbw", "#wrong");
   print("# %10s  %12s  %8s  %6s  %6s  %7s  %6s  %6s  %6s  %7s  %6s  %6s  %6s\n", "(B)", "(elements)", "", "", "",
@@ -258,8 +260,8 @@ void RankBench::benchTime(bool inPlace) {
     for (int a = 0; a < o_.aggIters; a++) startColl(inPlace, static_cast<size_t>(it) * o_.aggIters + a);
     if (o_.aggIters > 1) call("ncclGroupEnd", ncclGroupEnd());
   }
-  const double local =
-      std::chrono::duration<double>(Clock::now() - t0).count() / (static_cast<double>(o_.iters) * o_.aggIters);
+  const double local = std::chrono::duration<double>(Clock::now() - t0).count() /
+                       (static_cast<double>(o_.iters) * o_.aggIters);
   const double sec = reduceTime(local);
   double algBw = 0, busBw = 0;
   coll_.bandwidth(counts_.param, ts_, sec, nranks_, &algBw, &busBw);
@@ -278,8 +280,10 @@ void RankBench::benchTime(bool inPlace) {
     }
   }
   const std::string t = fixedWidth(sec * 1e6, 7), alg = fixedWidth(algBw, 6), bus = fixedWidth(busBw, 6);
-  if (report) print("  %7s  %6s  %6s  %6g", t.c_str(), alg.c_str(), bus.c_str(), static_cast<double>(wrong));
-  else print("  %7s  %6s  %6s    N/A", t.c_str(), alg.c_str(), bus.c_str());
+  if (report)
+    print("  %7s  %6s  %6s  %6g", t.c_str(), alg.c_str(), bus.c_str(), static_cast<double>(wrong));
+  else
+    print("  %7s  %6s  %6s    N/A", t.c_str(), alg.c_str(), bus.c_str());
   bwSum_ += busBw;
   bwCount_++;
 }
@@ -293,8 +297,7 @@ void RankBench::timeTest(ncclDataType_t type, OpKind op, int root) {
   bool customOp = false;
   if (coll_.opUse == OpUse::kReduce && op == OpKind::kMulSum) {
     uint64_t scalar = mulSumScalarBits(type);
-    call("ncclRedOpCreatePreMulSum",
-         ncclRedOpCreatePreMulSum(&op_, &scalar, type, ncclScalarHostImmediate, comm_));
+    call("ncclRedOpCreatePreMulSum", ncclRedOpCreatePreMulSum(&op_, &scalar, type, ncclScalarHostImmediate, comm_));
     customOp = true;
   }
   const char* opCol = "none";
@@ -357,9 +360,12 @@ int RankBench::run() {
   printHeader();
 
   std::vector<int> roots;
-  if (!coll_.rooted) roots.push_back(-1);
-  else if (o_.root < 0) for (int r = 0; r < nranks_; r++) roots.push_back(r);
-  else roots.push_back(o_.root);
+  if (!coll_.rooted)
+    roots.push_back(-1);
+  else if (o_.root < 0)
+    for (int r = 0; r < nranks_; r++) roots.push_back(r);
+  else
+    roots.push_back(o_.root);
   std::vector<OpKind> ops = o_.ops;
   if (coll_.opUse == OpUse::kNone || coll_.opUse == OpUse::kBlank) ops = {OpKind::kNone};
 

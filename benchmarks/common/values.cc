@@ -68,8 +68,8 @@ uint64_t encodeMini(const MiniFormat& f, double v) {
   const uint64_t overflow = f.ieee ? (uint64_t(expMax) << f.manBits) : nanBits;
   if (std::isinf(a)) return sign | overflow;
   int ex = 0;
-  std::frexp(a, &ex);                    // a = fr * 2^ex, fr in [0.5, 1)
-  int64_t biased = (ex - 1) + f.bias;    // exponent field for a = 1.x * 2^(ex-1)
+  std::frexp(a, &ex);                  // a = fr * 2^ex, fr in [0.5, 1)
+  int64_t biased = (ex - 1) + f.bias;  // exponent field for a = 1.x * 2^(ex-1)
   if (biased <= 0) {
     // Subnormal: a = m * 2^(1 - bias - manBits). A rounding carry into 2^manBits is exactly
     // the smallest normal number, which the same bit pattern encodes.
@@ -128,19 +128,47 @@ inline int64_t signExtend(uint64_t v, size_t bytes) {
 inline uint64_t loadElem(const void* base, size_t i, size_t size) {
   const char* p = static_cast<const char*>(base) + i * size;
   switch (size) {
-    case 1: { uint8_t v; std::memcpy(&v, p, 1); return v; }
-    case 2: { uint16_t v; std::memcpy(&v, p, 2); return v; }
-    case 4: { uint32_t v; std::memcpy(&v, p, 4); return v; }
-    default: { uint64_t v; std::memcpy(&v, p, 8); return v; }
+    case 1: {
+      uint8_t v;
+      std::memcpy(&v, p, 1);
+      return v;
+    }
+    case 2: {
+      uint16_t v;
+      std::memcpy(&v, p, 2);
+      return v;
+    }
+    case 4: {
+      uint32_t v;
+      std::memcpy(&v, p, 4);
+      return v;
+    }
+    default: {
+      uint64_t v;
+      std::memcpy(&v, p, 8);
+      return v;
+    }
   }
 }
 
 inline void storeElem(void* base, size_t i, size_t size, uint64_t bits) {
   char* p = static_cast<char*>(base) + i * size;
   switch (size) {
-    case 1: { uint8_t v = static_cast<uint8_t>(bits); std::memcpy(p, &v, 1); break; }
-    case 2: { uint16_t v = static_cast<uint16_t>(bits); std::memcpy(p, &v, 2); break; }
-    case 4: { uint32_t v = static_cast<uint32_t>(bits); std::memcpy(p, &v, 4); break; }
+    case 1: {
+      uint8_t v = static_cast<uint8_t>(bits);
+      std::memcpy(p, &v, 1);
+      break;
+    }
+    case 2: {
+      uint16_t v = static_cast<uint16_t>(bits);
+      std::memcpy(p, &v, 2);
+      break;
+    }
+    case 4: {
+      uint32_t v = static_cast<uint32_t>(bits);
+      std::memcpy(p, &v, 4);
+      break;
+    }
     default: std::memcpy(p, &bits, 8); break;
   }
 }
@@ -202,10 +230,9 @@ bool parseTypes(const std::string& arg, std::vector<ncclDataType_t>* out) {
     ncclDataType_t type;
   };
   static const Alias aliases[] = {
-      {"char", ncclInt8},          {"int", ncclInt32},          {"float16", ncclFloat16},
-      {"fp16", ncclFloat16},       {"bf16", ncclBfloat16},      {"float32", ncclFloat32},
-      {"fp32", ncclFloat32},       {"float64", ncclFloat64},    {"fp64", ncclFloat64},
-      {"fp8e4m3", ncclFloat8e4m3}, {"fp8e5m2", ncclFloat8e5m2}, {"e4m3", ncclFloat8e4m3},
+      {"char", ncclInt8},       {"int", ncclInt32},          {"float16", ncclFloat16},    {"fp16", ncclFloat16},
+      {"bf16", ncclBfloat16},   {"float32", ncclFloat32},    {"fp32", ncclFloat32},       {"float64", ncclFloat64},
+      {"fp64", ncclFloat64},    {"fp8e4m3", ncclFloat8e4m3}, {"fp8e5m2", ncclFloat8e5m2}, {"e4m3", ncclFloat8e4m3},
       {"e5m2", ncclFloat8e5m2},
   };
   for (const auto& t : allTypes())
@@ -329,8 +356,7 @@ int64_t Generator::value(int rank, size_t index) const {
     case OpKind::kProd: {
       // |value| in {1, 2}, at most two factors of 2 per element: products stay exact and small.
       const int n = std::max(spec_.nranks, 1);
-      const bool two = static_cast<size_t>(rank) == index % n ||
-                       static_cast<size_t>(rank) == (index * 7 + 3) % n;
+      const bool two = static_cast<size_t>(rank) == index % n || static_cast<size_t>(rank) == (index * 7 + 3) % n;
       int64_t v = two ? 2 : 1;
       if (td_.isSigned && (h & 7) == 0) v = -v;
       return v;
@@ -389,8 +415,10 @@ uint64_t Generator::expectReduceInt(size_t index) const {
   acc &= mask_;
   if (spec_.op == OpKind::kAvg) {
     // Integer average: the (wrapped) sum divided by nranks, truncating like C.
-    if (td_.isSigned) acc = static_cast<uint64_t>(signExtend(acc, sz) / n) & mask_;
-    else acc = acc / static_cast<uint64_t>(n);
+    if (td_.isSigned)
+      acc = static_cast<uint64_t>(signExtend(acc, sz) / n) & mask_;
+    else
+      acc = acc / static_cast<uint64_t>(n);
   }
   return acc;
 }
@@ -464,8 +492,7 @@ int64_t Generator::check(const std::vector<Segment>& segs, const void* out, std:
       const uint64_t got = loadElem(out, oi, sz) & mask_;
       if (s.kind == Segment::kCopy) {
         const size_t si = s.srcOffset + k;
-        const uint64_t want =
-            spec_.op == OpKind::kNone ? rawBits(s.srcRank, si) : encodeInt(value(s.srcRank, si));
+        const uint64_t want = spec_.op == OpKind::kNone ? rawBits(s.srcRank, si) : encodeInt(value(s.srcRank, si));
         if (got != want) {
           note(oi, "copy", static_cast<double>(got), static_cast<double>(want), got, want);
           wrong++;
@@ -473,8 +500,7 @@ int64_t Generator::check(const std::vector<Segment>& segs, const void* out, std:
       } else if (!td_.isFloat) {
         const uint64_t want = expectReduceInt(s.srcOffset + k);
         if (got != want) {
-          note(oi, "reduce",
-               td_.isSigned ? static_cast<double>(signExtend(got, sz)) : static_cast<double>(got),
+          note(oi, "reduce", td_.isSigned ? static_cast<double>(signExtend(got, sz)) : static_cast<double>(got),
                td_.isSigned ? static_cast<double>(signExtend(want, sz)) : static_cast<double>(want), got, want);
           wrong++;
         }

@@ -25,9 +25,9 @@ struct TypeDesc {
   const char* name;  // nccl-tests' spelling ("float", "half", "bfloat16", "f8e4m3", ...)
   size_t size;       // bytes per element
   bool isFloat;
-  bool isSigned;     // floating-point types count as signed
-  double exactInt;   // floats: every integer of magnitude <= exactInt is representable
-  double eps;        // floats: 2^-mantissa_bits (spacing of values just above 1)
+  bool isSigned;    // floating-point types count as signed
+  double exactInt;  // floats: every integer of magnitude <= exactInt is representable
+  double eps;       // floats: 2^-mantissa_bits (spacing of values just above 1)
 };
 
 // All twelve NCCL types, in nccl-tests' order for "-d all".
@@ -90,7 +90,7 @@ class Generator {
   uint64_t hash(int rank, size_t index) const;
   int64_t value(int rank, size_t index) const;  // numeric modes: a small integer
   uint64_t rawBits(int rank, size_t index) const { return hash(rank, index) & mask_; }
-  uint64_t encodeInt(int64_t v) const;          // an integer value in the type's format
+  uint64_t encodeInt(int64_t v) const;  // an integer value in the type's format
   uint64_t expectReduceInt(size_t index) const;
   double expectReduceFloat(size_t index, double* magnitude) const;
   double tolerance() const;
@@ -98,9 +98,9 @@ class Generator {
   DataSpec spec_;
   TypeDesc td_;
   uint64_t mask_;
-  int64_t range_;   // sum-like: values in [-range_, range_] (unsigned: [0, range_])
+  int64_t range_;  // sum-like: values in [-range_, range_] (unsigned: [0, range_])
   int64_t minmaxRange_;
-  bool exact_ = true;  // floats: the expected result is exact, compare without tolerance
+  bool exact_ = true;                  // floats: the expected result is exact, compare without tolerance
   std::vector<uint64_t> encodeTable_;  // small float types: bits of integers -L..L
   int64_t tableHalf_ = 0;
 };

@@ -29,16 +29,30 @@ Options parse(int argc, char** argv) {
   for (int i = 1; i < argc; i += 2) {  // every option takes a value
     const std::string a = argv[i];
     const char* v = i + 1 < argc ? argv[i + 1] : nullptr;
-    if (v == nullptr) { fprintf(stderr, "gpu_allreduce_bench: %s needs a value\n", a.c_str()); exit(2); }
-    if (a == "-t") o.ranks = atoi(v);
-    else if (a == "-b") o.minBytes = parseBytes(v);
-    else if (a == "-e") o.maxBytes = parseBytes(v);
-    else if (a == "-f") o.factor = atoi(v);
-    else if (a == "-n") o.iters = atoi(v);
-    else if (a == "-w") o.warmup = atoi(v);
-    else if (a == "-c") o.check = atoi(v) != 0;
-    else if (a == "--copy-bytes") o.copyBytes = parseBytes(v);
-    else { fprintf(stderr, "gpu_allreduce_bench: unknown option %s (see the header of the source)\n", a.c_str()); exit(2); }
+    if (v == nullptr) {
+      fprintf(stderr, "gpu_allreduce_bench: %s needs a value\n", a.c_str());
+      exit(2);
+    }
+    if (a == "-t")
+      o.ranks = atoi(v);
+    else if (a == "-b")
+      o.minBytes = parseBytes(v);
+    else if (a == "-e")
+      o.maxBytes = parseBytes(v);
+    else if (a == "-f")
+      o.factor = atoi(v);
+    else if (a == "-n")
+      o.iters = atoi(v);
+    else if (a == "-w")
+      o.warmup = atoi(v);
+    else if (a == "-c")
+      o.check = atoi(v) != 0;
+    else if (a == "--copy-bytes")
+      o.copyBytes = parseBytes(v);
+    else {
+      fprintf(stderr, "gpu_allreduce_bench: unknown option %s (see the header of the source)\n", a.c_str());
+      exit(2);
+    }
   }
   if (o.ranks < 1 || o.factor < 2 || o.minBytes < 4 || o.maxBytes < o.minBytes) {
     fprintf(stderr, "gpu_allreduce_bench: bad options\n");
@@ -158,9 +172,10 @@ int main(int argc, char** argv) {
   printf("# gpu_allreduce_bench: %d ranks (threads) on device 0 (%s), float sum, out of place\n", o.ranks, prop.name);
   printf("# library: %s (%s)\n", loadedNcclPath().c_str(), libraryVersion().c_str());
   const double copyRate = copyBytesPerSecond(o.copyBytes);
-  printf("# D2D copy (gpuMemcpyAsync, %zu bytes): %.2f GB/s copied (bytes/time); %.2f GB/s memory traffic "
-         "(read + write = 2 x bytes/time)\n",
-         o.copyBytes, copyRate / 1e9, 2 * copyRate / 1e9);
+  printf(
+      "# D2D copy (gpuMemcpyAsync, %zu bytes): %.2f GB/s copied (bytes/time); %.2f GB/s memory traffic "
+      "(read + write = 2 x bytes/time)\n",
+      o.copyBytes, copyRate / 1e9, 2 * copyRate / 1e9);
   printf("# busbw = algbw x 2(n-1)/n; busbw/copy divides it by the copied-bytes rate above\n");
   Shared sh(o.ranks);
   BENCH_NCCL(ncclGetUniqueId(&sh.id), nullptr);

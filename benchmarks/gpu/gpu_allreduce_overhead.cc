@@ -18,9 +18,14 @@ using namespace weft_bench;
 int main(int argc, char** argv) {
   int iters = 5000, warmup = 500;
   for (int i = 1; i + 1 < argc; i += 2) {
-    if (strcmp(argv[i], "-n") == 0) iters = atoi(argv[i + 1]);
-    else if (strcmp(argv[i], "-w") == 0) warmup = atoi(argv[i + 1]);
-    else { fprintf(stderr, "gpu_allreduce_overhead: unknown option %s\n", argv[i]); return 2; }
+    if (strcmp(argv[i], "-n") == 0)
+      iters = atoi(argv[i + 1]);
+    else if (strcmp(argv[i], "-w") == 0)
+      warmup = atoi(argv[i + 1]);
+    else {
+      fprintf(stderr, "gpu_allreduce_overhead: unknown option %s\n", argv[i]);
+      return 2;
+    }
   }
   if (iters < 64) iters = 64;
   requireGpuOrSkip("gpu_allreduce_overhead");

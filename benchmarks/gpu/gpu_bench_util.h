@@ -17,24 +17,24 @@
 #include "gpu_test_api.h"
 #include "nccl.h"
 
-#define BENCH_GPU(call)                                                                          \
-  do {                                                                                           \
-    const gpuError_t e_ = (call);                                                                \
-    if (e_ != gpuSuccess) {                                                                      \
+#define BENCH_GPU(call)                                                                               \
+  do {                                                                                                \
+    const gpuError_t e_ = (call);                                                                     \
+    if (e_ != gpuSuccess) {                                                                           \
       fprintf(stderr, "%s:%d: %s failed: %s\n", __FILE__, __LINE__, #call, gpuErrorText(e_).c_str()); \
-      exit(1);                                                                                   \
-    }                                                                                            \
+      exit(1);                                                                                        \
+    }                                                                                                 \
   } while (0)
 
-#define BENCH_NCCL(call, comm)                                                                   \
-  do {                                                                                           \
-    const ncclResult_t r_ = (call);                                                              \
-    if (r_ != ncclSuccess) {                                                                     \
-      const char* last_ = ncclGetLastError(comm);                                                \
+#define BENCH_NCCL(call, comm)                                                                          \
+  do {                                                                                                  \
+    const ncclResult_t r_ = (call);                                                                     \
+    if (r_ != ncclSuccess) {                                                                            \
+      const char* last_ = ncclGetLastError(comm);                                                       \
       fprintf(stderr, "%s:%d: %s failed: %s (%s)\n", __FILE__, __LINE__, #call, ncclGetErrorString(r_), \
-              last_ ? last_ : "");                                                               \
-      exit(1);                                                                                   \
-    }                                                                                            \
+              last_ ? last_ : "");                                                                      \
+      exit(1);                                                                                          \
+    }                                                                                                   \
   } while (0)
 
 namespace weft_bench {
@@ -118,9 +118,12 @@ inline size_t parseBytes(const char* s) {
   char* end = nullptr;
   double v = strtod(s, &end);
   switch (end && *end ? *end : ' ') {
-    case 'K': case 'k': v *= 1024.0; break;
-    case 'M': case 'm': v *= 1024.0 * 1024; break;
-    case 'G': case 'g': v *= 1024.0 * 1024 * 1024; break;
+    case 'K':
+    case 'k': v *= 1024.0; break;
+    case 'M':
+    case 'm': v *= 1024.0 * 1024; break;
+    case 'G':
+    case 'g': v *= 1024.0 * 1024 * 1024; break;
     default: break;
   }
   return static_cast<size_t>(v);

@@ -33,7 +33,7 @@ Eligibility flatEligible(const CommShape& sh, const Task& t) {
 Eligibility treeEligible(const CommShape& sh, const Task& t) {
   const param::Agreed& a = *sh.agreed;
   return directLaneUsable(sh) && a.ddaAllReduce && bytesOf(t) <= size_t(a.ddaTreeMaxBytes) ? Eligibility::kModel
-                                                                                          : Eligibility::kNo;
+                                                                                           : Eligibility::kNo;
 }
 
 void buildFlat(const CommShape& sh, const Task& t, Program* p) { buildDdaProgram(sh, t, false, p); }

@@ -74,8 +74,7 @@ void buildP2pProgram(const CommShape& sh, const Task& t, Program* p) {
         copy(t, size_t(r) * c, 0, c, p);
       }
       break;
-    default:
-      break;
+    default: break;
   }
 }
 

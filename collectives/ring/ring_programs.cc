@@ -126,12 +126,8 @@ void singleRank(const Task& t, Program* p) {
   switch (t.kind) {
     case CollKind::kAllReduce:
     case CollKind::kReduce:
-    case CollKind::kReduceScatter:
-      p->addStep(StepOp::kCopy, kStepPre | kStepPost, 0, 0, t.count);
-      break;
-    default:
-      p->addStep(StepOp::kCopy, 0, 0, 0, t.count);
-      break;
+    case CollKind::kReduceScatter: p->addStep(StepOp::kCopy, kStepPre | kStepPost, 0, 0, t.count); break;
+    default: p->addStep(StepOp::kCopy, 0, 0, 0, t.count); break;
   }
 }
 

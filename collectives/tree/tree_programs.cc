@@ -45,8 +45,7 @@ void reduceUp(const TreeSeq& s, size_t begin, size_t len, Program* p) {
   else if (s.isLeaf())
     p->addPeerStep(StepOp::kSend, kStepPre, 0, s.parent, Buf::kSend, begin, Buf::kRecv, begin, len);
   else
-    p->addPeerStep(StepOp::kRecvReduceSend, kStepPre, s.children, s.parent, Buf::kSend, begin, Buf::kRecv, begin,
-                   len);
+    p->addPeerStep(StepOp::kRecvReduceSend, kStepPre, s.children, s.parent, Buf::kSend, begin, Buf::kRecv, begin, len);
 }
 
 // Broadcast down from the parent into the receive buffer; the root sends `rootSrc`.

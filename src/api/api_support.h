@@ -5,11 +5,11 @@
 #include <cstdint>
 #include <new>
 
-#include "comm/comm.h"
-#include "comm/comm_registry.h"
-#include "comm/comm_error.h"
-#include "base/result.h"
 #include "api/device_args.h"
+#include "base/result.h"
+#include "comm/comm.h"
+#include "comm/comm_error.h"
+#include "comm/comm_registry.h"
 #include "math/reduce_host.h"
 #include "nccl.h"
 
@@ -54,7 +54,8 @@ inline ncclResult_t checkCommUsable(const char* fn, ncclComm* comm) {
     case CommState::kReady: return ncclSuccess;
     case CommState::kInitializing:
       return setError(comm, ncclInvalidUsage,
-                      "%s: communicator is still initializing (poll ncclCommGetAsyncError until it is ncclSuccess)", fn);
+                      "%s: communicator is still initializing (poll ncclCommGetAsyncError until it is ncclSuccess)",
+                      fn);
     case CommState::kFinalized: return setError(comm, ncclInvalidUsage, "%s: communicator was finalized", fn);
     case CommState::kRevoked: return setError(comm, ncclInvalidUsage, "%s: communicator was revoked", fn);
     case CommState::kFailed:
@@ -84,8 +85,9 @@ inline ncclResult_t checkOp(const char* fn, ncclComm* comm, ncclRedOp_t op, nccl
   if (static_cast<int>(op) >= 0 && op < ncclNumOps) return ncclSuccess;
   UserRedOp u;
   if (static_cast<int>(op) < 0 || !comm->redOps.lookup(op, &u))
-    return setError(comm, ncclInvalidArgument, "%s: invalid reduction op %d (not built in, not created on this communicator)",
-                    fn, static_cast<int>(op));
+    return setError(comm, ncclInvalidArgument,
+                    "%s: invalid reduction op %d (not built in, not created on this communicator)", fn,
+                    static_cast<int>(op));
   if (u.dtype != dtype)
     return setError(comm, ncclInvalidArgument, "%s: reduction op %d was created for %s but the call uses %s", fn,
                     static_cast<int>(op), dataTypeName(u.dtype), dataTypeName(dtype));

@@ -49,7 +49,8 @@ ncclResult_t reduceChecks(const char* fn, ncclComm* comm, const void* stream, nc
 
 }  // namespace
 
-WEFT_ALIAS(ncclResult_t, ncclAllReduce, const void*, void*, size_t, ncclDataType_t, ncclRedOp_t, ncclComm_t, cudaStream_t)
+WEFT_ALIAS(ncclResult_t, ncclAllReduce, const void*, void*, size_t, ncclDataType_t, ncclRedOp_t, ncclComm_t,
+           cudaStream_t)
 WEFT_API ncclResult_t pncclAllReduce(const void* sendbuff, void* recvbuff, size_t count, ncclDataType_t datatype,
                                      ncclRedOp_t op, ncclComm_t comm, cudaStream_t stream) {
   return apiGuard("ncclAllReduce", [&] {
@@ -80,7 +81,8 @@ WEFT_API ncclResult_t pncclBcast(void* buff, size_t count, ncclDataType_t dataty
   return pncclBroadcast(buff, buff, count, datatype, root, comm, stream);
 }
 
-WEFT_ALIAS(ncclResult_t, ncclReduce, const void*, void*, size_t, ncclDataType_t, ncclRedOp_t, int, ncclComm_t, cudaStream_t)
+WEFT_ALIAS(ncclResult_t, ncclReduce, const void*, void*, size_t, ncclDataType_t, ncclRedOp_t, int, ncclComm_t,
+           cudaStream_t)
 WEFT_API ncclResult_t pncclReduce(const void* sendbuff, void* recvbuff, size_t count, ncclDataType_t datatype,
                                   ncclRedOp_t op, int root, ncclComm_t comm, cudaStream_t stream) {
   return apiGuard("ncclReduce", [&] {
@@ -105,7 +107,8 @@ WEFT_API ncclResult_t pncclAllGather(const void* sendbuff, void* recvbuff, size_
   });
 }
 
-WEFT_ALIAS(ncclResult_t, ncclReduceScatter, const void*, void*, size_t, ncclDataType_t, ncclRedOp_t, ncclComm_t, cudaStream_t)
+WEFT_ALIAS(ncclResult_t, ncclReduceScatter, const void*, void*, size_t, ncclDataType_t, ncclRedOp_t, ncclComm_t,
+           cudaStream_t)
 WEFT_API ncclResult_t pncclReduceScatter(const void* sendbuff, void* recvbuff, size_t recvcount,
                                          ncclDataType_t datatype, ncclRedOp_t op, ncclComm_t comm,
                                          cudaStream_t stream) {
@@ -146,8 +149,8 @@ WEFT_API ncclResult_t pncclGather(const void* sendbuff, void* recvbuff, size_t c
 }
 
 WEFT_ALIAS(ncclResult_t, ncclScatter, const void*, void*, size_t, ncclDataType_t, int, ncclComm_t, cudaStream_t)
-WEFT_API ncclResult_t pncclScatter(const void* sendbuff, void* recvbuff, size_t count, ncclDataType_t datatype, int root,
-                                   ncclComm_t comm, cudaStream_t stream) {
+WEFT_API ncclResult_t pncclScatter(const void* sendbuff, void* recvbuff, size_t count, ncclDataType_t datatype,
+                                   int root, ncclComm_t comm, cudaStream_t stream) {
   return apiGuard("ncclScatter", [&] {
     const char* fn = "ncclScatter";
     ncclResult_t r = checkCommon(fn, comm, stream, datatype, count, comm ? size_t(comm->nranks) : 1);
@@ -192,7 +195,8 @@ WEFT_API ncclResult_t pncclAlltoAllv(const void* sendbuff, const size_t sendcoun
   return apiGuard("ncclAlltoAllv", [&] {
     const char* fn = "ncclAlltoAllv";
     ncclResult_t r = checkCommon(fn, comm, stream, datatype, 0, 1);
-    if (r == ncclSuccess && (sendcounts == nullptr || sdispls == nullptr || recvcounts == nullptr || rdispls == nullptr))
+    if (r == ncclSuccess &&
+        (sendcounts == nullptr || sdispls == nullptr || recvcounts == nullptr || rdispls == nullptr))
       r = setError(comm, ncclInvalidArgument, "%s: a counts or displacements array is NULL", fn);
     Task t = makeTask(comm, CollKind::kAlltoAllv, sendbuff, recvbuff, 0, datatype, ncclSum, 0, stream);
     if (r == ncclSuccess) {

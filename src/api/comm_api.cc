@@ -5,14 +5,14 @@
 #include <vector>
 
 #include "api/api_support.h"
-#include "bootstrap/bootstrap.h"
-#include "bootstrap/unique_id.h"
-#include "lifecycle/comm_lifecycle.h"
 #include "base/log.h"
 #include "base/params.h"
+#include "bootstrap/bootstrap.h"
+#include "bootstrap/unique_id.h"
 #include "enqueue/group.h"
 #include "gpu_executor/device_state.h"
 #include "gpu_executor/gpu_executor.h"
+#include "lifecycle/comm_lifecycle.h"
 
 using namespace weft;
 
@@ -80,7 +80,8 @@ WEFT_API ncclResult_t pncclGetUniqueId(ncclUniqueId* uniqueId) {
 
 WEFT_ALIAS(ncclResult_t, ncclCommInitRank, ncclComm_t*, int, ncclUniqueId, int)
 WEFT_API ncclResult_t pncclCommInitRank(ncclComm_t* comm, int nranks, ncclUniqueId commId, int rank) {
-  return apiGuard("ncclCommInitRank", [&] { return initRank("ncclCommInitRank", comm, nranks, commId, rank, nullptr); });
+  return apiGuard("ncclCommInitRank",
+                  [&] { return initRank("ncclCommInitRank", comm, nranks, commId, rank, nullptr); });
 }
 
 WEFT_ALIAS(ncclResult_t, ncclCommInitRankConfig, ncclComm_t*, int, ncclUniqueId, int, ncclConfig_t*)

@@ -16,8 +16,8 @@ ncclResult_t checkDeviceBuffer(ncclComm* comm, const char* fn, const void* p, co
     case dev::MemKind::kDevice:
       if (info.device == device) return ncclSuccess;
       return setError(comm, ncclInvalidArgument,
-                      "%s: rank %d: %s %p is memory of GPU %d, but the communicator is on GPU %d", fn, comm->rank,
-                      what, p, info.device, device);
+                      "%s: rank %d: %s %p is memory of GPU %d, but the communicator is on GPU %d", fn, comm->rank, what,
+                      p, info.device, device);
     case dev::MemKind::kManaged:
     case dev::MemKind::kPinned: return ncclSuccess;  // the GPU reaches it
     case dev::MemKind::kHost: break;
@@ -33,8 +33,9 @@ ncclResult_t checkDeviceStream(ncclComm* comm, const char* fn, const void* strea
   if (dev::runtime().streamDevice(const_cast<void*>(stream), &device) != ncclSuccess)
     return setError(comm, ncclInvalidArgument, "%s: rank %d: stream %p is not a valid stream", fn, comm->rank, stream);
   if (device != comm->gpu->device())
-    return setError(comm, ncclInvalidArgument, "%s: rank %d: stream %p belongs to GPU %d, but the communicator is on GPU %d",
-                    fn, comm->rank, stream, device, comm->gpu->device());
+    return setError(comm, ncclInvalidArgument,
+                    "%s: rank %d: stream %p belongs to GPU %d, but the communicator is on GPU %d", fn, comm->rank,
+                    stream, device, comm->gpu->device());
   return ncclSuccess;
 }
 

@@ -110,7 +110,8 @@ WEFT_API ncclResult_t pncclCommDeregister(const ncclComm_t comm, void* handle) {
 }
 
 WEFT_ALIAS(ncclResult_t, ncclCommWindowRegister, ncclComm_t, void*, size_t, ncclWindow_t*, int)
-WEFT_API ncclResult_t pncclCommWindowRegister(ncclComm_t comm, void* buff, size_t size, ncclWindow_t* win, int winFlags) {
+WEFT_API ncclResult_t pncclCommWindowRegister(ncclComm_t comm, void* buff, size_t size, ncclWindow_t* win,
+                                              int winFlags) {
   return apiGuard("ncclCommWindowRegister", [&] {
     const char* fn = "ncclCommWindowRegister";
     WEFT_CHECK(checkCommUsable(fn, comm));
@@ -137,7 +138,8 @@ WEFT_API ncclResult_t pncclCommWindowDeregister(ncclComm_t comm, ncclWindow_t wi
   });
 }
 
-WEFT_ALIAS(ncclResult_t, ncclRedOpCreatePreMulSum, ncclRedOp_t*, void*, ncclDataType_t, ncclScalarResidence_t, ncclComm_t)
+WEFT_ALIAS(ncclResult_t, ncclRedOpCreatePreMulSum, ncclRedOp_t*, void*, ncclDataType_t, ncclScalarResidence_t,
+           ncclComm_t)
 WEFT_API ncclResult_t pncclRedOpCreatePreMulSum(ncclRedOp_t* op, void* scalar, ncclDataType_t datatype,
                                                 ncclScalarResidence_t residence, ncclComm_t comm) {
   return apiGuard("ncclRedOpCreatePreMulSum", [&] {
@@ -165,9 +167,11 @@ WEFT_API ncclResult_t pncclRedOpDestroy(ncclRedOp_t op, ncclComm_t comm) {
     const char* fn = "ncclRedOpDestroy";
     WEFT_CHECK(checkCommHandle(fn, comm));
     if (static_cast<int>(op) >= 0 && op < ncclNumOps)
-      return setError(comm, ncclInvalidArgument, "%s: op %d is built in and cannot be destroyed", fn, static_cast<int>(op));
+      return setError(comm, ncclInvalidArgument, "%s: op %d is built in and cannot be destroyed", fn,
+                      static_cast<int>(op));
     if (!comm->redOps.destroy(op))
-      return setError(comm, ncclInvalidArgument, "%s: op %d was not created on this communicator", fn, static_cast<int>(op));
+      return setError(comm, ncclInvalidArgument, "%s: op %d was not created on this communicator", fn,
+                      static_cast<int>(op));
     return ncclSuccess;
   });
 }

@@ -68,12 +68,12 @@ WEFT_API ncclResult_t weftCommDumpState(ncclComm_t comm, char* buf, size_t len) 
     if (buf == nullptr || len == 0) return setError(comm, ncclInvalidArgument, "weftCommDumpState: empty buffer");
     const std::string where = waitReport(comm);
     snprintf(buf, len,
-             "rank %d/%d state %s ops issued %" PRIu64 " running %d connections %zu shm owned %zu bytes "
+             "rank %d/%d state %s ops issued %" PRIu64
+             " running %d connections %zu shm owned %zu bytes "
              "(FIFOs) + %zu (rank block) + %zu (direct-access staging) async error %d last error \"%s\"; %s",
              comm->rank, comm->nranks, stateName(comm->getState()), comm->opCount, comm->activeOps.load(),
-             comm->connections.size(), comm->connections.ownedBytes(), sizeof(RankBlock),
-             comm->direct.ownedBytes(), static_cast<int>(comm->errors.async()), comm->errors.message(),
-             where.c_str());
+             comm->connections.size(), comm->connections.ownedBytes(), sizeof(RankBlock), comm->direct.ownedBytes(),
+             static_cast<int>(comm->errors.async()), comm->errors.message(), where.c_str());
     return ncclSuccess;
   });
 }

@@ -30,19 +30,31 @@ std::atomic<bool> g_bannerPrinted{false};
 
 // Guards the output stream and the one-time set-up, so each line is written whole.
 std::mutex g_mutex;
-FILE* g_out = nullptr;      // guarded by g_mutex; stderr unless NCCL_DEBUG_FILE opened
-bool g_ownsOut = false;     // guarded by g_mutex
-std::string g_host;         // guarded by g_mutex (set once at set-up)
+FILE* g_out = nullptr;   // guarded by g_mutex; stderr unless NCCL_DEBUG_FILE opened
+bool g_ownsOut = false;  // guarded by g_mutex
+std::string g_host;      // guarded by g_mutex (set once at set-up)
 
 struct SubsysName {
   const char* name;
   uint64_t bits;
 };
 constexpr SubsysName kSubsystems[] = {
-    {"INIT", kLogInit},       {"COLL", kLogColl},       {"P2P", kLogP2P},     {"SHM", kLogShm},
-    {"NET", kLogNet},         {"GRAPH", kLogGraph},     {"TUNING", kLogTuning}, {"ENV", kLogEnv},
-    {"ALLOC", kLogAlloc},     {"CALL", kLogCall},       {"PROXY", kLogProxy}, {"NVLS", kLogNvls},
-    {"BOOTSTRAP", kLogBootstrap}, {"REG", kLogReg},     {"PROFILE", kLogProfile}, {"RAS", kLogRas},
+    {"INIT", kLogInit},
+    {"COLL", kLogColl},
+    {"P2P", kLogP2P},
+    {"SHM", kLogShm},
+    {"NET", kLogNet},
+    {"GRAPH", kLogGraph},
+    {"TUNING", kLogTuning},
+    {"ENV", kLogEnv},
+    {"ALLOC", kLogAlloc},
+    {"CALL", kLogCall},
+    {"PROXY", kLogProxy},
+    {"NVLS", kLogNvls},
+    {"BOOTSTRAP", kLogBootstrap},
+    {"REG", kLogReg},
+    {"PROFILE", kLogProfile},
+    {"RAS", kLogRas},
     {"ALL", kLogAll},
 };
 // What NCCL's users see when they set NCCL_DEBUG=INFO and nothing else.
@@ -51,8 +63,7 @@ constexpr uint64_t kDefaultMask = kLogInit | kLogBootstrap | kLogEnv;
 bool equalsIgnoreCase(std::string_view a, std::string_view b) {
   if (a.size() != b.size()) return false;
   for (size_t i = 0; i < a.size(); ++i) {
-    if (std::toupper(static_cast<unsigned char>(a[i])) != std::toupper(static_cast<unsigned char>(b[i])))
-      return false;
+    if (std::toupper(static_cast<unsigned char>(a[i])) != std::toupper(static_cast<unsigned char>(b[i]))) return false;
   }
   return true;
 }
@@ -245,8 +256,8 @@ void logPrint(LogLevel level, uint64_t subsys, const char* file, int line, const
 
   std::lock_guard<std::mutex> lock(g_mutex);
   if (g_out == nullptr) return;  // reset by a test between the check and here
-  std::string text = g_host + ":" + std::to_string(static_cast<long>(getpid())) + ":" +
-                     std::to_string(threadId()) + " Weft " + levelName(level) + " " + where;
+  std::string text = g_host + ":" + std::to_string(static_cast<long>(getpid())) + ":" + std::to_string(threadId()) +
+                     " Weft " + levelName(level) + " " + where;
   text.append(message, messageLen);
   text += '\n';
   std::fwrite(text.data(), 1, text.size(), g_out);
@@ -257,9 +268,8 @@ void logVersionBanner() {
   if (!logEnabled(LogLevel::kVersion, kLogAll)) return;
   if (g_bannerPrinted.exchange(true)) return;
   const char* backend = std::strcmp(WEFT_GPU_BACKEND, "none") == 0 ? "host" : WEFT_GPU_BACKEND;
-  logPrint(LogLevel::kVersion, kLogAll, __FILE__, __LINE__,
-           "Weft %s (NCCL API %s) backend %s; NCCL version %s+weft-%s", WEFT_VERSION_STRING,
-           param::kNcclApiVersion, backend, param::kNcclApiVersion, WEFT_VERSION_STRING);
+  logPrint(LogLevel::kVersion, kLogAll, __FILE__, __LINE__, "Weft %s (NCCL API %s) backend %s; NCCL version %s+weft-%s",
+           WEFT_VERSION_STRING, param::kNcclApiVersion, backend, param::kNcclApiVersion, WEFT_VERSION_STRING);
 }
 
 void logResetForTesting() {

@@ -42,13 +42,13 @@ void logResetForTesting();
 }  // namespace weft
 
 #define WEFT_WARN(...) ::weft::logPrint(::weft::LogLevel::kWarn, ::weft::kLogAll, __FILE__, __LINE__, __VA_ARGS__)
-#define WEFT_INFO(sub, ...)                                                           \
-  do {                                                                                \
-    if (::weft::logEnabled(::weft::LogLevel::kInfo, (sub)))                           \
+#define WEFT_INFO(sub, ...)                                                              \
+  do {                                                                                   \
+    if (::weft::logEnabled(::weft::LogLevel::kInfo, (sub)))                              \
       ::weft::logPrint(::weft::LogLevel::kInfo, (sub), __FILE__, __LINE__, __VA_ARGS__); \
   } while (0)
-#define WEFT_TRACE(sub, ...)                                                           \
-  do {                                                                                 \
-    if (::weft::logEnabled(::weft::LogLevel::kTrace, (sub)))                           \
+#define WEFT_TRACE(sub, ...)                                                              \
+  do {                                                                                    \
+    if (::weft::logEnabled(::weft::LogLevel::kTrace, (sub)))                              \
       ::weft::logPrint(::weft::LogLevel::kTrace, (sub), __FILE__, __LINE__, __VA_ARGS__); \
   } while (0)

@@ -78,8 +78,7 @@ std::string_view trim(std::string_view s) {
 bool equalsIgnoreCase(std::string_view a, std::string_view b) {
   if (a.size() != b.size()) return false;
   for (size_t i = 0; i < a.size(); ++i) {
-    if (std::tolower(static_cast<unsigned char>(a[i])) != std::tolower(static_cast<unsigned char>(b[i])))
-      return false;
+    if (std::tolower(static_cast<unsigned char>(a[i])) != std::tolower(static_cast<unsigned char>(b[i]))) return false;
   }
   return true;
 }
@@ -123,9 +122,12 @@ bool parseInteger(std::string_view text, bool allowSuffix, int64_t* out) {
   if (allowSuffix && s.size() == 1) {
     int shift = 0;
     switch (s.front()) {
-      case 'k': case 'K': shift = 10; break;
-      case 'm': case 'M': shift = 20; break;
-      case 'g': case 'G': shift = 30; break;
+      case 'k':
+      case 'K': shift = 10; break;
+      case 'm':
+      case 'M': shift = 20; break;
+      case 'g':
+      case 'G': shift = 30; break;
       default: return false;
     }
     if (magnitude > (kLimit >> shift)) return false;
@@ -365,7 +367,6 @@ int64_t getSize(Id id) { return value(id).number; }
 // Unused while no Bool parameter has rank scope: every Bool today is agreed (a field, no accessor).
 [[maybe_unused]] bool getBool(Id id) { return value(id).number != 0; }
 std::string getString(Id id) { return value(id).text; }
-
 
 }  // namespace
 

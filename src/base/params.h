@@ -59,20 +59,20 @@ inline constexpr const char* kNcclApiVersion = "2.28.9";
 
 // Reflection, for tools/weft-info and docs/env.md.
 struct ParamView {
-  std::string name;          // primary environment variable
-  std::string aliases;       // other accepted names, comma separated ("" if none)
-  std::string type;          // "int", "bool", "size", "string"
+  std::string name;     // primary environment variable
+  std::string aliases;  // other accepted names, comma separated ("" if none)
+  std::string type;     // "int", "bool", "size", "string"
   std::string defaultValue;
-  std::string value;         // the value in effect now
-  bool set;                  // true when the environment set it (under any of its names)
-  std::string doc;           // one line
+  std::string value;  // the value in effect now
+  bool set;           // true when the environment set it (under any of its names)
+  std::string doc;    // one line
   // Added for weft-info and tests:
-  std::string allowed;       // "1..64", "auto|host", ... ("" = whatever the type accepts)
-  std::string group;         // the docs/env.md section: "Logging", "Transports and buffers", ...
-  bool agreed = false;       // Scope Agreed: a communicator uses rank 0's value on every rank
-  std::string source;        // the variable the value came from ("" = the default)
-  std::string envText;       // that variable's text as the environment gave it
-  std::string problem;       // why envText was rejected ("" = accepted or not set)
+  std::string allowed;  // "1..64", "auto|host", ... ("" = whatever the type accepts)
+  std::string group;    // the docs/env.md section: "Logging", "Transports and buffers", ...
+  bool agreed = false;  // Scope Agreed: a communicator uses rank 0's value on every rank
+  std::string source;   // the variable the value came from ("" = the default)
+  std::string envText;  // that variable's text as the environment gave it
+  std::string problem;  // why envText was rejected ("" = accepted or not set)
 };
 std::vector<ParamView> list();
 

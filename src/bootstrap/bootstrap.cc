@@ -6,21 +6,21 @@
 
 #include <algorithm>
 #include <atomic>
-#include <map>
-#include <mutex>
 #include <cerrno>
 #include <chrono>
 #include <cstring>
+#include <map>
+#include <mutex>
 #include <thread>
 #include <vector>
 
+#include "base/log.h"
+#include "base/params.h"
 #include "bootstrap/bootstrap.h"
 #include "bootstrap/protocol.h"
 #include "bootstrap/root.h"
 #include "sockets/interfaces.h"
 #include "sockets/socket.h"
-#include "base/log.h"
-#include "base/params.h"
 
 namespace weft {
 
@@ -39,9 +39,9 @@ std::string rankText(int r) { return "rank " + std::to_string(r); }
 constexpr uint32_t kOpMagic = 0x4f504557;  // "WEPO"
 struct OpHeader {
   uint32_t magic;
-  uint32_t kind;  // 0 allgather, 1 barrier
-  uint64_t seq;   // 1 for the communicator's first operation, then +1 each
-  uint64_t bytes; // per rank
+  uint32_t kind;   // 0 allgather, 1 barrier
+  uint64_t seq;    // 1 for the communicator's first operation, then +1 each
+  uint64_t bytes;  // per rank
 };
 
 // Opens every point-to-point message (see TcpBootstrap::send).
@@ -89,8 +89,8 @@ class TcpBootstrap final : public Bootstrap {
   }
 
   // cancelFd: the caller's descriptor that interrupts setup (-1: none; abort() needs the object).
-  ncclResult_t init(const Secret& secret, const SocketAddress& root, bool serveRoot, bool fromCommIdEnv,
-                    int cancelFd, std::string* why);
+  ncclResult_t init(const Secret& secret, const SocketAddress& root, bool serveRoot, bool fromCommIdEnv, int cancelFd,
+                    std::string* why);
 
  private:
   ncclResult_t fail(ncclResult_t rc, const std::string& msg, std::string* why) {
@@ -170,7 +170,8 @@ ncclResult_t TcpBootstrap::init(const Secret& secret, const SocketAddress& root,
       if (err != EADDRINUSE || deadline.expired())
         return fail(rc, "bootstrap: " + me + " cannot serve the NCCL_COMM_ID root: " + detail, why);
       if (!sleepUnlessCancelled(setupCancelFd_, backoffMs))
-        return fail(ncclRemoteError, "bootstrap: " + me + " was aborted while waiting to serve the NCCL_COMM_ID root", why);
+        return fail(ncclRemoteError, "bootstrap: " + me + " was aborted while waiting to serve the NCCL_COMM_ID root",
+                    why);
       backoffMs = std::min(backoffMs * 2, 100);
     }
     rc = startRoot(std::move(rootListener), bound, secret_, timeoutMs_, &detail);
@@ -246,8 +247,8 @@ ncclResult_t TcpBootstrap::joinRoot(const SocketAddress& root, const SocketAddre
     void* dst = nullptr;
     if (reply.code == kRootOk) {
       if (reply.nranks != nranks_ || reply.textLen != nranks_ * sizeof(SocketAddress))
-        return fail(ncclRemoteError, "bootstrap: " + me + ": the root at " + rootText + " sent a table of the wrong size",
-                    why);
+        return fail(ncclRemoteError,
+                    "bootstrap: " + me + ": the root at " + rootText + " sent a table of the wrong size", why);
       addrs.resize(nranks_);
       dst = addrs.data();
     } else {
@@ -261,9 +262,7 @@ ncclResult_t TcpBootstrap::joinRoot(const SocketAddress& root, const SocketAddre
     const std::string prefix = "bootstrap: " + me + " of " + std::to_string(nranks_) + " was refused by the root at " +
                                rootText + ": ";
     switch (reply.code) {
-      case kRootOk:
-        *table = std::move(addrs);
-        return ncclSuccess;
+      case kRootOk: *table = std::move(addrs); return ncclSuccess;
       case kRootBadSecret:
         // Under NCCL_COMM_ID the secret comes from the variable's text, so differing spellings
         // of the same address are the likely cause.
@@ -271,14 +270,12 @@ ncclResult_t TcpBootstrap::joinRoot(const SocketAddress& root, const SocketAddre
                     prefix + text +
                         (fromCommIdEnv_ ? " (under NCCL_COMM_ID every rank must set exactly the same text)" : ""),
                     why);
-      case kRootTimeout:
-        return fail(ncclRemoteError, "bootstrap: " + me + ": " + text, why);
+      case kRootTimeout: return fail(ncclRemoteError, "bootstrap: " + me + ": " + text, why);
       case kRootBadMagic:
       case kRootBadNranks:
       case kRootNranksMismatch:
       case kRootRankOutOfRange:
-      case kRootDuplicateRank:
-        return fail(ncclInvalidUsage, prefix + text, why);
+      case kRootDuplicateRank: return fail(ncclInvalidUsage, prefix + text, why);
       default:
         return fail(ncclRemoteError, prefix + "unknown refusal code " + std::to_string(reply.code) + " " + text, why);
     }
@@ -315,8 +312,8 @@ ncclResult_t TcpBootstrap::connectRing(const Socket& listener, const std::vector
   hello.secret = secret_;
   st = next_.sendAll(&hello, sizeof(hello), deadline, setupCancelFd_, &detail);
   if (st != IoStatus::kOk)
-    return fail(ioStatusResult(st), "bootstrap: " + me + " cannot introduce itself to " + rankText(next) + " (" + detail + ")",
-                why);
+    return fail(ioStatusResult(st),
+                "bootstrap: " + me + " cannot introduce itself to " + rankText(next) + " (" + detail + ")", why);
 
   for (;;) {
     Socket s;
@@ -355,7 +352,8 @@ ncclResult_t TcpBootstrap::sendWithin(int peer, uint64_t tag, const void* data, 
   const std::string head = "bootstrap message from " + rankText(rank_) + " to " + rankText(peer);
   if (peer < 0 || peer >= nranks_) return fail(ncclInvalidArgument, head + ": no such rank", why);
   if (bytes > kP2pMaxBytes) return fail(ncclInvalidArgument, head + ": too large", why);
-  if (aborted_.load(std::memory_order_acquire)) return fail(ncclRemoteError, head + ": the communicator was aborted", why);
+  if (aborted_.load(std::memory_order_acquire))
+    return fail(ncclRemoteError, head + ": the communicator was aborted", why);
   const Deadline deadline = Deadline::afterMs(timeoutMs);
   std::string detail;
   Socket s;
@@ -401,7 +399,8 @@ ncclResult_t TcpBootstrap::tryRecv(int peer, uint64_t tag, void* data, size_t by
   if (it == mailbox_.end()) return ncclSuccess;
   if (it->second.size() != bytes) {
     std::string msg = "bootstrap: " + rankText(rank_) + " expected " + std::to_string(bytes) + " bytes from " +
-                      rankText(peer) + " (tag " + std::to_string(tag) + ") but got " + std::to_string(it->second.size());
+                      rankText(peer) + " (tag " + std::to_string(tag) + ") but got " +
+                      std::to_string(it->second.size());
     mailbox_.erase(it);
     return fail(ncclInternalError, msg, why);
   }
@@ -415,7 +414,8 @@ ncclResult_t TcpBootstrap::ringAllGather(void* data, size_t bytesPerRank, bool i
   const std::string head = std::string("bootstrap ") + (isBarrier ? "barrier" : "allgather") + ": " + rankText(rank_);
   if (aborted_.load(std::memory_order_acquire))
     return fail(ncclRemoteError, head + ": the communicator was aborted", why);
-  if (!broken_.empty()) return fail(ncclRemoteError, head + " cannot continue after an earlier failure: " + broken_, why);
+  if (!broken_.empty())
+    return fail(ncclRemoteError, head + " cannot continue after an earlier failure: " + broken_, why);
   if (nranks_ == 1) return ncclSuccess;
   if (data == nullptr && bytesPerRank > 0) return fail(ncclInvalidArgument, head + ": null buffer", why);
 
@@ -448,9 +448,8 @@ ncclResult_t TcpBootstrap::ringAllGather(void* data, size_t bytesPerRank, bool i
         return std::string(h.kind == 1 ? "barrier" : "allgather") + " #" + std::to_string(h.seq) + " of " +
                std::to_string(h.bytes) + " bytes per rank";
       };
-      std::string msg = head + " is out of step with " + rankText(prev) + " (" +
-                        socketAddressToString(table_[prev]) + "): this rank is in " + describe(mine) +
-                        ", that rank sent " + describe(theirs);
+      std::string msg = head + " is out of step with " + rankText(prev) + " (" + socketAddressToString(table_[prev]) +
+                        "): this rank is in " + describe(mine) + ", that rank sent " + describe(theirs);
       breakRing(msg);
       return fail(ncclInternalError, msg, why);
     }
@@ -531,7 +530,8 @@ ncclResult_t Bootstrap::create(const ncclUniqueId& id, int rank, int nranks, int
     root = layout.root;
     serveRoot = rank == 0;
   } else {
-    *why = "bootstrap: the unique id was not made by ncclGetUniqueId of this Weft version (and NCCL_COMM_ID is not set)";
+    *why =
+        "bootstrap: the unique id was not made by ncclGetUniqueId of this Weft version (and NCCL_COMM_ID is not set)";
     return ncclInvalidArgument;
   }
 

@@ -6,8 +6,8 @@
 #include <cstdint>
 #include <string>
 
-#include "sockets/socket.h"
 #include "nccl.h"
+#include "sockets/socket.h"
 
 namespace weft::bootstrap {
 
@@ -64,13 +64,13 @@ struct RootHello {
 // a human-readable reason otherwise.
 enum RootCode : int32_t {
   kRootOk = 0,
-  kRootBadMagic = 1,       // not a Weft rank of this protocol version
-  kRootBadSecret = 2,      // the id's secret is not this root's
-  kRootBadNranks = 3,      // nranks < 1
-  kRootNranksMismatch = 4, // nranks differs from the ranks that came first
+  kRootBadMagic = 1,        // not a Weft rank of this protocol version
+  kRootBadSecret = 2,       // the id's secret is not this root's
+  kRootBadNranks = 3,       // nranks < 1
+  kRootNranksMismatch = 4,  // nranks differs from the ranks that came first
   kRootRankOutOfRange = 5,
   kRootDuplicateRank = 6,
-  kRootTimeout = 7,        // not every rank arrived within the timeout
+  kRootTimeout = 7,  // not every rank arrived within the timeout
 };
 struct RootReply {
   uint32_t magic;

@@ -10,10 +10,10 @@
 #include <thread>
 #include <vector>
 
+#include "base/log.h"
 #include "bootstrap/protocol.h"
 #include "bootstrap/root.h"
 #include "sockets/socket.h"
-#include "base/log.h"
 
 namespace weft::bootstrap {
 
@@ -231,8 +231,8 @@ class RootService {
         (void)ranks_[r].sendAll(table_.data(), reply.textLen, d, -1, nullptr);
       ranks_[r].close();
     }
-    WEFT_INFO(kLogBootstrap, "bootstrap root at %s: all %d ranks arrived; table sent", socketAddressToString(addr_).c_str(),
-              nranks_);
+    WEFT_INFO(kLogBootstrap, "bootstrap root at %s: all %d ranks arrived; table sent",
+              socketAddressToString(addr_).c_str(), nranks_);
   }
 
   void giveUp() {

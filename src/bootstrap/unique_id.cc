@@ -6,17 +6,16 @@
 #include <cstring>
 
 #include "base/hash.h"
+#include "base/log.h"
+#include "base/params.h"
 #include "bootstrap/bootstrap.h"
 #include "bootstrap/protocol.h"
 #include "bootstrap/root.h"
-#include "sockets/random.h"
 #include "sockets/interfaces.h"
+#include "sockets/random.h"
 #include "sockets/socket.h"
-#include "base/log.h"
-#include "base/params.h"
 
 namespace weft {
-
 
 namespace {
 
@@ -86,8 +85,6 @@ ncclResult_t bootstrapGetUniqueId(ncclUniqueId* id) {
   return rc;
 }
 
-uint64_t bootstrapIdHash(const ncclUniqueId& id) {
-  return hashBytes(&id, sizeof(id), 0x6964686173680000ull);
-}
+uint64_t bootstrapIdHash(const ncclUniqueId& id) { return hashBytes(&id, sizeof(id), 0x6964686173680000ull); }
 
 }  // namespace weft

@@ -5,12 +5,12 @@
 #include <mutex>
 #include <set>
 
-#include "bootstrap/bootstrap.h"
-#include "comm/comm.h"
-#include "comm/comm_error.h"
 #include "base/log.h"
 #include "base/params.h"
 #include "base/result.h"
+#include "bootstrap/bootstrap.h"
+#include "comm/comm.h"
+#include "comm/comm_error.h"
 
 namespace weft {
 namespace {
@@ -80,7 +80,8 @@ ncclResult_t agreeOnSettings(ncclComm* comm) {
   std::vector<std::string> blobs;
   std::string why;
   ncclResult_t r = allGatherStrings(*comm->bootstrap, param::encodeAgreed(mine), &blobs, &why);
-  if (r != ncclSuccess) return setError(comm, r, "init of rank %d: agreeing on settings failed: %s", comm->rank, why.c_str());
+  if (r != ncclSuccess)
+    return setError(comm, r, "init of rank %d: agreeing on settings failed: %s", comm->rank, why.c_str());
   if (!param::decodeAgreed(blobs[0], &comm->agreed, &why))
     return setError(comm, ncclInvalidUsage, "init of rank %d: rank 0's settings cannot be read here: %s", comm->rank,
                     why.c_str());
@@ -90,7 +91,8 @@ ncclResult_t agreeOnSettings(ncclComm* comm) {
   std::vector<ConfigProposal> configs(comm->nranks);
   configs[comm->rank] = ConfigProposal{comm->config.minCTAs, comm->config.maxCTAs};
   r = comm->bootstrap->allGather(configs.data(), sizeof(ConfigProposal), &why);
-  if (r != ncclSuccess) return setError(comm, r, "init of rank %d: agreeing on the config failed: %s", comm->rank, why.c_str());
+  if (r != ncclSuccess)
+    return setError(comm, r, "init of rank %d: agreeing on the config failed: %s", comm->rank, why.c_str());
   const ConfigProposal& root = configs[0];
   if (root.minCTAs != comm->config.minCTAs)
     warnDifference(comm, "ncclConfig_t.minCTAs", std::to_string(comm->config.minCTAs), std::to_string(root.minCTAs));

@@ -10,14 +10,14 @@
 #include <vector>
 
 #include "base/errors.h"
+#include "base/params.h"
 #include "bootstrap/bootstrap.h"
-#include "sockets/socket.h"
 #include "comm/config.h"
 #include "comm/local_peers.h"
-#include "base/params.h"
 #include "comm/redop_table.h"
 #include "comm/wait_state.h"
 #include "nccl.h"
+#include "sockets/socket.h"
 #include "topology/placement.h"
 #include "transports/connection_table.h"
 #include "transports/net/network.h"
@@ -30,9 +30,9 @@ constexpr uint64_t kCommMagic = 0x5745465443304d4dull;  // "WEFTC0MM"
 enum class CommState : int {
   kInitializing,  // a non-blocking init is still running
   kReady,
-  kFinalized,     // ncclCommFinalize was called: no new operations
-  kRevoked,       // ncclCommRevoke: no new operations; destroy, split and shrink still allowed
-  kFailed,        // init failed, or an operation failed and left the peers out of step
+  kFinalized,  // ncclCommFinalize was called: no new operations
+  kRevoked,    // ncclCommRevoke: no new operations; destroy, split and shrink still allowed
+  kFailed,     // init failed, or an operation failed and left the peers out of step
 };
 
 // A buffer registered with ncclCommRegister; its address is the handle.
@@ -58,8 +58,8 @@ struct RankInfo {
   uint64_t hostHash;
   int32_t pid;
   int32_t rank;
-  char hostName[64];   // for messages about this rank
-  int32_t device;      // the rank's GPU, -1 in host mode
+  char hostName[64];  // for messages about this rank
+  int32_t device;     // the rank's GPU, -1 in host mode
 };
 
 }  // namespace weft
@@ -68,15 +68,15 @@ struct ncclComm {
   uint64_t magic = weft::kCommMagic;
   int rank = -1;
   int nranks = 0;
-  uint64_t commHash = 0;   // unique per communicator, equal on all its ranks
+  uint64_t commHash = 0;  // unique per communicator, equal on all its ranks
   // Every Agreed parameter (param_table.h) as rank 0 set it: what steers this communicator's
   // collectives, the same on every rank (comm/agreement.h). Never read those per process.
   weft::param::Agreed agreed = weft::param::localAgreed();  // this rank's proposal until init agrees
-  int nChannels = 1;       // ring channels, from agreed settings
-  uint32_t slotBytes = 0;  // FIFO slot size, from the agreed NCCL_BUFFSIZE
+  int nChannels = 1;                                        // ring channels, from agreed settings
+  uint32_t slotBytes = 0;                                   // FIFO slot size, from the agreed NCCL_BUFFSIZE
   uint32_t nSlots = 8;
   bool hostMode = true;
-  bool p2pRead = false;  // P2P FIFOs live with the sender (read mode): the agreed NCCL_P2P_READ_ENABLE
+  bool p2pRead = false;     // P2P FIFOs live with the sender (read mode): the agreed NCCL_P2P_READ_ENABLE
   weft::CommConfig config;  // minCTAs/maxCTAs are rank 0's once init agreed on them
   std::vector<weft::RankInfo> ranks;
 
@@ -94,7 +94,7 @@ struct ncclComm {
   weft::OpStamp recentStamps[kRecentStamps] = {};
   uint32_t recentStampCount = 0;
   std::atomic<int64_t> stampsDrainedNs{0};  // when this rank last took stamp notes off its bootstrap
-  weft::WaitState waits;  // where the host executor waits in this communicator (weftCommDumpState)
+  weft::WaitState waits;                    // where the host executor waits in this communicator (weftCommDumpState)
   uint64_t shrinkCount = 0;
 
   weft::ErrorState errors;
@@ -104,10 +104,11 @@ struct ncclComm {
   weft::net::Network* network = nullptr;  // set when some peer is reached over the network
   int netDevices = 0;
   std::vector<weft::topo::RankPlacement> placements;  // every rank's, gathered at init
-  weft::DirectAreas direct{&agreed.ddaSendbufBytes};  // staging areas of the direct lane (DDA, low precision), made on first use
+  weft::DirectAreas direct{
+      &agreed.ddaSendbufBytes};  // staging areas of the direct lane (DDA, low precision), made on first use
   weft::RedOpTable redOps;
-  std::thread initThread;  // a non-blocking init runs here
-  weft::CancelEvent initCancel;  // ncclCommAbort fires it to stop an init that is still waiting
+  std::thread initThread;         // a non-blocking init runs here
+  weft::CancelEvent initCancel;   // ncclCommAbort fires it to stop an init that is still waiting
   std::vector<uint64_t> scratch;  // grow-only scratch for algorithms that gather inputs first
   std::unique_ptr<weft::Tuner, weft::TunerDeleter> tuner;  // cost table, settings, plugin (set at init)
   std::mutex regMutex;

@@ -5,8 +5,8 @@
 #include <thread>
 
 #include "base/clock.h"
-#include "comm/comm.h"
 #include "base/params.h"
+#include "comm/comm.h"
 #include "transports/net/net_connection.h"
 #include "transports/p2p/p2p_connection.h"
 #include "transports/shm/shm_connection.h"
@@ -53,8 +53,13 @@ std::unique_ptr<Connection> makeConnection(ncclComm* comm, const ConnectionId& i
     spec.timeoutMs = param::timeoutMs();
     backend = std::make_unique<NetConnection>(spec);
   } else if (usesP2p(comm, peer)) {
-    P2pSpec spec{id, isSender, comm->p2pRead, nslots, comm->slotBytes, comm->ranks[comm->rank].device,
-                  std::min<int64_t>(param::timeoutMs(), 10000)};
+    P2pSpec spec{id,
+                 isSender,
+                 comm->p2pRead,
+                 nslots,
+                 comm->slotBytes,
+                 comm->ranks[comm->rank].device,
+                 std::min<int64_t>(param::timeoutMs(), 10000)};
     backend = std::make_unique<P2pConnection>(spec);
   } else {
     backend = std::make_unique<ShmConnection>(id, isSender, nslots, comm->slotBytes, comm->peers.block(peer));

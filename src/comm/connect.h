@@ -29,7 +29,7 @@ struct ConnectOutcome {
   enum class End { kConnected, kFailed, kAborted, kTimedOut } end = End::kConnected;
   ncclResult_t result = ncclSuccess;  // kFailed: the link's error
   size_t link = 0;
-  std::string why;                    // kFailed: the link's own text
+  std::string why;  // kFailed: the link's own text
 };
 // One attempt at link i (tryConnect's contract); a caller may wrap it, e.g. in its GPU's context.
 using ConnectAttempt = std::function<ncclResult_t(size_t i, bool* ready, std::string* why)>;

@@ -9,9 +9,9 @@
 #include <cstdlib>
 #include <cstring>
 
-#include "comm/comm.h"
 #include "base/log.h"
 #include "base/result.h"
+#include "comm/comm.h"
 
 namespace weft {
 namespace {
@@ -55,8 +55,8 @@ std::string blockName(uint64_t commHash, int rank) {
 }
 }  // namespace
 
-ncclResult_t LocalPeers::setup(uint64_t commHash, int rank, const std::vector<RankInfo>& ranks,
-                               Bootstrap* bootstrap, std::string* why) {
+ncclResult_t LocalPeers::setup(uint64_t commHash, int rank, const std::vector<RankInfo>& ranks, Bootstrap* bootstrap,
+                               std::string* why) {
   const int n = static_cast<int>(ranks.size());
   blocks_.assign(n, nullptr);
   opened_.clear();

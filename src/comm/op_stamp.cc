@@ -133,8 +133,9 @@ std::string mismatchText(uint64_t commHash, int rank, const OpStamp& mine, int p
   char head[160];
   const CollKind kind = static_cast<CollKind>(mine.kind);
   if (isP2p(mine.kind))
-    snprintf(head, sizeof head, "nccl%s: operation #%u of communicator %016" PRIx64 " (%s of rank %d %s rank %d): ",
-             collName(kind), mine.op, commHash, kind == CollKind::kSend ? "sends" : "receives", rank,
+    snprintf(head, sizeof head,
+             "nccl%s: operation #%u of communicator %016" PRIx64 " (%s of rank %d %s rank %d): ", collName(kind),
+             mine.op, commHash, kind == CollKind::kSend ? "sends" : "receives", rank,
              kind == CollKind::kSend ? "to" : "from", mine.root);
   else
     snprintf(head, sizeof head, "nccl%s: operation #%u of communicator %016" PRIx64 ": ", collName(kind), mine.op,

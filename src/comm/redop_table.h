@@ -13,8 +13,8 @@ struct UserRedOp {
   bool live = false;
   ncclDataType_t dtype = ncclFloat32;
   ncclScalarResidence_t residence = ncclScalarHostImmediate;
-  uint64_t scalarBits = 0;         // host-immediate: the value, captured at creation
-  const void* scalarPtr = nullptr; // "device" residence: read when the operation runs
+  uint64_t scalarBits = 0;          // host-immediate: the value, captured at creation
+  const void* scalarPtr = nullptr;  // "device" residence: read when the operation runs
 };
 
 class RedOpTable {

@@ -19,10 +19,10 @@ struct WaitPoint {
   uint64_t stepCount = 0;  // elements of the step
   int64_t sinceNs = 0;     // when the wait began (base/clock.h), 0 when unknown
   int32_t rank = -1;
-  int32_t peer = -1;       // the first rank waited on, -1 when none
+  int32_t peer = -1;  // the first rank waited on, -1 when none
   int32_t channel = 0;
-  int32_t dtype = 0;       // ncclDataType_t
-  uint32_t step = 0;       // 0-based
+  int32_t dtype = 0;  // ncclDataType_t
+  uint32_t step = 0;  // 0-based
   uint32_t nSteps = 0;
   CollKind kind = CollKind::kAllReduce;
   StepOp op = StepOp::kSend;

@@ -4,8 +4,8 @@
 #pragma once
 #include <functional>
 
-#include "task/task.h"
 #include "nccl.h"
+#include "task/task.h"
 
 namespace weft {
 

@@ -20,7 +20,7 @@ namespace weft::gpu {
 
 // One link endpoint, prepared for kernels.
 struct DeviceLink {
-  FifoView view;              // device-accessible addresses
+  FifoView view;  // device-accessible addresses
   uint64_t* counter = nullptr;
   void* registered = nullptr;  // host memory registered for it (unregistered at teardown)
 };

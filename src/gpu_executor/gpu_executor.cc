@@ -8,18 +8,18 @@
 #include <vector>
 
 #include "base/clock.h"
-#include "comm/comm.h"
-#include "comm/comm_error.h"
 #include "base/log.h"
 #include "base/params.h"
 #include "base/result.h"
+#include "comm/comm.h"
+#include "comm/comm_error.h"
+#include "comm/connect.h"
+#include "comm/op_stamp.h"
 #include "gpu_executor/device_state.h"
 #include "gpu_executor/kernel_entry.h"
 #include "runtime/device_runtime.h"
-#include "comm/op_stamp.h"
 #include "task/task.h"
 #include "transports/net/proxy.h"
-#include "comm/connect.h"
 
 namespace weft::gpu {
 namespace {
@@ -181,7 +181,8 @@ ncclResult_t DescriptorBuilder::collect(const Program& prog, const std::vector<u
     const Sequence& s = prog.sequences[i];
     if (s.lane == Lane::kDirect)
       return setError(comm_, ncclInvalidUsage,
-                      "rank %d: %s #%" PRIu64 " chose a direct-lane algorithm (DDA or low precision), which GPU "
+                      "rank %d: %s #%" PRIu64
+                      " chose a direct-lane algorithm (DDA or low precision), which GPU "
                       "communicators do not run yet; unset NCCL_ALGO/RCCL_OVERRIDE_ALGO forcing it",
                       comm_->rank, collName(tasks_[s.task].kind), tasks_[s.task].seq);
     perSeq_.push_back(linksOf(comm_, s));
@@ -422,9 +423,10 @@ void pollDeviceError(ncclComm* comm) {
   snprintf(what, sizeof what,
            "rank %d (GPU %d) %s while waiting %s rank %d in %s #%" PRIu64
            " (%s lane, channel %d, step %u of %u: %s, %" PRIu64 " of %" PRIu64 " elements done)",
-           comm->rank, comm->gpu->device(), devErrorWhat(code), e->receiving ? "to receive from" : "for room to send to",
-           e->peer, collName(static_cast<CollKind>(e->kind)), e->opSeq, laneName(static_cast<Lane>(e->lane)),
-           e->channel, e->step + 1, e->nSteps, stepName(static_cast<StepOp>(e->stepOp)), e->done, e->count);
+           comm->rank, comm->gpu->device(), devErrorWhat(code),
+           e->receiving ? "to receive from" : "for room to send to", e->peer, collName(static_cast<CollKind>(e->kind)),
+           e->opSeq, laneName(static_cast<Lane>(e->lane)), e->channel, e->step + 1, e->nSteps,
+           stepName(static_cast<StepOp>(e->stepOp)), e->done, e->count);
   std::string msg = what;
   if (code == kDevSizeMismatch)
     msg += ": expected " + std::to_string(e->wantBytes) + " bytes, got " + std::to_string(e->gotBytes) +

@@ -5,9 +5,9 @@
 #include <cstddef>
 #include <span>
 
+#include "nccl.h"
 #include "program/program.h"
 #include "task/task.h"
-#include "nccl.h"
 
 struct ncclComm;
 

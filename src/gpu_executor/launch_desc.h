@@ -35,10 +35,10 @@ struct DevTask {
   uint64_t count;  // per-rank count, as the API defines it
   uint64_t seq;    // the communicator's operation number, for error reports
   int32_t nranks;
-  uint8_t kind;    // CollKind
+  uint8_t kind;           // CollKind
   uint8_t checkMismatch;  // the communicator's WEFT_MISMATCH_CHECK
   uint8_t pad[2];
-  OpStamp stamp;   // what this rank called: written into every slot it publishes, compared on receive
+  OpStamp stamp;  // what this rank called: written into every slot it publishes, compared on receive
 };
 
 struct DevSequence {
@@ -76,8 +76,8 @@ struct DevError {
   uint32_t step;
   uint32_t nSteps;
   uint64_t opSeq;
-  uint64_t done;     // elements of the step already moved
-  uint64_t count;    // elements of the step
+  uint64_t done;                 // elements of the step already moved
+  uint64_t count;                // elements of the step
   uint64_t gotBytes, wantBytes;  // kDevSizeMismatch
   uint8_t lane, kind, stepOp, pad;
   OpStamp mine, theirs;  // kDevStampMismatch
@@ -85,9 +85,9 @@ struct DevError {
 
 struct LaunchHeader {
   uint32_t nChains, nSeqs, nSteps, nTasks, nLinks;
-  uint32_t pieceBytes;  // the communicator's slot size: one message per piece
+  uint32_t pieceBytes;                                   // the communicator's slot size: one message per piece
   uint64_t chainOff, seqOff, stepOff, taskOff, linkOff;  // byte offsets from the header
-  int64_t timeoutTicks; // a wait longer than this fails the launch (WEFT_TIMEOUT_MS, in wait-clock ticks)
+  int64_t timeoutTicks;  // a wait longer than this fails the launch (WEFT_TIMEOUT_MS, in wait-clock ticks)
   const volatile uint32_t* abortFlag;  // mapped host memory: ncclCommAbort sets it
   DevError* error;                     // mapped host memory
   // Device memory: the first failing block claims the record with an atomic here (atomics on

@@ -21,8 +21,8 @@
 
 #include "gpu_executor/kernel_entry.h"
 #include "gpu_executor/launch_desc.h"
-#include "program/piece_plan.h"
 #include "math/reduce_kernel.h"
+#include "program/piece_plan.h"
 
 namespace weft::gpu {
 namespace {
@@ -54,9 +54,7 @@ __device__ __forceinline__ void backOff() {
 #endif
 }
 
-__device__ __forceinline__ uint64_t loadVolatile(const void* p) {
-  return *static_cast<const volatile uint64_t*>(p);
-}
+__device__ __forceinline__ uint64_t loadVolatile(const void* p) { return *static_cast<const volatile uint64_t*>(p); }
 __device__ __forceinline__ void storeVolatile(void* p, uint64_t v) { *static_cast<volatile uint64_t*>(p) = v; }
 
 template <typename T>
@@ -342,8 +340,9 @@ __global__ void __launch_bounds__(kKernelThreads) stepKernel(const LaunchHeader*
         __syncthreads();
         if (b.failed) return;
         __threadfence();
-        const char* src = stepReadsSrc(st.op) ? static_cast<const char*>(bufferOf(t, st.srcBuf)) + (st.srcOffset + done) * es
-                                              : nullptr;
+        const char* src = stepReadsSrc(st.op)
+                              ? static_cast<const char*>(bufferOf(t, st.srcBuf)) + (st.srcOffset + done) * es
+                              : nullptr;
         char* dst = stepWritesDst(st.op) ? static_cast<char*>(bufferOf(t, st.dstBuf)) + (st.dstOffset + done) * es
                                          : nullptr;
         const PieceOperands ops{src, dst, b.ins, b.nIn, b.outs, b.nOut, n, es, t.nranks, size_t(t.count) * es};
@@ -381,7 +380,7 @@ int launchStepKernel(const dev::KernelLaunch& l, void* stream, const char** what
   const auto* h = static_cast<const LaunchHeader*>(l.desc);
   return emulation::runBlocks(l.blocks, [h] { stepKernel(h); });
 #else
-  stepKernel<<<l.blocks, l.threads, 0, static_cast<gpuStream_t>(stream)>>>(static_cast<const LaunchHeader*>(l.desc));
+  stepKernel<<<l.blocks, l.threads, 0, static_cast<gpuStream_t>(stream)> > >(static_cast<const LaunchHeader*>(l.desc));
   const gpuError_t e = gpuGetLastError();
   if (e != gpuSuccess && what != nullptr) *what = gpuGetErrorString(e);
   return static_cast<int>(e);

@@ -17,7 +17,7 @@ template <class Link>
 struct Cursor {
   uint32_t pos, end;  // into the runner's order of sequences
   uint32_t step = 0;
-  size_t done = 0;    // elements of the current step already moved (a direct step's phase)
+  size_t done = 0;  // elements of the current step already moved (a direct step's phase)
   bool finished = false;
   bool multiPeer = false;  // the chain has multi-peer sequences: it steps with TreePeers
   // The current sequence's links by peer index, made on first use (single-peer: index 0).

@@ -1,9 +1,9 @@
 #include "host_executor/direct_exec.h"
 
-#include "comm/comm.h"
 #include "base/log.h"
-#include "host_executor/direct_step.h"
+#include "comm/comm.h"
 #include "comm/op_stamp.h"
+#include "host_executor/direct_step.h"
 
 namespace weft {
 
@@ -37,8 +37,9 @@ DirectProgress advanceDirectStep(const Task& t, const Step& st, size_t* phase, s
     // Peers asleep waiting for this rank's area learn at once that it exists.
     if (!created && comm->direct.ownedBytes() != 0) {
       comm->peers.ringAll();
-      WEFT_INFO(kLogShm, "comm %p rank %d: direct-access staging area of %zu bytes for %s #%llu", static_cast<void*>(comm),
-                comm->rank, comm->direct.dataBytes(), collName(t.kind), static_cast<unsigned long long>(t.seq));
+      WEFT_INFO(kLogShm, "comm %p rank %d: direct-access staging area of %zu bytes for %s #%llu",
+                static_cast<void*>(comm), comm->rank, comm->direct.dataBytes(), collName(t.kind),
+                static_cast<unsigned long long>(t.seq));
     }
     if (!ready) return DirectProgress::kWaiting;
   }

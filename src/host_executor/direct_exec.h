@@ -14,11 +14,11 @@
 namespace weft {
 
 enum class DirectProgress {
-  kDone,     // the step is complete
-  kArrived,  // a barrier: this rank arrived, the peers have not all (call again)
-  kWaiting,  // nothing moved (call again)
-  kFailed,   // *why says why
-  kMismatch, // a peer arrived at the barrier from a different call (op_stamp.h); *why names both
+  kDone,      // the step is complete
+  kArrived,   // a barrier: this rank arrived, the peers have not all (call again)
+  kWaiting,   // nothing moved (call again)
+  kFailed,    // *why says why
+  kMismatch,  // a peer arrived at the barrier from a different call (op_stamp.h); *why names both
 };
 
 // *phase is the cursor's per-step state (0 when the step starts; 1 once a barrier's arrival is

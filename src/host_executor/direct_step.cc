@@ -3,9 +3,9 @@
 #include <algorithm>
 #include <cstring>
 
+#include "host_executor/step_piece.h"
 #include "math/lowp_quant.h"
 #include "math/reduce_host.h"
-#include "host_executor/step_piece.h"
 
 namespace weft {
 namespace {
@@ -42,8 +42,8 @@ void lowpStep(const Task& t, const Step& st, const DirectView& v) {
                       blocksOf(v, v.rank, st.dstOffset), 0, 1);
       return;
     case StepOp::kLowpDequant:
-      lowpDequantize<T>(blocksOf(v, st.peer, st.srcOffset), n,
-                        static_cast<M*>(taskBuffer(t, st.dstBuf)) + st.dstOffset, 0, 1);
+      lowpDequantize<T>(blocksOf(v, st.peer, st.srcOffset), n, static_cast<M*>(taskBuffer(t, st.dstBuf)) + st.dstOffset,
+                        0, 1);
       return;
     case StepOp::kLowpReduce: {
       M* dst = static_cast<M*>(taskBuffer(t, st.dstBuf)) + st.dstOffset;

@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <cstdio>
 
-#include "comm/comm.h"
 #include "base/log.h"
+#include "comm/comm.h"
 #include "comm/op_stamp.h"
 
 namespace weft {
@@ -50,7 +50,9 @@ Space spaceOf(const OpStamp& mine) {
 }
 // The space of this rank's that a peer's stamp belongs in: its Send to us meets our Recv from it.
 Space mineForTheirs(const OpStamp& theirs) {
-  return theirs.kind == kStampKindSend ? Space::kRecvFrom : theirs.kind == kStampKindRecv ? Space::kSendTo : Space::kColl;
+  return theirs.kind == kStampKindSend   ? Space::kRecvFrom
+         : theirs.kind == kStampKindRecv ? Space::kSendTo
+                                         : Space::kColl;
 }
 
 // How many operations of space `s` (seen from comm's rank, towards `peer`) comm has issued.

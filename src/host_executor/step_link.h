@@ -43,9 +43,9 @@ template <class F>
 concept StepFabric = StepLink<typename F::Link> &&
     requires(F& f, ncclComm* comm, const Sequence& s, int peer, bool sender, const Task& t, const Step& st,
              size_t* phase, std::string* why, std::vector<int>* waitingOn) {
-      { f.link(comm, s, peer, sender) } -> std::same_as<typename F::Link*>;
-      { f.direct(t, st, phase, why) } -> std::same_as<DirectProgress>;
-      { f.describeDirect(t, st, *phase, waitingOn) } -> std::same_as<std::string>;
-    };
+  { f.link(comm, s, peer, sender) } -> std::same_as<typename F::Link*>;
+  { f.direct(t, st, phase, why) } -> std::same_as<DirectProgress>;
+  { f.describeDirect(t, st, *phase, waitingOn) } -> std::same_as<std::string>;
+};
 
 }  // namespace weft

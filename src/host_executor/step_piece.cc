@@ -3,8 +3,8 @@
 #include <cstring>
 
 #include "comm/comm.h"
-#include "program/piece_plan.h"
 #include "math/reduce_host.h"
+#include "program/piece_plan.h"
 
 namespace weft {
 namespace {
@@ -14,10 +14,11 @@ PieceOperands operands(const Task& t, const Step& st, int nranks, size_t done, s
   const size_t es = dataTypeSize(t.dtype);
   // Only the buffers a step uses are addressed: a Send's task has no receive buffer and a Recv's
   // no send buffer, and offsetting a null pointer would be undefined.
-  const char* src =
-      stepReadsSrc(st.op) ? static_cast<const char*>(taskBuffer(t, st.srcBuf)) + (st.srcOffset + done) * es : nullptr;
-  char* dst =
-      stepWritesDst(st.op) ? static_cast<char*>(taskBuffer(t, st.dstBuf)) + (st.dstOffset + done) * es : nullptr;
+  const char* src = stepReadsSrc(st.op)
+                        ? static_cast<const char*>(taskBuffer(t, st.srcBuf)) + (st.srcOffset + done) * es
+                        : nullptr;
+  char* dst = stepWritesDst(st.op) ? static_cast<char*>(taskBuffer(t, st.dstBuf)) + (st.dstOffset + done) * es
+                                   : nullptr;
   return PieceOperands{src, dst, ins, nIn, outs, nOut, n, es, nranks, t.count * es};
 }
 
@@ -32,8 +33,8 @@ void run(const Task& t, const Step& st, const PieceOperands& p) {
 
 }  // namespace
 
-void runPiece(const Task& t, const Step& st, size_t done, size_t n, const void* const* ins, int nIn,
-              void* const* outs, int nOut) {
+void runPiece(const Task& t, const Step& st, size_t done, size_t n, const void* const* ins, int nIn, void* const* outs,
+              int nOut) {
   run(t, st, operands(t, st, t.comm->nranks, done, n, ins, nIn, outs, nOut));
 }
 

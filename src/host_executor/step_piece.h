@@ -24,7 +24,7 @@ inline void* taskBuffer(const Task& t, Buf b) {
 // with the rank's own input (pre-multiplied) when the step reads one, then each further message
 // with that running value, so the order is fixed by the program; dst and every out get the same
 // bytes. One peer each way is the plain ring step.
-void runPiece(const Task& t, const Step& st, size_t done, size_t n, const void* const* ins, int nIn,
-              void* const* outs, int nOut);
+void runPiece(const Task& t, const Step& st, size_t done, size_t n, const void* const* ins, int nIn, void* const* outs,
+              int nOut);
 
 }  // namespace weft

@@ -47,7 +47,8 @@ ncclResult_t checkHealth(HostRunner& run, StampExchange& exchange, bool deadline
   for (ncclComm* comm : run.comms())
     if (comm->abortFlag.load(std::memory_order_acquire))
       return run.fail(comm, ncclInvalidUsage,
-                      "rank " + std::to_string(comm->rank) + ": communicator aborted (ncclCommAbort) during an operation");
+                      "rank " + std::to_string(comm->rank) +
+                          ": communicator aborted (ncclCommAbort) during an operation");
   for (const HostRunner::Cur& c : run.cursors()) {
     if (c.finished) continue;
     std::vector<int> peers;
@@ -70,8 +71,8 @@ ncclResult_t checkHealth(HostRunner& run, StampExchange& exchange, bool deadline
       }
     if (deadlinePassed)
       return run.fail(comm, ncclRemoteError,
-                      where + "; no progress for " + std::to_string(idleNs / 1000000) + " ms (WEFT_TIMEOUT_MS=" +
-                          std::to_string(param::timeoutMs()) + ")");
+                      where + "; no progress for " + std::to_string(idleNs / 1000000) +
+                          " ms (WEFT_TIMEOUT_MS=" + std::to_string(param::timeoutMs()) + ")");
   }
   return ncclSuccess;
 }

@@ -9,23 +9,23 @@
 #include <thread>
 #include <vector>
 
-#include "bootstrap/bootstrap.h"
-#include "bootstrap/unique_id.h"
-#include "comm/agreement.h"
 #include "base/clock.h"
-#include "comm/comm.h"
-#include "comm/comm_registry.h"
-#include "comm/comm_error.h"
 #include "base/host_identity.h"
 #include "base/log.h"
 #include "base/params.h"
 #include "base/result.h"
+#include "bootstrap/bootstrap.h"
+#include "bootstrap/unique_id.h"
+#include "comm/agreement.h"
+#include "comm/comm.h"
+#include "comm/comm_algorithms.h"
+#include "comm/comm_error.h"
+#include "comm/comm_registry.h"
+#include "comm/connect.h"
 #include "gpu_executor/gpu_executor.h"
 #include "runtime/device_runtime.h"
 #include "topology/placement_query.h"
 #include "topology/system.h"
-#include "comm/connect.h"
-#include "comm/comm_algorithms.h"
 
 namespace weft {
 namespace {
@@ -70,7 +70,8 @@ ncclResult_t selectNetworkIfNeeded(ncclComm* comm) {
   for (int p = 0; p < comm->nranks; ++p) needed |= p != comm->rank && usesNetwork(comm, p);
   if (!needed) return ncclSuccess;
   std::string why;
-  ncclResult_t r = net::selectNetwork(comm->config.netName.empty() ? nullptr : comm->config.netName.c_str(), &comm->network, &why);
+  ncclResult_t r = net::selectNetwork(comm->config.netName.empty() ? nullptr : comm->config.netName.c_str(),
+                                      &comm->network, &why);
   if (r != ncclSuccess)
     return setError(comm, r, "init of rank %d: some peers are on other hosts%s, but no network is usable: %s",
                     comm->rank, comm->agreed.shmDisable ? " or NCCL_SHM_DISABLE=1" : "", why.c_str());
@@ -92,7 +93,8 @@ ncclResult_t setupPlacement(ncclComm* comm) {
   WEFT_CHECK(topo::localRankPlacement("", &comm->placements[comm->rank]));
   std::string why;
   ncclResult_t r = comm->bootstrap->allGather(comm->placements.data(), sizeof(topo::RankPlacement), &why);
-  if (r != ncclSuccess) return setError(comm, r, "init of rank %d: exchanging placements failed: %s", comm->rank, why.c_str());
+  if (r != ncclSuccess)
+    return setError(comm, r, "init of rank %d: exchanging placements failed: %s", comm->rank, why.c_str());
   return topo::topologyDumpIfRequested(comm->rank, comm->placements);
 }
 
@@ -101,7 +103,8 @@ ncclResult_t setupComm(ncclComm* comm, const ncclUniqueId& id) {
   std::string why;
   ncclResult_t r = Bootstrap::create(id, comm->rank, comm->nranks, param::timeoutMs(), comm->initCancel.fd(),
                                      &comm->bootstrap, &why);
-  if (r != ncclSuccess) return setError(comm, r, "init of rank %d/%d failed: %s", comm->rank, comm->nranks, why.c_str());
+  if (r != ncclSuccess)
+    return setError(comm, r, "init of rank %d/%d failed: %s", comm->rank, comm->nranks, why.c_str());
 
   struct Announce {
     RankInfo info;
@@ -120,7 +123,8 @@ ncclResult_t setupComm(ncclComm* comm, const ncclUniqueId& id) {
     return setError(comm, ncclUnhandledCudaError, "init of rank %d: cannot read the current GPU", comm->rank);
   me.salt = randomU64();
   r = comm->bootstrap->allGather(all.data(), sizeof(Announce), &why);
-  if (r != ncclSuccess) return setError(comm, r, "init of rank %d: exchanging rank information failed: %s", comm->rank, why.c_str());
+  if (r != ncclSuccess)
+    return setError(comm, r, "init of rank %d: exchanging rank information failed: %s", comm->rank, why.c_str());
 
   for (const Announce& a : all) comm->ranks.push_back(a.info);
   // Two communicators rendezvousing at one NCCL_COMM_ID address share an id: rank 0's salt keeps
@@ -136,7 +140,8 @@ ncclResult_t setupComm(ncclComm* comm, const ncclUniqueId& id) {
   WEFT_CHECK(selectNetworkIfNeeded(comm));
   if (me.info.device >= 0) WEFT_CHECK(gpu::setupDevice(comm));
   r = comm->peers.setup(comm->commHash, comm->rank, comm->ranks, comm->bootstrap.get(), &why);
-  if (r != ncclSuccess) return setError(comm, r, "init of rank %d: shared memory setup failed: %s", comm->rank, why.c_str());
+  if (r != ncclSuccess)
+    return setError(comm, r, "init of rank %d: shared memory setup failed: %s", comm->rank, why.c_str());
   if (!comm->agreed.runtimeConnect) WEFT_CHECK(connectRingsNow(comm));
   WEFT_CHECK(setupPlacement(comm));
   WEFT_CHECK(setupTuner(comm, param::tunerPlugin()));  // the cost model, NCCL_ALGO/NCCL_PROTO and the tuner plugin
@@ -278,9 +283,8 @@ void commJoinInit(ncclComm* comm) {
 static void unlinkSenderNames(ncclComm* comm) {
   if (comm->commHash == 0 || comm->nranks < 2) return;
   for (int ch = 0; ch < comm->nChannels; ++ch)
-    shm_unlink(ConnectionId{comm->commHash, Lane::kRing, ch, comm->rank, (comm->rank + 1) % comm->nranks}
-                   .shmName()
-                   .c_str());
+    shm_unlink(
+        ConnectionId{comm->commHash, Lane::kRing, ch, comm->rank, (comm->rank + 1) % comm->nranks}.shmName().c_str());
   for (int p = 0; p < comm->nranks; ++p)
     if (p != comm->rank) shm_unlink(ConnectionId{comm->commHash, Lane::kP2p, 0, comm->rank, p}.shmName().c_str());
   // Tree channels come in pairs (two trees per channel), and a tree rooted at any rank may link

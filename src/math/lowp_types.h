@@ -89,9 +89,9 @@ WEFT_HOST_DEVICE WEFT_INLINE uint32_t selectBits(bool cond, uint32_t a, uint32_t
 template <int kExpBits, int kManBits>
 WEFT_HOST_DEVICE WEFT_INLINE uint32_t roundMagnitude(uint32_t a) {
   constexpr int kBias = (1 << (kExpBits - 1)) - 1;
-  constexpr int kEmin = 1 - kBias;  // exponent of the smallest normal number
+  constexpr int kEmin = 1 - kBias;                                           // exponent of the smallest normal number
   constexpr uint32_t kMinNormal = static_cast<uint32_t>(kEmin + 127) << 23;  // as float bits
-  constexpr int kDrop = 23 - kManBits;  // float mantissa bits that do not fit
+  constexpr int kDrop = 23 - kManBits;                                       // float mantissa bits that do not fit
   // 2^(kEmin - kManBits + 23): its ulp in float is the target's smallest subnormal.
   constexpr uint32_t kSubnormalMagic = static_cast<uint32_t>(kEmin - kManBits + 23 + 127) << 23;
 
@@ -124,8 +124,8 @@ WEFT_HOST_DEVICE WEFT_INLINE float floatFromFloat16Bits(uint16_t h) {
   const uint32_t normal = mag + (static_cast<uint32_t>(127 - 15) << 23);
   const uint32_t special = mag | 0x7f800000u;  // Inf, or NaN keeping its payload
   const uint32_t sub = floatToBits(static_cast<float>(static_cast<int32_t>(v & 0x3ffu)) * 0x1p-24f);
-  return bitsToFloat(sign | lowp_detail::selectBits(exp == 0x1fu, special,
-                                                    lowp_detail::selectBits(exp == 0, sub, normal)));
+  return bitsToFloat(sign |
+                     lowp_detail::selectBits(exp == 0x1fu, special, lowp_detail::selectBits(exp == 0, sub, normal)));
 }
 
 // ---- bfloat16 (1 sign, 8 exponent, 7 mantissa bits: the top half of a float).
@@ -183,30 +183,28 @@ WEFT_HOST_DEVICE WEFT_INLINE float floatFromFloat8e5m2Bits(uint8_t b) {
 // ---- The storage types. Trivially copyable, raw bits only, so that buffers of them can be
 // memcpy'd, sent over the wire and reinterpreted from user memory. Construction from float
 // rounds as above; conversion to float is exact.
-#define WEFT_LOWP_TYPE(Name, Storage, fromFloatFn, toFloatFn, nanBits)                  \
-  struct Name {                                                                         \
-    using Bits = Storage;                                                               \
-    static constexpr Storage kCanonicalNaN = nanBits;                                   \
-    Storage bits;                                                                       \
-    Name() = default;                                                                   \
-    WEFT_HOST_DEVICE WEFT_INLINE explicit Name(float f) : bits(fromFloatFn(f)) {}       \
-    WEFT_HOST_DEVICE WEFT_INLINE static Name fromBits(Storage b) {                      \
-      Name v;                                                                           \
-      v.bits = b;                                                                       \
-      return v;                                                                         \
-    }                                                                                   \
-    WEFT_HOST_DEVICE WEFT_INLINE float toFloat() const { return toFloatFn(bits); }      \
-    WEFT_HOST_DEVICE WEFT_INLINE explicit operator float() const { return toFloat(); }  \
-  };                                                                                    \
+#define WEFT_LOWP_TYPE(Name, Storage, fromFloatFn, toFloatFn, nanBits)                   \
+  struct Name {                                                                          \
+    using Bits = Storage;                                                                \
+    static constexpr Storage kCanonicalNaN = nanBits;                                    \
+    Storage bits;                                                                        \
+    Name() = default;                                                                    \
+    WEFT_HOST_DEVICE WEFT_INLINE explicit Name(float f) : bits(fromFloatFn(f)) {}        \
+    WEFT_HOST_DEVICE WEFT_INLINE static Name fromBits(Storage b) {                       \
+      Name v;                                                                            \
+      v.bits = b;                                                                        \
+      return v;                                                                          \
+    }                                                                                    \
+    WEFT_HOST_DEVICE WEFT_INLINE float toFloat() const { return toFloatFn(bits); }       \
+    WEFT_HOST_DEVICE WEFT_INLINE explicit operator float() const { return toFloat(); }   \
+  };                                                                                     \
   static_assert(sizeof(Name) == sizeof(Storage) && std::is_trivially_copyable_v<Name> && \
                 std::is_trivially_default_constructible_v<Name>)
 
 WEFT_LOWP_TYPE(Float16, uint16_t, float16BitsFromFloat, floatFromFloat16Bits, kFloat16CanonicalNaN);
 WEFT_LOWP_TYPE(BFloat16, uint16_t, bfloat16BitsFromFloat, floatFromBFloat16Bits, kBFloat16CanonicalNaN);
-WEFT_LOWP_TYPE(Float8E4M3, uint8_t, float8e4m3BitsFromFloat, floatFromFloat8e4m3Bits,
-               kFloat8E4M3CanonicalNaN);
-WEFT_LOWP_TYPE(Float8E5M2, uint8_t, float8e5m2BitsFromFloat, floatFromFloat8e5m2Bits,
-               kFloat8E5M2CanonicalNaN);
+WEFT_LOWP_TYPE(Float8E4M3, uint8_t, float8e4m3BitsFromFloat, floatFromFloat8e4m3Bits, kFloat8E4M3CanonicalNaN);
+WEFT_LOWP_TYPE(Float8E5M2, uint8_t, float8e5m2BitsFromFloat, floatFromFloat8e5m2Bits, kFloat8E5M2CanonicalNaN);
 #undef WEFT_LOWP_TYPE
 
 // True for the four software formats above (their arithmetic goes through float).

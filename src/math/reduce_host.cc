@@ -19,18 +19,54 @@ namespace {
 // The C++ element type of each ncclDataType_t, in enum order.
 template <int kDtype>
 struct ElementOf;
-template <> struct ElementOf<ncclInt8> { using type = int8_t; };
-template <> struct ElementOf<ncclUint8> { using type = uint8_t; };
-template <> struct ElementOf<ncclInt32> { using type = int32_t; };
-template <> struct ElementOf<ncclUint32> { using type = uint32_t; };
-template <> struct ElementOf<ncclInt64> { using type = int64_t; };
-template <> struct ElementOf<ncclUint64> { using type = uint64_t; };
-template <> struct ElementOf<ncclFloat16> { using type = Float16; };
-template <> struct ElementOf<ncclFloat32> { using type = float; };
-template <> struct ElementOf<ncclFloat64> { using type = double; };
-template <> struct ElementOf<ncclBfloat16> { using type = BFloat16; };
-template <> struct ElementOf<ncclFloat8e4m3> { using type = Float8E4M3; };
-template <> struct ElementOf<ncclFloat8e5m2> { using type = Float8E5M2; };
+template <>
+struct ElementOf<ncclInt8> {
+  using type = int8_t;
+};
+template <>
+struct ElementOf<ncclUint8> {
+  using type = uint8_t;
+};
+template <>
+struct ElementOf<ncclInt32> {
+  using type = int32_t;
+};
+template <>
+struct ElementOf<ncclUint32> {
+  using type = uint32_t;
+};
+template <>
+struct ElementOf<ncclInt64> {
+  using type = int64_t;
+};
+template <>
+struct ElementOf<ncclUint64> {
+  using type = uint64_t;
+};
+template <>
+struct ElementOf<ncclFloat16> {
+  using type = Float16;
+};
+template <>
+struct ElementOf<ncclFloat32> {
+  using type = float;
+};
+template <>
+struct ElementOf<ncclFloat64> {
+  using type = double;
+};
+template <>
+struct ElementOf<ncclBfloat16> {
+  using type = BFloat16;
+};
+template <>
+struct ElementOf<ncclFloat8e4m3> {
+  using type = Float8E4M3;
+};
+template <>
+struct ElementOf<ncclFloat8e5m2> {
+  using type = Float8E5M2;
+};
 
 constexpr int kNumTypes = ncclNumTypes;
 constexpr int kNumBaseOps = 4;
@@ -83,8 +119,8 @@ uint64_t bitsOfScalar(T v) {
   }
 }
 
-using LoopFn = void (*)(void* dst0, void* dst1, const void* partial, const void* local, uint64_t preBits,
-                        int divisor, size_t count);
+using LoopFn = void (*)(void* dst0, void* dst1, const void* partial, const void* local, uint64_t preBits, int divisor,
+                        size_t count);
 
 // The loops, compiled once for the baseline instruction set every x86-64 (or other) machine has,
 // and on x86-64 once more for AVX2, picked at run time. The distributed library cannot assume AVX2,
@@ -97,9 +133,8 @@ struct BaselineIsa {
   static void run(void* dst0, void* dst1, const void* partial, const void* local, uint64_t preBits, int divisor,
                   size_t count) {
     using M = MemoryType<T>;
-    reduceCopyRange<T, Op<T>, kVariant>(static_cast<M*>(dst0), static_cast<M*>(dst1),
-                                        static_cast<const M*>(partial), static_cast<const M*>(local),
-                                        scalarFromBits<T>(preBits), divisor, 0, count, 1);
+    reduceCopyRange<T, Op<T>, kVariant>(static_cast<M*>(dst0), static_cast<M*>(dst1), static_cast<const M*>(partial),
+                                        static_cast<const M*>(local), scalarFromBits<T>(preBits), divisor, 0, count, 1);
   }
 };
 
@@ -110,9 +145,8 @@ struct Avx2Isa {
   __attribute__((target("avx2"))) static void run(void* dst0, void* dst1, const void* partial, const void* local,
                                                   uint64_t preBits, int divisor, size_t count) {
     using M = MemoryType<T>;
-    reduceCopyRange<T, Op<T>, kVariant>(static_cast<M*>(dst0), static_cast<M*>(dst1),
-                                        static_cast<const M*>(partial), static_cast<const M*>(local),
-                                        scalarFromBits<T>(preBits), divisor, 0, count, 1);
+    reduceCopyRange<T, Op<T>, kVariant>(static_cast<M*>(dst0), static_cast<M*>(dst1), static_cast<const M*>(partial),
+                                        static_cast<const M*>(local), scalarFromBits<T>(preBits), divisor, 0, count, 1);
   }
 };
 #else
@@ -141,10 +175,26 @@ constexpr bool loopExists() {
 
 template <int kOp>
 struct OpOf;
-template <> struct OpOf<static_cast<int>(BaseOp::kSum)> { template <typename T> using type = FuncSum<T>; };
-template <> struct OpOf<static_cast<int>(BaseOp::kProd)> { template <typename T> using type = FuncProd<T>; };
-template <> struct OpOf<static_cast<int>(BaseOp::kMax)> { template <typename T> using type = FuncMax<T>; };
-template <> struct OpOf<static_cast<int>(BaseOp::kMin)> { template <typename T> using type = FuncMin<T>; };
+template <>
+struct OpOf<static_cast<int>(BaseOp::kSum)> {
+  template <typename T>
+  using type = FuncSum<T>;
+};
+template <>
+struct OpOf<static_cast<int>(BaseOp::kProd)> {
+  template <typename T>
+  using type = FuncProd<T>;
+};
+template <>
+struct OpOf<static_cast<int>(BaseOp::kMax)> {
+  template <typename T>
+  using type = FuncMax<T>;
+};
+template <>
+struct OpOf<static_cast<int>(BaseOp::kMin)> {
+  template <typename T>
+  using type = FuncMin<T>;
+};
 
 using VariantRow = std::array<LoopFn, kNumVariants>;
 using OpRows = std::array<VariantRow, kNumBaseOps>;
@@ -192,9 +242,7 @@ const LoopTable& loops() {
 #endif
 }
 
-bool validDtype(ncclDataType_t dtype) {
-  return static_cast<int>(dtype) >= 0 && static_cast<int>(dtype) < kNumTypes;
-}
+bool validDtype(ncclDataType_t dtype) { return static_cast<int>(dtype) >= 0 && static_cast<int>(dtype) < kNumTypes; }
 
 void copyBytes(void* dst, const void* src, size_t bytes) {
   if (dst != src) memcpy(dst, src, bytes);  // exact aliasing is allowed and means nothing to do
@@ -206,9 +254,8 @@ void copyBytes(void* dst, const void* src, size_t bytes) {
 // post-divide in place and copy to dst1. Each element goes through exactly the operations, in the
 // order, that a fused loop applies, so the bits are the same; and since a block is fully read
 // before it is written, exact aliasing between destinations and sources still works.
-void reduceComposed(const OpRows& rows, unsigned op, size_t elemSize, void* dst0, void* dst1,
-                    const void* partial, const void* local, size_t count, bool pre, bool post,
-                    uint64_t preBits, int divisor) {
+void reduceComposed(const OpRows& rows, unsigned op, size_t elemSize, void* dst0, void* dst1, const void* partial,
+                    const void* local, size_t count, bool pre, bool post, uint64_t preBits, int divisor) {
   constexpr size_t kScratchBytes = 16384;
   alignas(64) unsigned char scratch[kScratchBytes];
   const size_t block = kScratchBytes / elemSize;
@@ -222,8 +269,8 @@ void reduceComposed(const OpRows& rows, unsigned op, size_t elemSize, void* dst0
       rows[sum][kVarLocal | kVarPre](scratch, nullptr, nullptr, src, preBits, divisor, n);
       src = scratch;
     }
-    rows[op][kVarLocal | kVarPartial](d0, nullptr, static_cast<const unsigned char*>(partial) + offset, src,
-                                      preBits, divisor, n);
+    rows[op][kVarLocal | kVarPartial](d0, nullptr, static_cast<const unsigned char*>(partial) + offset, src, preBits,
+                                      divisor, n);
     if (post) rows[sum][kVarLocal | kVarPost](d0, nullptr, nullptr, d0, preBits, divisor, n);
     if (dst1 != nullptr) copyBytes(static_cast<unsigned char*>(dst1) + offset, d0, n * elemSize);
   }
@@ -282,15 +329,14 @@ bool makeReduceSpec(ncclDataType_t dtype, ncclRedOp_t op, int nranks, ReduceSpec
       spec.preMul = !spec.postDiv;
       break;
     }
-    default:
-      return false;
+    default: return false;
   }
   *out = spec;
   return true;
 }
 
-void reduceCopy(const ReduceSpec& spec, void* dst0, void* dst1, const void* partial, const void* local,
-                size_t count, unsigned flags) {
+void reduceCopy(const ReduceSpec& spec, void* dst0, void* dst1, const void* partial, const void* local, size_t count,
+                unsigned flags) {
   const size_t elemSize = dataTypeSize(spec.dtype);
   const unsigned op = static_cast<unsigned>(spec.op);
   // Callers validate their arguments; an impossible spec or a missing source does nothing rather
@@ -323,8 +369,7 @@ void reduceCopy(const ReduceSpec& spec, void* dst0, void* dst1, const void* part
     fn(dst0, dst1, twoSources ? partial : nullptr, single, spec.preMulScalar, spec.divisor, count);
     return;
   }
-  reduceComposed(rows, op, elemSize, dst0, dst1, partial, local, count, pre, post, spec.preMulScalar,
-                 spec.divisor);
+  reduceComposed(rows, op, elemSize, dst0, dst1, partial, local, count, pre, post, spec.preMulScalar, spec.divisor);
 }
 
 void reduceUseBaselineLoopsForTesting(bool on) { gForceBaseline.store(on, std::memory_order_relaxed); }

@@ -42,8 +42,8 @@ enum ReduceFlags : unsigned {
 // source this is a plain copy (memcpy speed).
 // (pre and post also work with kProd/kMax/kMin, though nothing builds such a spec; a divisor below 2
 // means no post-divide.)
-void reduceCopy(const ReduceSpec& spec, void* dst0, void* dst1, const void* partial, const void* local,
-                size_t count, unsigned flags);
+void reduceCopy(const ReduceSpec& spec, void* dst0, void* dst1, const void* partial, const void* local, size_t count,
+                unsigned flags);
 
 // Makes reduceCopy use its baseline (non-AVX2) loops even where AVX2 is available, so that tests can
 // check that both builds of the loops give the same bits. Not for production use.
@@ -56,21 +56,16 @@ WEFT_HOST_DEVICE inline size_t dataTypeSize(ncclDataType_t dtype) {
     case ncclInt8:
     case ncclUint8:
     case ncclFloat8e4m3:
-    case ncclFloat8e5m2:
-      return 1;
+    case ncclFloat8e5m2: return 1;
     case ncclFloat16:
-    case ncclBfloat16:
-      return 2;
+    case ncclBfloat16: return 2;
     case ncclInt32:
     case ncclUint32:
-    case ncclFloat32:
-      return 4;
+    case ncclFloat32: return 4;
     case ncclInt64:
     case ncclUint64:
-    case ncclFloat64:
-      return 8;
-    default:
-      return 0;
+    case ncclFloat64: return 8;
+    default: return 0;
   }
 }
 // Name for messages ("float32", "bfloat16", ...); "invalid" for an invalid dtype.

@@ -67,9 +67,8 @@ enum ReduceVariant : unsigned {
 // under exact aliasing) rather than rely on __restrict__.
 template <typename T, typename Op, unsigned kVariant>
 WEFT_HOST_DEVICE WEFT_INLINE void reduceCopyRange(MemoryType<T>* dst0, MemoryType<T>* dst1,
-                                                  const MemoryType<T>* partial, const MemoryType<T>* local,
-                                                  T preScalar, int divisor, size_t begin, size_t end,
-                                                  size_t stride) {
+                                                  const MemoryType<T>* partial, const MemoryType<T>* local, T preScalar,
+                                                  int divisor, size_t begin, size_t end, size_t stride) {
   static_assert((kVariant & (kVarPartial | kVarLocal)) != 0, "reduceCopyRange needs a source");
   static_assert((kVariant & kVarPre) == 0 || (kVariant & kVarLocal) != 0,
                 "the pre-multiply applies to the local input only");

@@ -39,12 +39,8 @@ template <typename T>
 inline constexpr bool kIsIeee = std::is_same_v<T, float> || std::is_same_v<T, double>;
 
 // Bits of float/double with the canonical NaN substituted for any NaN.
-WEFT_HOST_DEVICE WEFT_INLINE float canonicalize(float v) {
-  return v != v ? bitsToFloat(kFloatCanonicalNaN) : v;
-}
-WEFT_HOST_DEVICE WEFT_INLINE double canonicalize(double v) {
-  return v != v ? bitsToDouble(kDoubleCanonicalNaN) : v;
-}
+WEFT_HOST_DEVICE WEFT_INLINE float canonicalize(float v) { return v != v ? bitsToFloat(kFloatCanonicalNaN) : v; }
+WEFT_HOST_DEVICE WEFT_INLINE double canonicalize(double v) { return v != v ? bitsToDouble(kDoubleCanonicalNaN) : v; }
 
 // What Max/Min need to know about a floating format, on its raw bits.
 template <typename T>

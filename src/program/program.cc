@@ -4,9 +4,7 @@
 
 namespace weft {
 
-std::pair<uintptr_t, ChainKey> chainOf(const Sequence& s) {
-  return {s.scope, chainKeyOf(s)};
-}
+std::pair<uintptr_t, ChainKey> chainOf(const Sequence& s) { return {s.scope, chainKeyOf(s)}; }
 
 void sortIntoChains(const Program& prog, std::vector<uint32_t>* order) {
   // Issue order breaks ties, so this is a stable sort without stable_sort's temporary buffer (a

@@ -4,14 +4,14 @@
 // Steps move a range of elements; the executor cuts them into FIFO-slot-sized pieces and streams
 // them, so consecutive ranks of a ring (or levels of a tree) work on the same step in a pipeline.
 #pragma once
-#include <cstddef>
 #include <compare>
+#include <cstddef>
 #include <cstdint>
 #include <utility>
 #include <vector>
 
-#include "program/step.h"
 #include "program/lane.h"
+#include "program/step.h"
 
 namespace weft {
 

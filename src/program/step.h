@@ -9,27 +9,27 @@
 namespace weft {
 
 enum class StepOp : uint8_t {
-  kSend,               // src -> next
-  kRecv,               // prev -> dst
-  kRecvReduceSend,     // prev (+) src -> next
-  kRecvReduceCopy,     // prev (+) src -> dst
-  kRecvReduceCopySend, // prev (+) src -> dst and next
-  kRecvCopySend,       // prev -> dst and next
-  kCopySend,           // src -> dst (skipped when the same memory) and next
-  kCopy,               // src -> dst, no peer
-  kReduceScratch,      // dst = scratch block 0 (+) block 1 (+) ... (+) block nranks-1, in rank order
+  kSend,                // src -> next
+  kRecv,                // prev -> dst
+  kRecvReduceSend,      // prev (+) src -> next
+  kRecvReduceCopy,      // prev (+) src -> dst
+  kRecvReduceCopySend,  // prev (+) src -> dst and next
+  kRecvCopySend,        // prev -> dst and next
+  kCopySend,            // src -> dst (skipped when the same memory) and next
+  kCopy,                // src -> dst, no peer
+  kReduceScratch,       // dst = scratch block 0 (+) block 1 (+) ... (+) block nranks-1, in rank order
   // Direct lane (no connection; see direct_step.h). Staging offsets count elements of the task's
   // datatype from the start of a staging area's data, or for the lowp ops 260-byte FP8 blocks.
-  kDirectStage,        // src -> own staging at dstOffset (pre-multiplied with kStepPre)
-  kDirectBarrier,      // arrive, then wait until every local rank has arrived as often
-  kDirectReduce,       // dst = staging[0] (+) ... (+) staging[nranks-1] at srcOffset, in rank order
-  kDirectCopy,         // staging of rank `peer` at srcOffset -> dst
-  kLowpQuantize,       // src -> own staging as FP8 blocks starting at block dstOffset
-  kLowpReduce,         // dst = sum in float of every rank's FP8 blocks at srcOffset, rank order;
-                       // with kStepRequant the sum is re-quantized over the own blocks it was
-                       // read from (only this rank reads them) and dst gets the decoded value
-                       // every rank will read
-  kLowpDequant,        // FP8 blocks of rank `peer` at srcOffset -> dst
+  kDirectStage,    // src -> own staging at dstOffset (pre-multiplied with kStepPre)
+  kDirectBarrier,  // arrive, then wait until every local rank has arrived as often
+  kDirectReduce,   // dst = staging[0] (+) ... (+) staging[nranks-1] at srcOffset, in rank order
+  kDirectCopy,     // staging of rank `peer` at srcOffset -> dst
+  kLowpQuantize,   // src -> own staging as FP8 blocks starting at block dstOffset
+  kLowpReduce,     // dst = sum in float of every rank's FP8 blocks at srcOffset, rank order;
+                   // with kStepRequant the sum is re-quantized over the own blocks it was
+                   // read from (only this rank reads them) and dst gets the decoded value
+                   // every rank will read
+  kLowpDequant,    // FP8 blocks of rank `peer` at srcOffset -> dst
 };
 
 WEFT_HOST_DEVICE inline bool stepReceives(StepOp op) {
@@ -42,8 +42,8 @@ WEFT_HOST_DEVICE inline bool stepSends(StepOp op) {
 }
 
 enum StepFlags : uint8_t {
-  kStepPre = 1,   // this rank's own input enters the reduction here (apply pre-multiply)
-  kStepPost = 2,  // the final value is produced here (apply post-divide)
+  kStepPre = 1,      // this rank's own input enters the reduction here (apply pre-multiply)
+  kStepPost = 2,     // the final value is produced here (apply post-divide)
   kStepRequant = 4,  // kLowpReduce: re-quantize the sum into own staging (AllReduce)
 };
 
@@ -71,7 +71,6 @@ struct Step {
 };
 static_assert(sizeof(Step) == 32, "Step fields beyond the offsets must fit the padding");
 
-
 WEFT_HOST_DEVICE inline bool stepReadsSrc(StepOp op) {
   return op == StepOp::kSend || op == StepOp::kRecvReduceSend || op == StepOp::kRecvReduceCopy ||
          op == StepOp::kRecvReduceCopySend || op == StepOp::kCopySend || op == StepOp::kCopy ||
@@ -79,8 +78,7 @@ WEFT_HOST_DEVICE inline bool stepReadsSrc(StepOp op) {
 }
 WEFT_HOST_DEVICE inline bool stepWritesDst(StepOp op) {
   return op == StepOp::kRecv || op == StepOp::kRecvReduceCopy || op == StepOp::kRecvReduceCopySend ||
-         op == StepOp::kRecvCopySend || op == StepOp::kCopySend || op == StepOp::kCopy ||
-         op == StepOp::kReduceScratch;
+         op == StepOp::kRecvCopySend || op == StepOp::kCopySend || op == StepOp::kCopy || op == StepOp::kReduceScratch;
 }
 
 const char* stepName(StepOp op);

@@ -19,9 +19,9 @@
 #define WEFT_GPU_STR2(x) #x
 #define WEFT_GPU_STR(x) WEFT_GPU_STR2(x)
 // Calls fn(args...) and returns from the enclosing function with the mapped error if it fails.
-#define WEFT_GPU_TRY(fn, ...)                                                      \
-  do {                                                                             \
-    gpuError_t weftGpuErr = fn(__VA_ARGS__);                                       \
+#define WEFT_GPU_TRY(fn, ...)                                                       \
+  do {                                                                              \
+    gpuError_t weftGpuErr = fn(__VA_ARGS__);                                        \
     if (weftGpuErr != gpuSuccess) return vendorError(WEFT_GPU_STR(fn), weftGpuErr); \
   } while (0)
 
@@ -187,7 +187,8 @@ class GpuRuntime final : public Runtime {
 #if defined(WEFT_HIP_PRE6)
     int d = hipGetStreamDeviceId(static_cast<gpuStream_t>(stream));  // no error code, -1 instead
     if (d < 0)
-      return reportError(nullptr, ncclUnhandledCudaError, "hipGetStreamDeviceId: stream %p is not a valid stream", stream);
+      return reportError(nullptr, ncclUnhandledCudaError, "hipGetStreamDeviceId: stream %p is not a valid stream",
+                         stream);
     *dev = d;
 #else
     WEFT_GPU_TRY(gpuStreamGetDevice, static_cast<gpuStream_t>(stream), dev);
@@ -367,8 +368,7 @@ class GpuRuntime final : public Runtime {
   // relaxed = true switches this thread to relaxed mode; relaxed = false puts back the mode in
   // *previous (what the first call returned). Either way *previous receives the mode replaced.
   ncclResult_t exchangeCaptureModeRelaxed(bool relaxed, int* previous) override {
-    gpuStreamCaptureMode mode =
-        relaxed ? gpuStreamCaptureModeRelaxed : static_cast<gpuStreamCaptureMode>(*previous);
+    gpuStreamCaptureMode mode = relaxed ? gpuStreamCaptureModeRelaxed : static_cast<gpuStreamCaptureMode>(*previous);
     WEFT_GPU_TRY(gpuThreadExchangeStreamCaptureMode, &mode);
     *previous = static_cast<int>(mode);
     return ncclSuccess;

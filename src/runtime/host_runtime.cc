@@ -9,8 +9,7 @@ namespace weft::dev {
 namespace {
 
 ncclResult_t noGpu(const char* call) {
-  return reportError(nullptr, ncclInvalidUsage, "%s: this Weft was built without a GPU backend (WEFT_GPU=none)",
-                  call);
+  return reportError(nullptr, ncclInvalidUsage, "%s: this Weft was built without a GPU backend (WEFT_GPU=none)", call);
 }
 
 class HostRuntime final : public Runtime {

@@ -40,8 +40,7 @@ void setSocketAddressPort(SocketAddress* a, uint16_t port) {
 
 bool socketAddressEqual(const SocketAddress& a, const SocketAddress& b) {
   if (a.sa.sa_family != b.sa.sa_family) return false;
-  if (a.sa.sa_family == AF_INET)
-    return a.v4.sin_port == b.v4.sin_port && a.v4.sin_addr.s_addr == b.v4.sin_addr.s_addr;
+  if (a.sa.sa_family == AF_INET) return a.v4.sin_port == b.v4.sin_port && a.v4.sin_addr.s_addr == b.v4.sin_addr.s_addr;
   if (a.sa.sa_family == AF_INET6)
     return a.v6.sin6_port == b.v6.sin6_port && a.v6.sin6_scope_id == b.v6.sin6_scope_id &&
            memcmp(&a.v6.sin6_addr, &b.v6.sin6_addr, sizeof(in6_addr)) == 0;

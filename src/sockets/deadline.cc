@@ -49,12 +49,9 @@ Deadline Deadline::earlier(const Deadline& other) const {
 
 ncclResult_t ioStatusResult(IoStatus s) {
   switch (s) {
-    case IoStatus::kOk:
-      return ncclSuccess;
-    case IoStatus::kError:
-      return ncclSystemError;
-    default:
-      return ncclRemoteError;
+    case IoStatus::kOk: return ncclSuccess;
+    case IoStatus::kError: return ncclSystemError;
+    default: return ncclRemoteError;
   }
 }
 

@@ -62,18 +62,16 @@ IoStatus waitFor(int fd, short events, const Deadline& deadline, int cancelFd, s
 
 bool retryableConnectError(int err) {
   switch (err) {
-    case ECONNREFUSED:   // nobody listens yet (the root or a peer starts later)
+    case ECONNREFUSED:  // nobody listens yet (the root or a peer starts later)
     case ETIMEDOUT:
     case ENETUNREACH:
     case EHOSTUNREACH:
-    case ECONNRESET:     // the listener's backlog overflowed or it closed with us queued
+    case ECONNRESET:  // the listener's backlog overflowed or it closed with us queued
     case ECONNABORTED:
     case EAGAIN:
     case EADDRNOTAVAIL:  // ephemeral ports briefly exhausted
-    case EINTR:
-      return true;
-    default:
-      return false;
+    case EINTR: return true;
+    default: return false;
   }
 }
 

@@ -39,8 +39,7 @@ class Socket {
                              std::string* why, int* err = nullptr);
   // Connects to `to`, retrying refused/unreachable attempts with a short backoff until the deadline
   // (the listener may not be up yet). kTimeout's detail names the last error. TCP_NODELAY is set.
-  static IoStatus connect(const SocketAddress& to, Deadline deadline, int cancelFd, Socket* out,
-                          std::string* detail);
+  static IoStatus connect(const SocketAddress& to, Deadline deadline, int cancelFd, Socket* out, std::string* detail);
   // Accepts one connection on a listening socket. TCP_NODELAY is set on it.
   IoStatus accept(Deadline deadline, int cancelFd, Socket* out, SocketAddress* peer, std::string* detail) const;
   // Transfers exactly len bytes, or reports why not. MSG_NOSIGNAL: a dead peer is kClosed, not SIGPIPE.

@@ -7,8 +7,8 @@
 
 #include "math/reduce_host.h"
 #include "nccl.h"
-#include "transports/fifo.h"
 #include "task/algorithm.h"
+#include "transports/fifo.h"
 
 struct ncclComm;
 
@@ -36,21 +36,21 @@ struct Task {
   CollKind kind = CollKind::kAllReduce;
   const void* sendbuff = nullptr;
   void* recvbuff = nullptr;
-  size_t count = 0;   // per-rank count, as the API call defines it
+  size_t count = 0;  // per-rank count, as the API call defines it
   ncclDataType_t dtype = ncclFloat32;
   ncclRedOp_t op = ncclSum;
-  int root = 0;       // root, or the peer of a send/recv
+  int root = 0;            // root, or the peer of a send/recv
   void* stream = nullptr;  // the caller's stream (GPU communicators; NULL in host mode)
-  uint64_t seq = 0;   // the communicator's operation number, for messages
+  uint64_t seq = 0;        // the communicator's operation number, for messages
   // The number of this operation in its sequence space (op_stamp.h): collectives count in one
   // per-communicator space, a Send to P in the space of sends to P, a Recv from P in that of
   // receives from P, so that the n-th send to P meets P's n-th receive from this rank whatever
   // else either rank issued in between.
   uint64_t opNum = 0;
-  OpStamp stamp{};    // what this rank called, as its messages carry it (set after selectAlgorithm)
-  ReduceSpec spec;    // resolved when the group runs (a device-resident scalar is read then)
+  OpStamp stamp{};          // what this rank called, as its messages carry it (set after selectAlgorithm)
+  ReduceSpec spec;          // resolved when the group runs (a device-resident scalar is read then)
   void* scratch = nullptr;  // the communicator's scratch area, for algorithms that need one
-  Algorithm algorithm{};  // a registry row (collectives/registry.h), chosen when the group runs
+  Algorithm algorithm{};    // a registry row (collectives/registry.h), chosen when the group runs
   Protocol protocol = Protocol::kSimple;
   int nChannels = 1;
   std::vector<size_t> vcounts;  // AlltoAllv: sendcounts, sdispls, recvcounts, rdispls (4 x nranks)

@@ -57,7 +57,8 @@ void describePci(std::string* out, int indent, const Topology& t, const Pci& p) 
     if (p.gpu->rank) g += ", rank " + std::to_string(*p.gpu->rank);
     line(out, indent + 2, g);
     for (const NvLink& l : p.gpu->nvlinks)
-      line(out, indent + 4, "nvlink x" + std::to_string(l.count) + " -> " + l.target + (l.tclass.empty() ? "" : " (" + l.tclass + ")"));
+      line(out, indent + 4,
+           "nvlink x" + std::to_string(l.count) + " -> " + l.target + (l.tclass.empty() ? "" : " (" + l.tclass + ")"));
   }
   if (p.nic) describeNic(out, indent + 2, *p.nic);
   for (const Pci& c : p.children) describePci(out, indent + 2, t, c);
@@ -75,16 +76,17 @@ std::string describeTopology(const SystemTopology& s) {
     std::snprintf(buf, sizeof(buf), "Detected by hwloc: %d packages, %d NUMA nodes, %d cores, %d PUs\n", h.packages,
                   h.numaNodes, h.cores, h.pus);
     out += buf;
-    std::snprintf(buf, sizeof(buf), "  kept: %d GPUs, %d NICs, %d NVSwitches, %d PCI bridges above them\n", h.gpus, h.nics,
-                  h.nvswitches, h.pciBridges);
+    std::snprintf(buf, sizeof(buf), "  kept: %d GPUs, %d NICs, %d NVSwitches, %d PCI bridges above them\n", h.gpus,
+                  h.nics, h.nvswitches, h.pciBridges);
     out += buf;
     std::string numas;
     for (int n : h.boundNuma) {
-    if (!numas.empty()) numas += ",";
-    numas += std::to_string(n);
-  }
+      if (!numas.empty()) numas += ",";
+      numas += std::to_string(n);
+    }
     out += "  this process: bound to CPUs " + (h.boundCpus.empty() ? std::string("(unknown)") : h.boundCpus) +
-           " (NUMA " + (numas.empty() ? std::string("?") : numas) + "), on NUMA node " + std::to_string(h.numaNode) + "\n";
+           " (NUMA " + (numas.empty() ? std::string("?") : numas) + "), on NUMA node " + std::to_string(h.numaNode) +
+           "\n";
   }
   if (s.topoFile.empty()) {
     out += "NCCL_TOPO_FILE: not set\n";

@@ -215,7 +215,8 @@ void findBinding(hwloc_topology_t topo, HostSummary* h) {
     return;
   }
   Bitmap last(hwloc_bitmap_alloc());
-  if (last && hwloc_topology_is_thissystem(topo) && hwloc_get_last_cpu_location(topo, last.get(), HWLOC_CPUBIND_THREAD) == 0) {
+  if (last && hwloc_topology_is_thissystem(topo) &&
+      hwloc_get_last_cpu_location(topo, last.get(), HWLOC_CPUBIND_THREAD) == 0) {
     std::vector<int> where = numaNodesOf(topo, last.get());
     if (!where.empty()) h->numaNode = where.front();
   } else if (!h->boundNuma.empty()) {
@@ -228,7 +229,8 @@ void findBinding(hwloc_topology_t topo, HostSummary* h) {
 std::vector<int> numaNodesOf(hwloc_topology_t topo, hwloc_const_cpuset_t cpus) {
   std::vector<int> out;
   for (hwloc_obj_t numa = nullptr; (numa = hwloc_get_next_obj_by_type(topo, HWLOC_OBJ_NUMANODE, numa)) != nullptr;)
-    if (numa->cpuset != nullptr && hwloc_bitmap_intersects(numa->cpuset, cpus)) out.push_back(static_cast<int>(numa->os_index));
+    if (numa->cpuset != nullptr && hwloc_bitmap_intersects(numa->cpuset, cpus))
+      out.push_back(static_cast<int>(numa->os_index));
   std::sort(out.begin(), out.end());
   return out;
 }
@@ -279,9 +281,11 @@ const Discovery& localDiscovery() {
     }
     d = discoverFrom(topo);
     hwloc_topology_destroy(topo);
-    WEFT_INFO(kLogGraph | kLogInit, "Topology: %d packages, %d NUMA nodes, %d cores, %d PUs, %d GPUs, %d NICs; bound to CPUs %s (NUMA node %d)",
-              d.host.packages, d.host.numaNodes, d.host.cores, d.host.pus, d.host.gpus, d.host.nics,
-              d.host.boundCpus.c_str(), d.host.numaNode);
+    WEFT_INFO(
+        kLogGraph | kLogInit,
+        "Topology: %d packages, %d NUMA nodes, %d cores, %d PUs, %d GPUs, %d NICs; bound to CPUs %s (NUMA node %d)",
+        d.host.packages, d.host.numaNodes, d.host.cores, d.host.pus, d.host.gpus, d.host.nics, d.host.boundCpus.c_str(),
+        d.host.numaNode);
     return d;
   }();
   return kLocal;

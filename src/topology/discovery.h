@@ -16,9 +16,9 @@ namespace weft::topo {
 struct HostSummary {
   int packages = 0, numaNodes = 0, cores = 0, pus = 0;
   int gpus = 0, nics = 0, nvswitches = 0, pciBridges = 0;  // as kept in the Topology
-  std::string boundCpus;         // this process's CPU binding as a list ("0-7,16-23"; "" = unknown)
-  std::vector<int> boundNuma;    // the NUMA nodes (OS indices) that binding touches
-  int numaNode = -1;             // the one it is on: the single node bound to, else where it last ran
+  std::string boundCpus;       // this process's CPU binding as a list ("0-7,16-23"; "" = unknown)
+  std::vector<int> boundNuma;  // the NUMA nodes (OS indices) that binding touches
+  int numaNode = -1;           // the one it is on: the single node bound to, else where it last ran
 };
 
 struct Discovery {

@@ -13,7 +13,10 @@ bool parseHexField(const std::string& s, size_t begin, size_t end, uint64_t maxV
   uint64_t v = 0;
   for (size_t i = begin; i < end; ++i) {
     char c = s[i];
-    int d = (c >= '0' && c <= '9') ? c - '0' : (c >= 'a' && c <= 'f') ? c - 'a' + 10 : (c >= 'A' && c <= 'F') ? c - 'A' + 10 : -1;
+    int d = (c >= '0' && c <= '9')   ? c - '0'
+            : (c >= 'a' && c <= 'f') ? c - 'a' + 10
+            : (c >= 'A' && c <= 'F') ? c - 'A' + 10
+                                     : -1;
     if (d < 0) return false;
     v = v * 16 + static_cast<uint64_t>(d);
   }
@@ -84,7 +87,8 @@ PciKind Pci::kind() const {
   if (c == 0x068000) return PciKind::kNvSwitch;
   // Display controllers are GPUs only from the two vendors Weft drives (a VM's emulated VGA is
   // not); files that leave the vendor out (cloud topologies do) list only real GPUs.
-  if ((c >> 16) == 0x03) return (vendor.empty() || vendor == "0x10de" || vendor == "0x1002") ? PciKind::kGpu : PciKind::kOther;
+  if ((c >> 16) == 0x03)
+    return (vendor.empty() || vendor == "0x10de" || vendor == "0x1002") ? PciKind::kGpu : PciKind::kOther;
   if ((c >> 16) == 0x02) return PciKind::kNic;
   return PciKind::kOther;
 }

@@ -30,13 +30,13 @@ bool parseBusId(const std::string& text, BusId* out);
 // "dddd:bb:dd.f" in lower case, the form NCCL writes.
 std::string formatBusId(BusId id);
 
-struct Net {  // <net>: one port of a NIC as the network layer sees it
-  std::string name;                 // "mlx5_0", "eth0" ("" = not given)
-  int dev = -1;                     // the network device index (required by NCCL's reader)
+struct Net {                         // <net>: one port of a NIC as the network layer sees it
+  std::string name;                  // "mlx5_0", "eth0" ("" = not given)
+  int dev = -1;                      // the network device index (required by NCCL's reader)
   std::optional<int64_t> speedMbps;  // speed
   std::optional<int> port;
-  std::optional<double> latency;    // microseconds
-  std::string guid;                 // "0x..." ("" = not given)
+  std::optional<double> latency;  // microseconds
+  std::string guid;               // "0x..." ("" = not given)
   std::optional<int> maxconn, gdr, coll;
   Extras extra;
 };
@@ -46,14 +46,14 @@ struct Nic {  // <nic>
   Extras extra;
 };
 
-struct NvLink {  // <nvlink>: count links from the parent GPU to target
+struct NvLink {        // <nvlink>: count links from the parent GPU to target
   std::string target;  // the peer's bus id text (a GPU, an NVSwitch or a CPU)
   int count = 1;
   std::string tclass;  // the peer's PCI class, e.g. 0x030200 or 0x068000 (NVSwitch)
   Extras extra;
 };
 
-struct Gpu {  // <gpu>
+struct Gpu {     // <gpu>
   int dev = -1;  // the GPU runtime's device index
   std::optional<int> sm, rank, gdr;
   std::vector<NvLink> nvlinks;

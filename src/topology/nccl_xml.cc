@@ -125,8 +125,7 @@ class FromXml {
       if (a.key == "busid") {
         if (!parseBusId(a.value, &p->busId))
           return fail(el, "<pci busid=\"" + a.value + "\">: not a PCI bus id (expected dddd:bb:dd.f in hex)");
-        if (!seen_.insert(p->busId))
-          return fail(el, "<pci busid=\"" + a.value + "\"> appears twice in the topology");
+        if (!seen_.insert(p->busId)) return fail(el, "<pci busid=\"" + a.value + "\"> appears twice in the topology");
       } else if (a.key == "class") {
         const std::string& v = a.value;
         bool hex = v.size() > 2 && v[0] == '0' && (v[1] == 'x' || v[1] == 'X') && v.size() <= 8 &&

@@ -91,8 +91,8 @@ ncclResult_t localRankPlacement(const char* gpuBusId, RankPlacement* out) {
       return reportError(nullptr, ncclInvalidUsage, "GPU bus id \"%s\" is not a PCI address (dddd:bb:dd.f)", gpuBusId);
     if (findPci(sys->topology, gpu) == nullptr)
       return reportError(nullptr, ncclInvalidUsage,
-                      "GPU %s is not in this host's topology (%s); check NCCL_TOPO_FILE or the device the rank uses",
-                      formatBusId(gpu).c_str(), sys->topoFile.empty() ? "detected by hwloc" : sys->topoFile.c_str());
+                         "GPU %s is not in this host's topology (%s); check NCCL_TOPO_FILE or the device the rank uses",
+                         formatBusId(gpu).c_str(), sys->topoFile.empty() ? "detected by hwloc" : sys->topoFile.c_str());
   }
   *out = makeRankPlacement(sys->topology, hostHash(), sys->discovery.host.numaNode, gpu, kNoBusId);
   return ncclSuccess;

@@ -12,12 +12,12 @@
 namespace weft::topo {
 
 struct SystemTopology {
-  Discovery discovery;  // what hwloc found
-  Topology topology;    // what Weft uses
-  std::string topoFile; // NCCL_TOPO_FILE ("" = not set)
+  Discovery discovery;   // what hwloc found
+  Topology topology;     // what Weft uses
+  std::string topoFile;  // NCCL_TOPO_FILE ("" = not set)
   bool fileUsed = false;
   ncclResult_t result = ncclSuccess;  // not ncclSuccess when NCCL_TOPO_FILE is not a valid topology
-  std::string problem;  // the message for result, or why a file could not be read (then ignored)
+  std::string problem;                // the message for result, or why a file could not be read (then ignored)
 };
 
 // Combines a discovery with a topology file (path "" = none): an unreadable file is reported in

@@ -27,8 +27,8 @@ namespace {
 constexpr int kMaxDepth = 128;
 
 bool isNameChar(char c) {
-  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
-         c == '-' || c == '.' || c == ':';
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '-' ||
+         c == '.' || c == ':';
 }
 bool isSpace(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
 
@@ -111,12 +111,18 @@ class Reader {
       }
       size_t semi = raw.find(';', i);
       std::string_view ent = semi == std::string_view::npos ? raw.substr(i) : raw.substr(i, semi - i + 1);
-      if (ent == "&amp;") out->push_back('&');
-      else if (ent == "&lt;") out->push_back('<');
-      else if (ent == "&gt;") out->push_back('>');
-      else if (ent == "&quot;") out->push_back('"');
-      else if (ent == "&apos;") out->push_back('\'');
-      else return fail("unknown entity \"" + std::string(ent.substr(0, 16)) + "\" in an attribute value");
+      if (ent == "&amp;")
+        out->push_back('&');
+      else if (ent == "&lt;")
+        out->push_back('<');
+      else if (ent == "&gt;")
+        out->push_back('>');
+      else if (ent == "&quot;")
+        out->push_back('"');
+      else if (ent == "&apos;")
+        out->push_back('\'');
+      else
+        return fail("unknown entity \"" + std::string(ent.substr(0, 16)) + "\" in an attribute value");
       i += ent.size() - 1;
     }
     return true;
@@ -162,7 +168,7 @@ class Reader {
       bool spaced = isSpace(peek());
       skipSpace();
       char c = peek();
-      if (c == '/' ) {
+      if (c == '/') {
         if (peek(1) != '>') return fail("expected '>' after '/' in <" + el->name + ">");
         advance(2);
         return true;

@@ -18,7 +18,7 @@ struct XmlElement {
   std::string name;
   std::vector<XmlAttr> attrs;  // in file order
   std::vector<XmlElement> children;
-  int line = 0;                // where the start tag begins (1-based; 0 = built in memory)
+  int line = 0;  // where the start tag begins (1-based; 0 = built in memory)
 
   // The value of attribute key, or nullptr when the element has none.
   const std::string* attr(std::string_view key) const;

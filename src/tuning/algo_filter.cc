@@ -10,8 +10,8 @@ namespace {
 constexpr uint32_t kAllProtos = (1u << kNumProtocols) - 1;
 
 // NCCL's algorithms without a Weft counterpart: valid in NCCL_ALGO, but they select nothing.
-constexpr const char* kForeignAlgos[] = {"CollNetDirect", "CollNetChain", "NVLS", "NVLSTree", "PAT",
-                                         "CollNet_Direct", "CollNet_Chain", "NVLS_Tree"};
+constexpr const char* kForeignAlgos[] = {"CollNetDirect", "CollNetChain",   "NVLS",          "NVLSTree",
+                                         "PAT",           "CollNet_Direct", "CollNet_Chain", "NVLS_Tree"};
 
 std::string trim(const std::string& s) {
   size_t b = s.find_first_not_of(" \t"), e = s.find_last_not_of(" \t");
@@ -113,8 +113,7 @@ void parseSetting(const std::string& text, const char* var, bool algo, uint32_t*
   }
 }
 
-void parseOverride(const std::string& text, const char* var, bool algo, int* out,
-                   std::vector<std::string>* warnings) {
+void parseOverride(const std::string& text, const char* var, bool algo, int* out, std::vector<std::string>* warnings) {
   *out = -1;
   std::string name = trim(text);
   if (name.empty()) return;
@@ -131,8 +130,8 @@ void parseOverride(const std::string& text, const char* var, bool algo, int* out
       return;
     }
   }
-  warnings->push_back(std::string(var) + "=\"" + text + "\": unknown " + (algo ? "algorithm" : "protocol") +
-                      " \"" + name + "\" (ignored)");
+  warnings->push_back(std::string(var) + "=\"" + text + "\": unknown " + (algo ? "algorithm" : "protocol") + " \"" +
+                      name + "\" (ignored)");
 }
 
 }  // namespace

@@ -129,10 +129,10 @@ Resolved measureAndSave(const std::string& path, bool mayWrite, const std::strin
   r.constants = r.record.constants;
   r.haveRecord = true;
   std::string why = whyNotWrite;
-  if (path.empty())
-    why = "neither WEFT_CACHE_DIR, XDG_CACHE_HOME nor a home directory is known";
+  if (path.empty()) why = "neither WEFT_CACHE_DIR, XDG_CACHE_HOME nor a home directory is known";
   if (!path.empty() && mayWrite && saveCalibration(path, r.record, &why))
-    r.source = "measured, saved to " + path + (r.record.provisional ? " as provisional (" + r.record.provisionalWhy + ")" : "");
+    r.source = "measured, saved to " + path +
+               (r.record.provisional ? " as provisional (" + r.record.provisionalWhy + ")" : "");
   else
     r.source = "measured, not cached: " + why;
   return r;
@@ -161,10 +161,8 @@ Resolved resolveAuto(const std::string& path) {
       return defaultsBecause("waited " + std::to_string(long(waitedMs)) +
                              " ms for another process's calibration, then found no usable result: " + why);
     }
-    case CalibrationLock::Got::kTimedOut:
-      return defaultsBecause(why);
-    case CalibrationLock::Got::kNoLockFile:
-      break;
+    case CalibrationLock::Got::kTimedOut: return defaultsBecause(why);
+    case CalibrationLock::Got::kNoLockFile: break;
   }
   // No lock to be had (a read-only cache directory, say): measure for this process alone.
   return measureAndSave(path, false, why);
@@ -201,8 +199,10 @@ const HostConstants& hostConstants() {
   if (gReady) return gResolved.constants;
   const std::string mode = param::tunerCalibrate();
   Resolved r;
-  if (mode == "auto") r = resolveAuto(calibrationCachePath());
-  else if (mode == "redo") r = resolveRedo(calibrationCachePath());
+  if (mode == "auto")
+    r = resolveAuto(calibrationCachePath());
+  else if (mode == "redo")
+    r = resolveRedo(calibrationCachePath());
   gResolved = r;
   gReady = true;
   WEFT_INFO(kLogTuning, "tuner constants (%s): %s", r.source.c_str(), formatHostConstants(r.constants).c_str());

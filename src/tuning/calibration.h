@@ -70,7 +70,7 @@ bool hostCalibrationRecord(Calibration* out);
 // this process's hostConstants().
 struct CalibrationRun {
   Calibration cal;
-  std::string path;     // the cache file ("" = no cache directory is known)
+  std::string path;  // the cache file ("" = no cache directory is known)
   bool written = false;
   std::string outcome;  // what happened to the result, in words
 };

@@ -103,8 +103,8 @@ double* numericSlot(const std::string& key, Calibration* cal, double* scratch) {
 }
 
 // One "key value" line into *cal; false, with *why, when the value is bad.
-bool readLine(const std::string& key, const std::string& value, Calibration* cal, int* constantsFound,
-              bool* stateFound, std::string* why) {
+bool readLine(const std::string& key, const std::string& value, Calibration* cal, int* constantsFound, bool* stateFound,
+              std::string* why) {
   if (key == "spread_field") cal->load.spreadField = value;
   if (key == "provisional_why") cal->provisionalWhy = value;
   if (key == "state") {
@@ -197,7 +197,10 @@ bool loadCalibration(const std::string& path, Calibration* cal, std::string* why
   }
   std::string implausible = implausibleConstant(out.constants);
   if (found != kNumConstantFields || !stateFound || out.measuredAt <= 0) {
-    *why = path + " lacks " + (found != kNumConstantFields ? "some constants" : !stateFound ? "its state" : "measured_at");
+    *why = path + " lacks " +
+           (found != kNumConstantFields ? "some constants"
+            : !stateFound               ? "its state"
+                                        : "measured_at");
     return false;
   }
   if (!implausible.empty()) {

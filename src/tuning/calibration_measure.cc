@@ -18,9 +18,7 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-double msSince(Clock::time_point t0) {
-  return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
-}
+double msSince(Clock::time_point t0) { return std::chrono::duration<double, std::milli>(Clock::now() - t0).count(); }
 
 struct Range {
   const char* field;
@@ -31,10 +29,10 @@ struct Range {
 // that was edited or damaged, not a slow machine. A copy below 0.1 GB/s or a handoff above 1 ms
 // is no machine Weft runs on; it is a measurement taken while the thread was descheduled.
 const Range kRanges[] = {
-    {"copyGBps", 0.1, 1000},       {"reduceGBps", 0.05, 1000},   {"handoffUs", 0.005, 1000},
-    {"stepUs", 0.0005, 1000},      {"futexWakeUs", 0.05, 10000}, {"yieldHandoffUs", 0.01, 10000},
-    {"memGBps", 0.1, 1000},        {"peerReadGBps", 0.1, 1000},  {"cacheMiB", 0.0625, 65536},
-    {"netGBps", 0.001, 10000},     {"netLatUs", 0.01, 1e6},      {"crossNumaBwScale", 0.01, 100},
+    {"copyGBps", 0.1, 1000},          {"reduceGBps", 0.05, 1000},   {"handoffUs", 0.005, 1000},
+    {"stepUs", 0.0005, 1000},         {"futexWakeUs", 0.05, 10000}, {"yieldHandoffUs", 0.01, 10000},
+    {"memGBps", 0.1, 1000},           {"peerReadGBps", 0.1, 1000},  {"cacheMiB", 0.0625, 65536},
+    {"netGBps", 0.001, 10000},        {"netLatUs", 0.01, 1e6},      {"crossNumaBwScale", 0.01, 100},
     {"crossNumaLatScale", 0.01, 100},
 };
 

@@ -102,7 +102,8 @@ Tuner::Tuner(const ModelInput& in, const HostConstants& hc, TunerOptions opts)
             if (!channelled && ch != candidates[0]) break;
             double t = estimateUs(in, hc, tunedCollKind(c), algo, Protocol(p), channelled ? ch : 1, bucketBytes(b));
             // More channels only when clearly cheaper: equal work ties go to fewer.
-            if (t >= 0 && (best.costUs < 0 || t < best.costUs * 0.99)) best = Entry{float(t), uint8_t(channelled ? ch : 1)};
+            if (t >= 0 && (best.costUs < 0 || t < best.costUs * 0.99))
+              best = Entry{float(t), uint8_t(channelled ? ch : 1)};
           }
           at(c, b, algo, Protocol(p)) = best;
         }

@@ -18,11 +18,11 @@ namespace weft {
 struct TunerOptions {
   std::string algoText, protoText;  // NCCL_ALGO / NCCL_PROTO as agreed, for messages
   AlgoProtoFilter filter;
-  int overrideAlgo = -1;   // RCCL_OVERRIDE_ALGO as an Algorithm, -1 = none
-  int overrideProto = -1;  // RCCL_OVERRIDE_PROTO as a Protocol, -1 = none
+  int overrideAlgo = -1;               // RCCL_OVERRIDE_ALGO as an Algorithm, -1 = none
+  int overrideProto = -1;              // RCCL_OVERRIDE_PROTO as a Protocol, -1 = none
   std::string pluginSetting = "none";  // NCCL_TUNER_PLUGIN ("none": no plugin)
   TunerPluginShape pluginShape;
-  std::vector<std::string> warnings;   // from parsing the settings
+  std::vector<std::string> warnings;  // from parsing the settings
 };
 
 // Parses the agreed NCCL_ALGO, NCCL_PROTO, RCCL_OVERRIDE_ALGO and RCCL_OVERRIDE_PROTO; the plugin
@@ -72,8 +72,8 @@ class Tuner {
   }
   bool pick(const float (*costs)[kNumProtocols], int coll, uint32_t supported, bool useFilter, TunerChoice* out) const;
 
-  int nAlgos_;                      // the registry's rows
-  int pluginRow_[kMaxAlgorithms];   // each row's row in a plugin's cost table (-1: plugins do not see it)
+  int nAlgos_;                     // the registry's rows
+  int pluginRow_[kMaxAlgorithms];  // each row's row in a plugin's cost table (-1: plugins do not see it)
   ModelInput in_;
   HostConstants hc_;
   TunerOptions opts_;

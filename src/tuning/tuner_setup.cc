@@ -19,7 +19,9 @@ int usableCores() {
   return 1;
 }
 
-std::string initError(int rank, const std::string& what) { return "init of rank " + std::to_string(rank) + ": " + what; }
+std::string initError(int rank, const std::string& what) {
+  return "init of rank " + std::to_string(rank) + ": " + what;
+}
 
 // Every rank contributes its host's constants and cores; all apply one rule to all contributions
 // (agreed_constants.h), then the agreed WEFT_TUNER_CONSTANTS.
@@ -115,7 +117,8 @@ ncclResult_t makeTuner(Bootstrap& bootstrap, const TunerInit& init, const std::s
   r = checkPluginAgreement(bootstrap, init, tuner, why);
   if (r != ncclSuccess) return r;
   if (init.rank == 0)
-    WEFT_INFO(kLogTuning | kLogInit, "tuner ready: %d ranks on %d host(s), %d cores, channels %d..%d%s%s; constants "
+    WEFT_INFO(kLogTuning | kLogInit,
+              "tuner ready: %d ranks on %d host(s), %d cores, channels %d..%d%s%s; constants "
               "agreed from every host (%s here): %s",
               in.nranks, in.nHosts, in.cores, in.minChannels, in.maxChannels, tuner.plugin() ? ", plugin " : "",
               tuner.plugin() ? tuner.plugin()->name().c_str() : "", hostConstantsSource().c_str(),

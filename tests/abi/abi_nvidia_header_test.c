@@ -113,8 +113,10 @@ int main(void) {
     int count = -1, rank = -1;
     ncclResult_t async = ncclInternalError;
     if (CALL(ncclCommCount(comms[r], &count))) check(count == NRANKS, "ncclCommCount is 2");
-    if (CALL(ncclCommUserRank(comms[r], &rank))) check(rank == r, "ncclCommUserRank follows array order");
-    if (CALL(ncclCommGetAsyncError(comms[r], &async))) check(async == ncclSuccess, "no async error");
+    if (CALL(ncclCommUserRank(comms[r], &rank)))
+      check(rank == r, "ncclCommUserRank follows array order");
+    if (CALL(ncclCommGetAsyncError(comms[r], &async)))
+      check(async == ncclSuccess, "no async error");
   }
 
   for (r = 0; r < NRANKS; ++r) {
@@ -141,7 +143,8 @@ int main(void) {
     int bad = 0;
     for (i = 0; i < COUNT; ++i) bad += recv[r][i] != (float)(3 * i) + 1.0f;
     check(bad == 0, "ncclAllReduce float sum result");
-    if (bad) fprintf(stderr, "abi test: rank %d: %d wrong elements, [1] = %g\n", r, bad, recv[r][1]);
+    if (bad)
+      fprintf(stderr, "abi test: rank %d: %d wrong elements, [1] = %g\n", r, bad, recv[r][1]);
   }
 
   /* Broadcast from rank 1, out of place. */
@@ -158,7 +161,8 @@ int main(void) {
     int bad = 0;
     for (i = 0; i < COUNT; ++i) bad += recv[r][i] != (float)(1000 + i);
     check(bad == 0, "ncclBroadcast result (root 1)");
-    if (bad) fprintf(stderr, "abi test: rank %d: %d wrong elements, [0] = %g\n", r, bad, recv[r][0]);
+    if (bad)
+      fprintf(stderr, "abi test: rank %d: %d wrong elements, [0] = %g\n", r, bad, recv[r][0]);
   }
 
   /* AllGather: rank r's block lands at r*COUNT on every rank. */
@@ -180,7 +184,8 @@ int main(void) {
 
   for (r = 0; r < NRANKS; ++r) {
     ncclResult_t async = ncclInternalError;
-    if (CALL(ncclCommGetAsyncError(comms[r], &async))) check(async == ncclSuccess, "no async error");
+    if (CALL(ncclCommGetAsyncError(comms[r], &async)))
+      check(async == ncclSuccess, "no async error");
   }
   for (r = 0; r < NRANKS; ++r) CALL(ncclCommDestroy(comms[r]));
   for (r = 0; r < NRANKS; ++r) {

@@ -8,21 +8,22 @@
 /* A compile-time assertion that works in C99 (a negative array size fails to compile). */
 #define WEFT_CHECK(cond, tag) typedef char weft_check_##tag[(cond) ? 1 : -1]
 
-/* A cast that is an old-style cast in C and a static_cast in C++ (checked with -Wold-style-cast). */
+/* A cast that is an old-style cast in C and a static_cast in C++ (checked with -Wold-style-cast).
+ */
 #ifdef __cplusplus
-#  define WEFT_CAST(T, x) static_cast<T>(x)
+#define WEFT_CAST(T, x) static_cast<T>(x)
 #else
-#  define WEFT_CAST(T, x) ((T)(x))
+#define WEFT_CAST(T, x) ((T)(x))
 #endif
 
 /* Referencing the deprecated ncclResetDebugInit on purpose. */
 #if defined(__GNUC__) || defined(__clang__)
-#  define WEFT_BEGIN_ALLOW_DEPRECATED \
-    _Pragma("GCC diagnostic push") _Pragma("GCC diagnostic ignored \"-Wdeprecated-declarations\"")
-#  define WEFT_END_ALLOW_DEPRECATED _Pragma("GCC diagnostic pop")
+#define WEFT_BEGIN_ALLOW_DEPRECATED \
+  _Pragma("GCC diagnostic push") _Pragma("GCC diagnostic ignored \"-Wdeprecated-declarations\"")
+#define WEFT_END_ALLOW_DEPRECATED _Pragma("GCC diagnostic pop")
 #else
-#  define WEFT_BEGIN_ALLOW_DEPRECATED
-#  define WEFT_END_ALLOW_DEPRECATED
+#define WEFT_BEGIN_ALLOW_DEPRECATED
+#define WEFT_END_ALLOW_DEPRECATED
 #endif
 
 #endif /* WEFT_TESTS_ABI_HEADER_CHECK_COMMON_H_ */

@@ -62,7 +62,8 @@ int weft_header_check_nccl(void) {
   CHECK_FN(ncclMemFree, ncclResult_t, (void*));
   CHECK_FN(ncclGetVersion, ncclResult_t, (int*));
   CHECK_FN(ncclGetUniqueId, ncclResult_t, (ncclUniqueId*));
-  CHECK_FN(ncclCommInitRankConfig, ncclResult_t, (ncclComm_t*, int, ncclUniqueId, int, ncclConfig_t*));
+  CHECK_FN(ncclCommInitRankConfig, ncclResult_t,
+           (ncclComm_t*, int, ncclUniqueId, int, ncclConfig_t*));
   CHECK_FN(ncclCommInitRank, ncclResult_t, (ncclComm_t*, int, ncclUniqueId, int));
   CHECK_FN(ncclCommInitAll, ncclResult_t, (ncclComm_t*, int, const int*));
   CHECK_FN(ncclCommFinalize, ncclResult_t, (ncclComm_t));

@@ -41,25 +41,25 @@ ALIGN_PROBE(cudaStream_t, stream);
   printf("type %s sizeof %lu alignof %lu\n", #T, (unsigned long)sizeof(T), ALIGNOF(tag))
 
 /* An enum type: its size and whether it behaves as signed. */
-#define ENUM_TYPE(T, tag)                                                                    \
+#define ENUM_TYPE(T, tag)                                                                          \
   printf("type %s sizeof %lu alignof %lu signed %d\n", #T, (unsigned long)sizeof(T), ALIGNOF(tag), \
          (int)!((T)-1 > (T)0))
 
-#define FIELD(S, f)                                                                   \
+#define FIELD(S, f)                                                                      \
   printf("field %s.%s offsetof %lu sizeof %lu\n", #S, #f, (unsigned long)offsetof(S, f), \
          (unsigned long)sizeof(((S*)0)->f))
 
 #define ENUMERATOR(T, e) printf("enum %s.%s %lld\n", #T, #e, (long long)(e))
 
 /* An arithmetic macro: its value, the size of its type, whether it is floating and signed. */
-#define MACRO(m)                                                                              \
-  do {                                                                                        \
-    int floating_ = (((m) * 0 + 1) / 2) != 0;                                                 \
-    if (floating_)                                                                            \
+#define MACRO(m)                                                                                  \
+  do {                                                                                            \
+    int floating_ = (((m)*0 + 1) / 2) != 0;                                                       \
+    if (floating_)                                                                                \
       printf("macro %s %.9g sizeof %lu floating 1\n", #m, (double)(m), (unsigned long)sizeof(m)); \
-    else                                                                                      \
-      printf("macro %s %lld sizeof %lu floating 0 signed %d\n", #m, (long long)(m),         \
-             (unsigned long)sizeof(m), (int)!(((m) * 0 - 1) > 0));                           \
+    else                                                                                          \
+      printf("macro %s %lld sizeof %lu floating 0 signed %d\n", #m, (long long)(m),               \
+             (unsigned long)sizeof(m), (int)!(((m)*0 - 1) > 0));                                  \
   } while (0)
 
 static void dump_bytes(const char* what, const void* p, size_t n) {
@@ -224,8 +224,8 @@ int main(void) {
     ncclConfig_t local = NCCL_CONFIG_INITIALIZER;
     int same = local.size == config.size && local.magic == config.magic &&
                local.version == config.version && local.blocking == config.blocking &&
-               local.nvlinkCentricSched == config.nvlinkCentricSched &&
-               local.netName == NULL && local.commName == NULL;
+               local.nvlinkCentricSched == config.nvlinkCentricSched && local.netName == NULL &&
+               local.commName == NULL;
     printf("config.local_matches_static %d\n", same);
   }
   return 0;

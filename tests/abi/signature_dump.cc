@@ -51,14 +51,13 @@ void dumpFn(const char* name) {
 }  // namespace
 
 #define TYPE(T) dumpType<T>(#T)
-#define UNDERLYING(E)                                                       \
-  std::printf("enum %s underlying %s\n", #E,                                \
+#define UNDERLYING(E)                        \
+  std::printf("enum %s underlying %s\n", #E, \
               typeOf(prettyName<std::underlying_type<E>::type>()).c_str())
-#define FIELD(S, f)                                  \
-  std::printf("field %s.%s : %s\n", #S, #f,          \
-              typeOf(prettyName<decltype(S::f)>()).c_str())
-#define FN(name)                     \
-  dumpFn<decltype(&name)>(#name);    \
+#define FIELD(S, f) \
+  std::printf("field %s.%s : %s\n", #S, #f, typeOf(prettyName<decltype(S::f)>()).c_str())
+#define FN(name)                  \
+  dumpFn<decltype(&name)>(#name); \
   dumpFn<decltype(&p##name)>("p" #name)
 
 int main() {

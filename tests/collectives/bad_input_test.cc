@@ -16,16 +16,16 @@ namespace weft_test {
 namespace {
 
 // Checks the code, then that ncclGetLastError(comm) mentions one of the words.
-#define EXPECT_NCCL_ERR(call, want, comm, ...)                                                           \
-  do {                                                                                                   \
-    const ncclResult_t _got = (call);                                                                    \
-    EXPECT_EQ(_got, want) << #call << " returned " << ncclGetErrorString(_got) << "; last error: \""     \
-                          << lastError(comm) << "\"";                                                    \
-    if (_got != ncclSuccess) {                                                                           \
-      const std::string _msg = lastError(comm);                                                          \
-      EXPECT_TRUE(mentionsAny(_msg, {__VA_ARGS__}))                                                      \
+#define EXPECT_NCCL_ERR(call, want, comm, ...)                                                             \
+  do {                                                                                                     \
+    const ncclResult_t _got = (call);                                                                      \
+    EXPECT_EQ(_got, want) << #call << " returned " << ncclGetErrorString(_got) << "; last error: \""       \
+                          << lastError(comm) << "\"";                                                      \
+    if (_got != ncclSuccess) {                                                                             \
+      const std::string _msg = lastError(comm);                                                            \
+      EXPECT_TRUE(mentionsAny(_msg, {__VA_ARGS__}))                                                        \
           << #call << ": ncclGetLastError gave \"" << _msg << "\", which names none of: " << #__VA_ARGS__; \
-    }                                                                                                    \
+    }                                                                                                      \
   } while (0)
 
 // A one-rank communicator: arguments are checked before any peer is involved.
@@ -60,7 +60,8 @@ TEST_F(BadInput, NullComm) {
   EXPECT_NCCL_ERR(ncclBcast(b, 4, ncclFloat32, 0, nullptr, nullptr), ncclInvalidArgument, nullptr, "comm");
   EXPECT_NCCL_ERR(ncclReduce(b, b, 4, ncclFloat32, ncclSum, 0, nullptr, nullptr), ncclInvalidArgument, nullptr, "comm");
   EXPECT_NCCL_ERR(ncclAllGather(b, b, 4, ncclFloat32, nullptr, nullptr), ncclInvalidArgument, nullptr, "comm");
-  EXPECT_NCCL_ERR(ncclReduceScatter(b, b, 4, ncclFloat32, ncclSum, nullptr, nullptr), ncclInvalidArgument, nullptr, "comm");
+  EXPECT_NCCL_ERR(ncclReduceScatter(b, b, 4, ncclFloat32, ncclSum, nullptr, nullptr), ncclInvalidArgument, nullptr,
+                  "comm");
   EXPECT_NCCL_ERR(ncclAlltoAll(b, b + 8, 4, ncclFloat32, nullptr, nullptr), ncclInvalidArgument, nullptr, "comm");
   EXPECT_NCCL_ERR(ncclGather(b, b + 8, 4, ncclFloat32, 0, nullptr, nullptr), ncclInvalidArgument, nullptr, "comm");
   EXPECT_NCCL_ERR(ncclScatter(b, b + 8, 4, ncclFloat32, 0, nullptr, nullptr), ncclInvalidArgument, nullptr, "comm");
@@ -82,7 +83,9 @@ TEST_F(BadInput, NullComm) {
 }
 
 TEST_F(BadInput, NotALiveCommunicator) {
-  struct { unsigned char junk[4096]; } fake;
+  struct {
+    unsigned char junk[4096];
+  } fake;
   memset(&fake, 0x5a, sizeof(fake));
   auto bogus = reinterpret_cast<ncclComm_t>(&fake);
   float* b = buf_.data();
@@ -106,17 +109,28 @@ TEST_F(BadInput, NotALiveCommunicator) {
 
 TEST_F(BadInput, NullBuffersWithCount) {
   float* b = buf_.data();
-  EXPECT_NCCL_ERR(ncclAllReduce(nullptr, b, 4, ncclFloat32, ncclSum, comm_, nullptr), ncclInvalidArgument, comm_, "buff", "null", "pointer");
-  EXPECT_NCCL_ERR(ncclAllReduce(b, nullptr, 4, ncclFloat32, ncclSum, comm_, nullptr), ncclInvalidArgument, comm_, "buff", "null", "pointer");
-  EXPECT_NCCL_ERR(ncclAllGather(nullptr, b, 4, ncclFloat32, comm_, nullptr), ncclInvalidArgument, comm_, "buff", "null", "pointer");
-  EXPECT_NCCL_ERR(ncclReduceScatter(b, nullptr, 4, ncclFloat32, ncclSum, comm_, nullptr), ncclInvalidArgument, comm_, "buff", "null", "pointer");
-  EXPECT_NCCL_ERR(ncclBroadcast(nullptr, b, 4, ncclFloat32, 0, comm_, nullptr), ncclInvalidArgument, comm_, "buff", "null", "pointer");
-  EXPECT_NCCL_ERR(ncclBcast(nullptr, 4, ncclFloat32, 0, comm_, nullptr), ncclInvalidArgument, comm_, "buff", "null", "pointer");
-  EXPECT_NCCL_ERR(ncclAlltoAll(nullptr, b, 4, ncclFloat32, comm_, nullptr), ncclInvalidArgument, comm_, "buff", "null", "pointer");
-  EXPECT_NCCL_ERR(ncclGather(b, nullptr, 4, ncclFloat32, 0, comm_, nullptr), ncclInvalidArgument, comm_, "buff", "null", "pointer");
-  EXPECT_NCCL_ERR(ncclScatter(nullptr, b, 4, ncclFloat32, 0, comm_, nullptr), ncclInvalidArgument, comm_, "buff", "null", "pointer");
-  EXPECT_NCCL_ERR(ncclSend(nullptr, 4, ncclFloat32, 0, comm_, nullptr), ncclInvalidArgument, comm_, "buff", "null", "pointer");
-  EXPECT_NCCL_ERR(ncclRecv(nullptr, 4, ncclFloat32, 0, comm_, nullptr), ncclInvalidArgument, comm_, "buff", "null", "pointer");
+  EXPECT_NCCL_ERR(ncclAllReduce(nullptr, b, 4, ncclFloat32, ncclSum, comm_, nullptr), ncclInvalidArgument, comm_,
+                  "buff", "null", "pointer");
+  EXPECT_NCCL_ERR(ncclAllReduce(b, nullptr, 4, ncclFloat32, ncclSum, comm_, nullptr), ncclInvalidArgument, comm_,
+                  "buff", "null", "pointer");
+  EXPECT_NCCL_ERR(ncclAllGather(nullptr, b, 4, ncclFloat32, comm_, nullptr), ncclInvalidArgument, comm_, "buff", "null",
+                  "pointer");
+  EXPECT_NCCL_ERR(ncclReduceScatter(b, nullptr, 4, ncclFloat32, ncclSum, comm_, nullptr), ncclInvalidArgument, comm_,
+                  "buff", "null", "pointer");
+  EXPECT_NCCL_ERR(ncclBroadcast(nullptr, b, 4, ncclFloat32, 0, comm_, nullptr), ncclInvalidArgument, comm_, "buff",
+                  "null", "pointer");
+  EXPECT_NCCL_ERR(ncclBcast(nullptr, 4, ncclFloat32, 0, comm_, nullptr), ncclInvalidArgument, comm_, "buff", "null",
+                  "pointer");
+  EXPECT_NCCL_ERR(ncclAlltoAll(nullptr, b, 4, ncclFloat32, comm_, nullptr), ncclInvalidArgument, comm_, "buff", "null",
+                  "pointer");
+  EXPECT_NCCL_ERR(ncclGather(b, nullptr, 4, ncclFloat32, 0, comm_, nullptr), ncclInvalidArgument, comm_, "buff", "null",
+                  "pointer");
+  EXPECT_NCCL_ERR(ncclScatter(nullptr, b, 4, ncclFloat32, 0, comm_, nullptr), ncclInvalidArgument, comm_, "buff",
+                  "null", "pointer");
+  EXPECT_NCCL_ERR(ncclSend(nullptr, 4, ncclFloat32, 0, comm_, nullptr), ncclInvalidArgument, comm_, "buff", "null",
+                  "pointer");
+  EXPECT_NCCL_ERR(ncclRecv(nullptr, 4, ncclFloat32, 0, comm_, nullptr), ncclInvalidArgument, comm_, "buff", "null",
+                  "pointer");
   expectStillWorks();
 }
 
@@ -125,7 +139,8 @@ TEST_F(BadInput, NullBuffersWithZeroCountAreFine) {
   EXPECT_EQ(ncclBroadcast(nullptr, nullptr, 0, ncclFloat32, 0, comm_, nullptr), ncclSuccess) << lastError(comm_);
   EXPECT_EQ(ncclReduce(nullptr, nullptr, 0, ncclFloat32, ncclSum, 0, comm_, nullptr), ncclSuccess) << lastError(comm_);
   EXPECT_EQ(ncclAllGather(nullptr, nullptr, 0, ncclFloat32, comm_, nullptr), ncclSuccess) << lastError(comm_);
-  EXPECT_EQ(ncclReduceScatter(nullptr, nullptr, 0, ncclFloat32, ncclSum, comm_, nullptr), ncclSuccess) << lastError(comm_);
+  EXPECT_EQ(ncclReduceScatter(nullptr, nullptr, 0, ncclFloat32, ncclSum, comm_, nullptr), ncclSuccess)
+      << lastError(comm_);
   EXPECT_EQ(ncclAlltoAll(nullptr, nullptr, 0, ncclFloat32, comm_, nullptr), ncclSuccess) << lastError(comm_);
   EXPECT_EQ(ncclGather(nullptr, nullptr, 0, ncclFloat32, 0, comm_, nullptr), ncclSuccess) << lastError(comm_);
   EXPECT_EQ(ncclScatter(nullptr, nullptr, 0, ncclFloat32, 0, comm_, nullptr), ncclSuccess) << lastError(comm_);
@@ -156,9 +171,12 @@ TEST_F(BadInput, BadReductionOp) {
   float* b = buf_.data();
   for (int op : {5, 99, -1}) {  // 5: no user op was created; 99: nothing like it; -1: negative
     const auto o = static_cast<ncclRedOp_t>(op);
-    EXPECT_NCCL_ERR(ncclAllReduce(b, b, 4, ncclFloat32, o, comm_, nullptr), ncclInvalidArgument, comm_, "op", "reduction");
-    EXPECT_NCCL_ERR(ncclReduce(b, b, 4, ncclFloat32, o, 0, comm_, nullptr), ncclInvalidArgument, comm_, "op", "reduction");
-    EXPECT_NCCL_ERR(ncclReduceScatter(b, b, 4, ncclFloat32, o, comm_, nullptr), ncclInvalidArgument, comm_, "op", "reduction");
+    EXPECT_NCCL_ERR(ncclAllReduce(b, b, 4, ncclFloat32, o, comm_, nullptr), ncclInvalidArgument, comm_, "op",
+                    "reduction");
+    EXPECT_NCCL_ERR(ncclReduce(b, b, 4, ncclFloat32, o, 0, comm_, nullptr), ncclInvalidArgument, comm_, "op",
+                    "reduction");
+    EXPECT_NCCL_ERR(ncclReduceScatter(b, b, 4, ncclFloat32, o, comm_, nullptr), ncclInvalidArgument, comm_, "op",
+                    "reduction");
     EXPECT_NCCL_ERR(ncclRedOpDestroy(o, comm_), ncclInvalidArgument, comm_, "op", "reduction");
   }
   // A destroyed user op is gone.
@@ -166,7 +184,8 @@ TEST_F(BadInput, BadReductionOp) {
   float scalar = 2;
   ASSERT_EQ(ncclRedOpCreatePreMulSum(&op, &scalar, ncclFloat32, ncclScalarHostImmediate, comm_), ncclSuccess);
   ASSERT_EQ(ncclRedOpDestroy(op, comm_), ncclSuccess);
-  EXPECT_NCCL_ERR(ncclAllReduce(b, b, 4, ncclFloat32, op, comm_, nullptr), ncclInvalidArgument, comm_, "op", "reduction");
+  EXPECT_NCCL_ERR(ncclAllReduce(b, b, 4, ncclFloat32, op, comm_, nullptr), ncclInvalidArgument, comm_, "op",
+                  "reduction");
   EXPECT_NCCL_ERR(ncclRedOpDestroy(op, comm_), ncclInvalidArgument, comm_, "op", "reduction");
   // A built-in op cannot be destroyed.
   EXPECT_NCCL_ERR(ncclRedOpDestroy(ncclSum, comm_), ncclInvalidArgument, comm_, "op", "reduction");
@@ -183,7 +202,8 @@ TEST_F(BadInput, BadReductionOp) {
   ASSERT_EQ(ncclCommInitRank(&other, 1, id, 0), ncclSuccess);
   ASSERT_EQ(ncclRedOpCreatePreMulSum(&op, &scalar, ncclFloat32, ncclScalarHostImmediate, other), ncclSuccess);
   if (op != ncclNumOps) {  // the first user op of both communicators may share a number; skip then
-    EXPECT_NCCL_ERR(ncclAllReduce(b, b, 4, ncclFloat32, op, comm_, nullptr), ncclInvalidArgument, comm_, "op", "reduction");
+    EXPECT_NCCL_ERR(ncclAllReduce(b, b, 4, ncclFloat32, op, comm_, nullptr), ncclInvalidArgument, comm_, "op",
+                    "reduction");
   }
   EXPECT_EQ(ncclRedOpDestroy(op, other), ncclSuccess);
   EXPECT_EQ(ncclCommDestroy(other), ncclSuccess);
@@ -202,7 +222,8 @@ TEST_F(BadInput, BadRoot) {
   for (int root : {-1, 1, 1000}) {  // nranks is 1
     EXPECT_NCCL_ERR(ncclBroadcast(b, b, 4, ncclFloat32, root, comm_, nullptr), ncclInvalidArgument, comm_, "root");
     EXPECT_NCCL_ERR(ncclBcast(b, 4, ncclFloat32, root, comm_, nullptr), ncclInvalidArgument, comm_, "root");
-    EXPECT_NCCL_ERR(ncclReduce(b, b, 4, ncclFloat32, ncclSum, root, comm_, nullptr), ncclInvalidArgument, comm_, "root");
+    EXPECT_NCCL_ERR(ncclReduce(b, b, 4, ncclFloat32, ncclSum, root, comm_, nullptr), ncclInvalidArgument, comm_,
+                    "root");
     EXPECT_NCCL_ERR(ncclGather(b, b + 8, 4, ncclFloat32, root, comm_, nullptr), ncclInvalidArgument, comm_, "root");
     EXPECT_NCCL_ERR(ncclScatter(b, b + 8, 4, ncclFloat32, root, comm_, nullptr), ncclInvalidArgument, comm_, "root");
   }
@@ -226,12 +247,18 @@ TEST_F(BadInput, BadPeer) {
 TEST_F(BadInput, CountOverflow) {
   float* b = buf_.data();
   const size_t huge = SIZE_MAX / 2;  // x 4 bytes overflows size_t
-  EXPECT_NCCL_ERR(ncclAllReduce(b, b, huge, ncclFloat32, ncclSum, comm_, nullptr), ncclInvalidArgument, comm_, "overflow", "count", "size", "large");
-  EXPECT_NCCL_ERR(ncclBroadcast(b, b, huge, ncclFloat32, 0, comm_, nullptr), ncclInvalidArgument, comm_, "overflow", "count", "size", "large");
-  EXPECT_NCCL_ERR(ncclAllGather(b, b, huge, ncclFloat32, comm_, nullptr), ncclInvalidArgument, comm_, "overflow", "count", "size", "large");
-  EXPECT_NCCL_ERR(ncclAlltoAll(b, b + 8, huge, ncclFloat32, comm_, nullptr), ncclInvalidArgument, comm_, "overflow", "count", "size", "large");
-  EXPECT_NCCL_ERR(ncclSend(b, huge, ncclFloat32, 0, comm_, nullptr), ncclInvalidArgument, comm_, "overflow", "count", "size", "large");
-  EXPECT_NCCL_ERR(ncclAllReduce(b, b, SIZE_MAX, ncclFloat64, ncclSum, comm_, nullptr), ncclInvalidArgument, comm_, "overflow", "count", "size", "large");
+  EXPECT_NCCL_ERR(ncclAllReduce(b, b, huge, ncclFloat32, ncclSum, comm_, nullptr), ncclInvalidArgument, comm_,
+                  "overflow", "count", "size", "large");
+  EXPECT_NCCL_ERR(ncclBroadcast(b, b, huge, ncclFloat32, 0, comm_, nullptr), ncclInvalidArgument, comm_, "overflow",
+                  "count", "size", "large");
+  EXPECT_NCCL_ERR(ncclAllGather(b, b, huge, ncclFloat32, comm_, nullptr), ncclInvalidArgument, comm_, "overflow",
+                  "count", "size", "large");
+  EXPECT_NCCL_ERR(ncclAlltoAll(b, b + 8, huge, ncclFloat32, comm_, nullptr), ncclInvalidArgument, comm_, "overflow",
+                  "count", "size", "large");
+  EXPECT_NCCL_ERR(ncclSend(b, huge, ncclFloat32, 0, comm_, nullptr), ncclInvalidArgument, comm_, "overflow", "count",
+                  "size", "large");
+  EXPECT_NCCL_ERR(ncclAllReduce(b, b, SIZE_MAX, ncclFloat64, ncclSum, comm_, nullptr), ncclInvalidArgument, comm_,
+                  "overflow", "count", "size", "large");
   expectStillWorks();
 }
 
@@ -309,7 +336,9 @@ TEST_F(BadInput, RevokeFlagsMustBeZero) {
 TEST(BadInit, RankAndCountOutOfRange) {
   ncclUniqueId id;
   ASSERT_EQ(ncclGetUniqueId(&id), ncclSuccess);
-  struct { int nranks, rank; } bad[] = {{0, 0}, {-1, 0}, {-5, -1}, {2, 2}, {2, -1}, {3, 7}, {INT_MIN, 0}};
+  struct {
+    int nranks, rank;
+  } bad[] = {{0, 0}, {-1, 0}, {-5, -1}, {2, 2}, {2, -1}, {3, 7}, {INT_MIN, 0}};
   for (const auto& b : bad) {
     ncclComm_t c = nullptr;
     const double t0 = nowSeconds();
@@ -383,10 +412,12 @@ TEST(BadInputMultiRank, CommunicatorSurvivesRejectedCalls) {
                ncclInvalidArgument, "AllReduce with datatype 12", ctx.comm);
     ctx.expect(ncclBroadcast(b.data(), b.data(), 4, ncclFloat32, 2, ctx.comm, nullptr), ncclInvalidArgument,
                "Broadcast with root == nranks", ctx.comm);
-    ctx.expect(ncclSend(b.data(), 4, ncclFloat32, 2, ctx.comm, nullptr), ncclInvalidArgument, "Send to peer 2", ctx.comm);
+    ctx.expect(ncclSend(b.data(), 4, ncclFloat32, 2, ctx.comm, nullptr), ncclInvalidArgument, "Send to peer 2",
+               ctx.comm);
     ctx.expect(ncclAllReduce(b.data(), b.data(), 4, ncclFloat32, ncclSum, ctx.comm, badStream()), ncclInvalidArgument,
                "AllReduce on a stream", ctx.comm);
-    if (!ctx.ok(ncclAllReduce(b.data(), b.data(), 64, ncclFloat32, ncclSum, ctx.comm, nullptr), "AllReduce", ctx.comm)) return;
+    if (!ctx.ok(ncclAllReduce(b.data(), b.data(), 64, ncclFloat32, ncclSum, ctx.comm, nullptr), "AllReduce", ctx.comm))
+      return;
     if (b[0] != 2.0f || b[63] != 2.0f) ctx.failf("AllReduce after rejected calls gave %g, expected 2", b[0]);
   }));
 }
@@ -404,7 +435,9 @@ TEST(BadInputMultiRank, CountTimesNranksOverflow) {
     ctx.expect(ncclGather(p, p + 32, count, ncclInt8, 0, ctx.comm, nullptr), ncclInvalidArgument, "Gather", ctx.comm);
     ctx.expect(ncclScatter(p, p + 32, count, ncclInt8, 1, ctx.comm, nullptr), ncclInvalidArgument, "Scatter", ctx.comm);
     std::vector<int32_t> v(8, 1);
-    if (!ctx.ok(ncclAllReduce(v.data(), v.data(), 8, ncclInt32, ncclSum, ctx.comm, nullptr), "AllReduce afterwards", ctx.comm)) return;
+    if (!ctx.ok(ncclAllReduce(v.data(), v.data(), 8, ncclInt32, ncclSum, ctx.comm, nullptr), "AllReduce afterwards",
+                ctx.comm))
+      return;
     if (v[7] != 2) ctx.failf("AllReduce after the rejected calls gave %d, expected 2", v[7]);
   }));
 }
@@ -418,22 +451,25 @@ void mismatchedNranks(bool oddRankFirst) {
   opts.initComm = false;
   opts.deadlineMs = 30000;
   const double t0 = nowSeconds();
-  EXPECT_RUN_OK(runRanks(Mode::kThreads, 3, [oddRankFirst](RankCtx& ctx) {
-    const bool odd = ctx.rank == 2;
-    if (odd != oddRankFirst) std::this_thread::sleep_for(std::chrono::milliseconds(300));
-    const int claimed = odd ? 4 : 3;
-    const ncclResult_t r = ncclCommInitRank(&ctx.comm, claimed, ctx.id, ctx.rank);
-    if (r == ncclSuccess) {
-      ctx.failf("ncclCommInitRank(nranks=%d) succeeded although rank 2 said nranks=4", claimed);
-      return;
-    }
-    ctx.comm = nullptr;
-    if (!odd) return;  // the others fail too (any code): their peer set never completes
-    ctx.expect(r, ncclInvalidUsage, "ncclCommInitRank from the rank with the odd nranks");
-    const std::string msg = lastError(nullptr);
-    if (!mentionsAny(msg, {"nranks", "mismatch", "disagree", "differ"}))
-      ctx.failf("ncclGetLastError after the mismatched init does not say why: \"%s\"", msg.c_str());
-  }, opts));
+  EXPECT_RUN_OK(runRanks(
+      Mode::kThreads, 3,
+      [oddRankFirst](RankCtx& ctx) {
+        const bool odd = ctx.rank == 2;
+        if (odd != oddRankFirst) std::this_thread::sleep_for(std::chrono::milliseconds(300));
+        const int claimed = odd ? 4 : 3;
+        const ncclResult_t r = ncclCommInitRank(&ctx.comm, claimed, ctx.id, ctx.rank);
+        if (r == ncclSuccess) {
+          ctx.failf("ncclCommInitRank(nranks=%d) succeeded although rank 2 said nranks=4", claimed);
+          return;
+        }
+        ctx.comm = nullptr;
+        if (!odd) return;  // the others fail too (any code): their peer set never completes
+        ctx.expect(r, ncclInvalidUsage, "ncclCommInitRank from the rank with the odd nranks");
+        const std::string msg = lastError(nullptr);
+        if (!mentionsAny(msg, {"nranks", "mismatch", "disagree", "differ"}))
+          ctx.failf("ncclGetLastError after the mismatched init does not say why: \"%s\"", msg.c_str());
+      },
+      opts));
   EXPECT_LT(nowSeconds() - t0, 15.0) << "with WEFT_TIMEOUT_MS=3000 every rank should have returned well before this";
 }
 

@@ -107,7 +107,7 @@ class GuardedBuffer {
   void allocate(size_t shift, size_t bytes) {
     bytes_ = bytes;
     front_ = kGuardBytes + shift;
-    storage_.reset(static_cast<unsigned char*>(::operator new(front_ + bytes + kGuardBytes, std::align_val_t{64})));
+    storage_.reset(static_cast<unsigned char*>(::operator new (front_ + bytes + kGuardBytes, std::align_val_t{64})));
     memset(storage_.get(), kGuardByte, front_ + bytes + kGuardBytes);
   }
   bool allocated() const { return storage_ != nullptr; }
@@ -124,7 +124,7 @@ class GuardedBuffer {
 
  private:
   struct AlignedDelete {
-    void operator()(unsigned char* p) const { ::operator delete(p, std::align_val_t{64}); }
+    void operator()(unsigned char* p) const { ::operator delete (p, std::align_val_t{64}); }
   };
   std::unique_ptr<unsigned char[], AlignedDelete> storage_;
   size_t bytes_ = 0;
@@ -149,7 +149,8 @@ void checkRange(Reporter* rep, const std::string& label, const char* what, ncclD
     const uint64_t got = loadBits(out, offset + i, size);
     if (matches(dtype, e, got)) continue;
     if (++bad <= 3) {
-      first += " [" + std::to_string(offset + i) + "] got " + formatBits(dtype, got) + " expected " + describe(dtype, e) + ";";
+      first += " [" + std::to_string(offset + i) + "] got " + formatBits(dtype, got) + " expected " +
+               describe(dtype, e) + ";";
     }
   }
   if (bad) rep->failf("%s: %s: %zu of %zu elements wrong:%s", label.c_str(), what, bad, count, first.c_str());
@@ -179,9 +180,7 @@ struct CaseRun::Impl {
   alignas(8) unsigned char scalar[8] = {};
 
   bool isRoot() const { return rank == c.root; }
-  std::string label() const {
-    return c.name() + " nranks=" + std::to_string(nranks) + " rank=" + std::to_string(rank);
-  }
+  std::string label() const { return c.name() + " nranks=" + std::to_string(nranks) + " rank=" + std::to_string(rank); }
   void fillInput(unsigned char* p, size_t n, size_t firstIdx) const {
     for (size_t i = 0; i < n; ++i) storeBits(p, i, esize, ref.input(rank, firstIdx + i));
   }
@@ -219,7 +218,10 @@ void CaseRun::Impl::setup() {
     case Coll::kBcast:
       if (inPlace || c.coll == Coll::kBcast) {
         a.allocate(shift, cnt * esize);
-        if (isRoot()) fillInput(a.data(), cnt, 0); else fillJunk(a.data(), cnt);
+        if (isRoot())
+          fillInput(a.data(), cnt, 0);
+        else
+          fillJunk(a.data(), cnt);
         send = recv = a.data();
       } else {
         outOfPlace(cnt, cnt);  // non-roots' send buffers hold their own data: it must be ignored
@@ -415,7 +417,8 @@ void CaseRun::verify(Reporter* rep) const {
   if (m.sendCheck && memcmp(m.sendCheck, m.sendCopy.data(), m.sendCopy.size()) != 0)
     rep->failf("%s: the send buffer changed (an out-of-place collective must only read it)", label.c_str());
   if (m.a.allocated() && !m.a.guardsIntact())
-    rep->failf("%s: bytes just outside the %s buffer were overwritten", label.c_str(), m.b.allocated() ? "send" : "only");
+    rep->failf("%s: bytes just outside the %s buffer were overwritten", label.c_str(),
+               m.b.allocated() ? "send" : "only");
   if (m.b.allocated() && !m.b.guardsIntact())
     rep->failf("%s: bytes just outside the receive buffer were overwritten", label.c_str());
 }
@@ -439,7 +442,8 @@ bool runCaseOnClique(const CollCase& c, CliqueCtx& ctx) {
   }
   ctx.step("group of " + c.name());
   bool ok = ctx.ok(ncclGroupStart(), "ncclGroupStart");
-  for (int r = 0; ok && r < ctx.nranks; ++r) ok = ctx.ok(runs[r]->issue(ctx.comms[r]), runs[r]->label().c_str(), ctx.comms[r]);
+  for (int r = 0; ok && r < ctx.nranks; ++r)
+    ok = ctx.ok(runs[r]->issue(ctx.comms[r]), runs[r]->label().c_str(), ctx.comms[r]);
   // A device scalar is read when the group executes: arming it after the calls were enqueued
   // (and before ncclGroupEnd) must still count.
   for (auto& run : runs) run->armScalar();

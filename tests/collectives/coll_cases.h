@@ -14,7 +14,18 @@
 
 namespace weft_test {
 
-enum class Coll { kAllReduce, kBroadcast, kBcast, kReduce, kAllGather, kReduceScatter, kAlltoAll, kGather, kScatter, kAlltoAllv };
+enum class Coll {
+  kAllReduce,
+  kBroadcast,
+  kBcast,
+  kReduce,
+  kAllGather,
+  kReduceScatter,
+  kAlltoAll,
+  kGather,
+  kScatter,
+  kAlltoAllv
+};
 const char* collName(Coll coll);
 const std::vector<Coll>& allColls();
 bool collReduces(Coll coll);
@@ -32,12 +43,12 @@ bool builtinRedOp(Red red, ncclRedOp_t* op);
 struct CollCase {
   Coll coll = Coll::kAllReduce;
   ncclDataType_t dtype = ncclFloat32;
-  Red red = Red::kSum;     // ignored unless the collective reduces
-  size_t count = 0;        // NCCL's count argument (per rank block for AllGather, ReduceScatter, ...)
+  Red red = Red::kSum;  // ignored unless the collective reduces
+  size_t count = 0;     // NCCL's count argument (per rank block for AllGather, ReduceScatter, ...)
   bool inPlace = false;
   bool evenRanksOnly = false;  // with inPlace: only even ranks work in place, odd ones out of place
-  bool shifted = false;    // buffers aligned to the element size only (64-byte boundary + 1 element)
-  int root = 0;            // ignored unless the collective has a root
+  bool shifted = false;        // buffers aligned to the element size only (64-byte boundary + 1 element)
+  int root = 0;                // ignored unless the collective has a root
   uint32_t seed = 1;
   // "AllReduce/float16/sum/c1023/inplace" plus "/root2" where it applies.
   std::string name() const;

@@ -62,17 +62,21 @@ TEST(Api, UnusedBuffersMayBeNullOnNonRoots) {
     const bool isRoot = ctx.rank == root;
     const size_t count = 100;
     std::vector<int32_t> mine(count, ctx.rank + 1), all(3 * count, -1), one(count, -1);
-    if (ctx.ok(ncclReduce(mine.data(), isRoot ? one.data() : nullptr, count, ncclInt32, ncclSum, root, ctx.comm, nullptr),
-               "ncclReduce (recvbuff NULL on non-roots)", ctx.comm) && isRoot && one[0] != 6)
+    if (ctx.ok(ncclReduce(mine.data(), isRoot ? one.data() : nullptr, count, ncclInt32, ncclSum, root, ctx.comm,
+                          nullptr),
+               "ncclReduce (recvbuff NULL on non-roots)", ctx.comm) &&
+        isRoot && one[0] != 6)
       ctx.failf("Reduce gave %d, expected 6", one[0]);
     if (ctx.ok(ncclGather(mine.data(), isRoot ? all.data() : nullptr, count, ncclInt32, root, ctx.comm, nullptr),
-               "ncclGather (recvbuff NULL on non-roots)", ctx.comm) && isRoot) {
+               "ncclGather (recvbuff NULL on non-roots)", ctx.comm) &&
+        isRoot) {
       for (int p = 0; p < 3; ++p)
         if (all[p * count] != p + 1) ctx.failf("Gather block %d holds %d, expected %d", p, all[p * count], p + 1);
     }
     for (int p = 0; p < 3; ++p) std::fill(all.begin() + p * count, all.begin() + (p + 1) * count, 10 * (p + 1));
     if (ctx.ok(ncclScatter(isRoot ? all.data() : nullptr, one.data(), count, ncclInt32, root, ctx.comm, nullptr),
-               "ncclScatter (sendbuff NULL on non-roots)", ctx.comm) && one[count - 1] != 10 * (ctx.rank + 1))
+               "ncclScatter (sendbuff NULL on non-roots)", ctx.comm) &&
+        one[count - 1] != 10 * (ctx.rank + 1))
       ctx.failf("Scatter gave %d, expected %d", one[count - 1], 10 * (ctx.rank + 1));
   }));
 }
@@ -112,7 +116,8 @@ TEST(Api, DumpStateNamesTheOperationStepAndPeerARankWaitsFor) {
       return;
     }
     const std::string wait = seen.substr(seen.find("; waiting for"));
-    if (wait.find("AllReduce #1 ") == std::string::npos) ctx.failf("the dump does not name AllReduce #1: %s", seen.c_str());
+    if (wait.find("AllReduce #1 ") == std::string::npos)
+      ctx.failf("the dump does not name AllReduce #1: %s", seen.c_str());
     if (!std::regex_search(wait, std::regex("step [0-9]+ of [0-9]+")))
       ctx.failf("the dump does not name the step: %s", seen.c_str());
     if (!std::regex_search(wait, std::regex("ranks? 1[ ,)]")))

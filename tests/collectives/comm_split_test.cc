@@ -19,7 +19,8 @@ void checkSum(RankCtx& ctx, ncclComm_t comm, int64_t value, int64_t want, const 
   if (!ctx.ok(ncclAllReduce(in.data(), out.data(), in.size(), ncclInt64, ncclSum, comm, nullptr), what, comm)) return;
   for (int64_t v : out) {
     if (v != want) {
-      ctx.failf("%s: AllReduce gave %lld, expected %lld", what, static_cast<long long>(v), static_cast<long long>(want));
+      ctx.failf("%s: AllReduce gave %lld, expected %lld", what, static_cast<long long>(v),
+                static_cast<long long>(want));
       return;
     }
   }
@@ -51,7 +52,8 @@ TEST(CommSplit, NoColorGivesNull) {
   EXPECT_RUN_OK(runRanks(kTier, 4, [](RankCtx& ctx) {
     const bool out = ctx.rank == 2;
     ncclComm_t sub = reinterpret_cast<ncclComm_t>(static_cast<uintptr_t>(0x5a5a5a));  // must be overwritten
-    if (!ctx.ok(ncclCommSplit(ctx.comm, out ? NCCL_SPLIT_NOCOLOR : 7, ctx.rank, &sub, nullptr), "ncclCommSplit", ctx.comm))
+    if (!ctx.ok(ncclCommSplit(ctx.comm, out ? NCCL_SPLIT_NOCOLOR : 7, ctx.rank, &sub, nullptr), "ncclCommSplit",
+                ctx.comm))
       return;
     if (out) {
       if (sub != nullptr) ctx.fail("ncclCommSplit with NCCL_SPLIT_NOCOLOR must set *newcomm to NULL");
@@ -66,7 +68,8 @@ TEST(CommSplit, NoColorGivesNull) {
 TEST(CommSplit, KeysOrderRanks) {
   EXPECT_RUN_OK(runRanks(kTier, 4, [](RankCtx& ctx) {
     ncclComm_t sub = nullptr;
-    if (!ctx.ok(ncclCommSplit(ctx.comm, 0, 100 - ctx.rank, &sub, nullptr), "ncclCommSplit(reverse keys)", ctx.comm)) return;
+    if (!ctx.ok(ncclCommSplit(ctx.comm, 0, 100 - ctx.rank, &sub, nullptr), "ncclCommSplit(reverse keys)", ctx.comm))
+      return;
     const int n = ctx.nranks;
     expectShape(ctx, sub, n, n - 1 - ctx.rank, "split with reversed keys");
     // The gathered old ranks come back in the new order: n-1, ..., 0.
@@ -84,7 +87,8 @@ TEST(CommSplit, SplitOfASplit) {
   const int n = kTier == Mode::kProcs ? 4 : 8;
   EXPECT_RUN_OK(runRanks(kTier, n, [](RankCtx& ctx) {
     ncclComm_t half = nullptr, quarter = nullptr;
-    if (!ctx.ok(ncclCommSplit(ctx.comm, ctx.rank % 2, ctx.rank, &half, nullptr), "ncclCommSplit (first)", ctx.comm)) return;
+    if (!ctx.ok(ncclCommSplit(ctx.comm, ctx.rank % 2, ctx.rank, &half, nullptr), "ncclCommSplit (first)", ctx.comm))
+      return;
     int halfRank = -1;
     ctx.ok(ncclCommUserRank(half, &halfRank), "ncclCommUserRank", half);
     if (ctx.ok(ncclCommSplit(half, halfRank % 2, halfRank, &quarter, nullptr), "ncclCommSplit (second)", half)) {
@@ -105,7 +109,8 @@ TEST(CommShrink, ExcludedRankDoesNotCall) {
     if (ctx.rank == excluded) return;  // leaves; the harness destroys its parent communicator
     int exclude[1] = {excluded};
     ncclComm_t shrunk = nullptr;
-    if (!ctx.ok(ncclCommShrink(ctx.comm, exclude, 1, &shrunk, nullptr, NCCL_SHRINK_DEFAULT), "ncclCommShrink", ctx.comm))
+    if (!ctx.ok(ncclCommShrink(ctx.comm, exclude, 1, &shrunk, nullptr, NCCL_SHRINK_DEFAULT), "ncclCommShrink",
+                ctx.comm))
       return;
     expectShape(ctx, shrunk, 3, ctx.rank < excluded ? ctx.rank : ctx.rank - 1, "shrunk communicator");
     checkSum(ctx, shrunk, ctx.rank, 0 + 2 + 3, "AllReduce on the shrunk communicator");
@@ -116,22 +121,28 @@ TEST(CommShrink, ExcludedRankDoesNotCall) {
 TEST(CommInit, NonBlockingConfig) {
   RunOptions opts;
   opts.initComm = false;
-  EXPECT_RUN_OK(runRanks(kTier, 3, [](RankCtx& ctx) {
-    ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
-    config.blocking = 0;
-    const ncclResult_t r = ncclCommInitRankConfig(&ctx.comm, ctx.nranks, ctx.id, ctx.rank, &config);
-    if (r != ncclSuccess && r != ncclInProgress) {
-      ctx.expect(r, ncclInProgress, "ncclCommInitRankConfig(blocking=0)");
-      ctx.comm = nullptr;
-      return;
-    }
-    if (!ctx.ok(waitNotInProgress(ctx.comm, 30000), "ncclCommGetAsyncError after a non-blocking init", ctx.comm)) return;
-    std::vector<float> v(1000, 1.0f);
-    const ncclResult_t ar = ncclAllReduce(v.data(), v.data(), v.size(), ncclFloat32, ncclSum, ctx.comm, nullptr);
-    if (ar != ncclSuccess && ar != ncclInProgress) return (void)ctx.ok(ar, "ncclAllReduce (non-blocking comm)", ctx.comm);
-    if (!ctx.ok(waitNotInProgress(ctx.comm, 30000), "ncclCommGetAsyncError after AllReduce", ctx.comm)) return;
-    if (v[0] != 3.0f || v[999] != 3.0f) ctx.failf("AllReduce on a non-blocking communicator gave %g, expected 3", v[0]);
-  }, opts));
+  EXPECT_RUN_OK(runRanks(
+      kTier, 3,
+      [](RankCtx& ctx) {
+        ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
+        config.blocking = 0;
+        const ncclResult_t r = ncclCommInitRankConfig(&ctx.comm, ctx.nranks, ctx.id, ctx.rank, &config);
+        if (r != ncclSuccess && r != ncclInProgress) {
+          ctx.expect(r, ncclInProgress, "ncclCommInitRankConfig(blocking=0)");
+          ctx.comm = nullptr;
+          return;
+        }
+        if (!ctx.ok(waitNotInProgress(ctx.comm, 30000), "ncclCommGetAsyncError after a non-blocking init", ctx.comm))
+          return;
+        std::vector<float> v(1000, 1.0f);
+        const ncclResult_t ar = ncclAllReduce(v.data(), v.data(), v.size(), ncclFloat32, ncclSum, ctx.comm, nullptr);
+        if (ar != ncclSuccess && ar != ncclInProgress)
+          return (void)ctx.ok(ar, "ncclAllReduce (non-blocking comm)", ctx.comm);
+        if (!ctx.ok(waitNotInProgress(ctx.comm, 30000), "ncclCommGetAsyncError after AllReduce", ctx.comm)) return;
+        if (v[0] != 3.0f || v[999] != 3.0f)
+          ctx.failf("AllReduce on a non-blocking communicator gave %g, expected 3", v[0]);
+      },
+      opts));
 }
 
 // A non-blocking communicator through a group, a non-blocking split and a finalize: every call
@@ -139,56 +150,66 @@ TEST(CommInit, NonBlockingConfig) {
 TEST(CommInit, NonBlockingGroupSplitFinalize) {
   RunOptions opts;
   opts.initComm = false;
-  EXPECT_RUN_OK(runRanks(kTier, 4, [](RankCtx& ctx) {
-    auto accept = [&](ncclResult_t r, ncclComm_t comm, const char* what) {
-      if (r != ncclSuccess && r != ncclInProgress) return ctx.ok(r, what, comm);
-      return ctx.ok(waitNotInProgress(comm, 30000), what, comm);
-    };
-    ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
-    config.blocking = 0;
-    config.commName = "weft-nonblocking-test";
-    const ncclResult_t init = ncclCommInitRankConfig(&ctx.comm, ctx.nranks, ctx.id, ctx.rank, &config);
-    if (init != ncclSuccess && init != ncclInProgress) {
-      ctx.ok(init, "ncclCommInitRankConfig(blocking=0)");
-      ctx.comm = nullptr;
-      return;
-    }
-    if (!accept(ncclSuccess, ctx.comm, "non-blocking init")) return;
-    std::vector<double> a(5000, ctx.rank + 1.0), b(5000, 0.0);
-    ctx.ok(ncclGroupStart(), "ncclGroupStart");
-    ncclResult_t r1 = ncclAllReduce(a.data(), b.data(), a.size(), ncclFloat64, ncclSum, ctx.comm, nullptr);
-    if (r1 != ncclSuccess && r1 != ncclInProgress) ctx.ok(r1, "ncclAllReduce in a group (non-blocking)", ctx.comm);
-    if (!accept(ncclGroupEnd(), ctx.comm, "ncclGroupEnd (non-blocking)")) return;
-    if (b[0] != 10.0 || b[4999] != 10.0) ctx.failf("AllReduce on the non-blocking communicator gave %g, expected 10", b[0]);
-    ncclComm_t sub = nullptr;
-    if (!accept(ncclCommSplit(ctx.comm, ctx.rank / 2, ctx.rank, &sub, &config), ctx.comm, "ncclCommSplit (non-blocking)"))
-      return;
-    if (sub == nullptr) return ctx.fail("the non-blocking split gave no communicator");
-    if (!accept(ncclSuccess, sub, "the split communicator becoming ready")) return;
-    std::vector<int32_t> v(100, ctx.rank);
-    if (accept(ncclAllReduce(v.data(), v.data(), v.size(), ncclInt32, ncclSum, sub, nullptr), sub, "AllReduce on the split") &&
-        v[99] != (ctx.rank < 2 ? 1 : 5))
-      ctx.failf("AllReduce on the non-blocking split gave %d", v[99]);
-    accept(ncclCommFinalize(sub), sub, "ncclCommFinalize (split)");
-    ctx.ok(ncclCommDestroy(sub), "ncclCommDestroy (split)");
-    accept(ncclCommFinalize(ctx.comm), ctx.comm, "ncclCommFinalize");
-    ctx.ok(ncclCommDestroy(ctx.comm), "ncclCommDestroy");
-    ctx.comm = nullptr;
-  }, opts));
+  EXPECT_RUN_OK(runRanks(
+      kTier, 4,
+      [](RankCtx& ctx) {
+        auto accept = [&](ncclResult_t r, ncclComm_t comm, const char* what) {
+          if (r != ncclSuccess && r != ncclInProgress) return ctx.ok(r, what, comm);
+          return ctx.ok(waitNotInProgress(comm, 30000), what, comm);
+        };
+        ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
+        config.blocking = 0;
+        config.commName = "weft-nonblocking-test";
+        const ncclResult_t init = ncclCommInitRankConfig(&ctx.comm, ctx.nranks, ctx.id, ctx.rank, &config);
+        if (init != ncclSuccess && init != ncclInProgress) {
+          ctx.ok(init, "ncclCommInitRankConfig(blocking=0)");
+          ctx.comm = nullptr;
+          return;
+        }
+        if (!accept(ncclSuccess, ctx.comm, "non-blocking init")) return;
+        std::vector<double> a(5000, ctx.rank + 1.0), b(5000, 0.0);
+        ctx.ok(ncclGroupStart(), "ncclGroupStart");
+        ncclResult_t r1 = ncclAllReduce(a.data(), b.data(), a.size(), ncclFloat64, ncclSum, ctx.comm, nullptr);
+        if (r1 != ncclSuccess && r1 != ncclInProgress) ctx.ok(r1, "ncclAllReduce in a group (non-blocking)", ctx.comm);
+        if (!accept(ncclGroupEnd(), ctx.comm, "ncclGroupEnd (non-blocking)")) return;
+        if (b[0] != 10.0 || b[4999] != 10.0)
+          ctx.failf("AllReduce on the non-blocking communicator gave %g, expected 10", b[0]);
+        ncclComm_t sub = nullptr;
+        if (!accept(ncclCommSplit(ctx.comm, ctx.rank / 2, ctx.rank, &sub, &config), ctx.comm,
+                    "ncclCommSplit (non-blocking)"))
+          return;
+        if (sub == nullptr) return ctx.fail("the non-blocking split gave no communicator");
+        if (!accept(ncclSuccess, sub, "the split communicator becoming ready")) return;
+        std::vector<int32_t> v(100, ctx.rank);
+        if (accept(ncclAllReduce(v.data(), v.data(), v.size(), ncclInt32, ncclSum, sub, nullptr), sub,
+                   "AllReduce on the split") &&
+            v[99] != (ctx.rank < 2 ? 1 : 5))
+          ctx.failf("AllReduce on the non-blocking split gave %d", v[99]);
+        accept(ncclCommFinalize(sub), sub, "ncclCommFinalize (split)");
+        ctx.ok(ncclCommDestroy(sub), "ncclCommDestroy (split)");
+        accept(ncclCommFinalize(ctx.comm), ctx.comm, "ncclCommFinalize");
+        ctx.ok(ncclCommDestroy(ctx.comm), "ncclCommDestroy");
+        ctx.comm = nullptr;
+      },
+      opts));
 }
 
 TEST(CommInit, ScalableWithOneId) {
   RunOptions opts;
   opts.initComm = false;
-  EXPECT_RUN_OK(runRanks(kTier, 3, [](RankCtx& ctx) {
-    ncclUniqueId ids[1] = {ctx.id};
-    if (!ctx.ok(ncclCommInitRankScalable(&ctx.comm, ctx.nranks, ctx.rank, 1, ids, nullptr), "ncclCommInitRankScalable")) {
-      ctx.comm = nullptr;
-      return;
-    }
-    expectShape(ctx, ctx.comm, ctx.nranks, ctx.rank, "scalable init");
-    checkSum(ctx, ctx.comm, 2, 2 * ctx.nranks, "AllReduce after scalable init");
-  }, opts));
+  EXPECT_RUN_OK(runRanks(
+      kTier, 3,
+      [](RankCtx& ctx) {
+        ncclUniqueId ids[1] = {ctx.id};
+        if (!ctx.ok(ncclCommInitRankScalable(&ctx.comm, ctx.nranks, ctx.rank, 1, ids, nullptr),
+                    "ncclCommInitRankScalable")) {
+          ctx.comm = nullptr;
+          return;
+        }
+        expectShape(ctx, ctx.comm, ctx.nranks, ctx.rank, "scalable init");
+        checkSum(ctx, ctx.comm, 2, 2 * ctx.nranks, "AllReduce after scalable init");
+      },
+      opts));
 }
 
 TEST(CommLifecycle, FinalizeThenDestroy) {
@@ -246,7 +267,8 @@ TEST(CommRegister, CollectivesOnRegisteredBuffers) {
     void* in = nullptr;
     void* out = nullptr;
     if (!ctx.ok(ncclMemAlloc(&in, bytes), "ncclMemAlloc") || !ctx.ok(ncclMemAlloc(&out, bytes), "ncclMemAlloc")) return;
-    if (reinterpret_cast<uintptr_t>(in) % NCCL_WIN_REQUIRED_ALIGNMENT || reinterpret_cast<uintptr_t>(out) % NCCL_WIN_REQUIRED_ALIGNMENT)
+    if (reinterpret_cast<uintptr_t>(in) % NCCL_WIN_REQUIRED_ALIGNMENT ||
+        reinterpret_cast<uintptr_t>(out) % NCCL_WIN_REQUIRED_ALIGNMENT)
       ctx.fail("ncclMemAlloc returned memory not aligned to NCCL_WIN_REQUIRED_ALIGNMENT");
     auto* fin = static_cast<float*>(in);
     auto* fout = static_cast<float*>(out);
@@ -284,7 +306,8 @@ TEST(CommRegister, CollectivesOnRegisteredBuffers) {
     if (ctx.ok(ncclCommRegister(ctx.comm, plain.data(), plain.size() * sizeof(int32_t), &hplain),
                "ncclCommRegister(plain host buffer)", ctx.comm)) {
       if (ctx.ok(ncclAllReduce(plain.data(), plain.data(), plain.size(), ncclInt32, ncclSum, ctx.comm, nullptr),
-                 "AllReduce in place on a registered plain buffer", ctx.comm) && plain[4098] != 6)
+                 "AllReduce in place on a registered plain buffer", ctx.comm) &&
+          plain[4098] != 6)
         ctx.failf("AllReduce on a registered plain buffer gave %d, expected 6", plain[4098]);
       ctx.ok(ncclCommDeregister(ctx.comm, hplain), "ncclCommDeregister(plain host buffer)", ctx.comm);
     }

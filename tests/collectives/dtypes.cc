@@ -116,8 +116,8 @@ std::string formatBits(ncclDataType_t type, uint64_t bits) {
     snprintf(buf, sizeof(buf), "%lld (0x%0*llx)", static_cast<long long>(bitsToInt(type, bits)),
              static_cast<int>(d.size * 2), static_cast<unsigned long long>(bits));
   } else {
-    snprintf(buf, sizeof(buf), "%llu (0x%0*llx)", static_cast<unsigned long long>(bits),
-             static_cast<int>(d.size * 2), static_cast<unsigned long long>(bits));
+    snprintf(buf, sizeof(buf), "%llu (0x%0*llx)", static_cast<unsigned long long>(bits), static_cast<int>(d.size * 2),
+             static_cast<unsigned long long>(bits));
   }
   return buf;
 }

@@ -14,11 +14,11 @@ namespace weft_test {
 struct DtypeInfo {
   ncclDataType_t type;
   const char* name;
-  size_t size;             // bytes
+  size_t size;  // bytes
   bool isFloat;
-  bool isSigned;           // integers only
-  const MiniFloat* mini;   // float16, bfloat16 and the float8s; nullptr otherwise
-  double epsilon;          // machine epsilon (floats), 0 for integers
+  bool isSigned;          // integers only
+  const MiniFloat* mini;  // float16, bfloat16 and the float8s; nullptr otherwise
+  double epsilon;         // machine epsilon (floats), 0 for integers
 };
 
 const DtypeInfo& dtypeInfo(ncclDataType_t type);

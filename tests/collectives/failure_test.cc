@@ -27,21 +27,24 @@ RunReport peerNeverArrives(double timeoutSec) {
   opts.initComm = false;
   opts.absent = {2};
   opts.deadlineMs = 60000;
-  return runRanks(Mode::kProcs, 3, [timeoutSec](RankCtx& ctx) {
-    ctx.step("ncclCommInitRank without rank 2");
-    const double t0 = nowSeconds();
-    const ncclResult_t r = ncclCommInitRank(&ctx.comm, ctx.nranks, ctx.id, ctx.rank);
-    const double took = nowSeconds() - t0;
-    if (r == ncclSuccess || r == ncclInProgress) {
-      ctx.failf("ncclCommInitRank returned %s although rank 2 never arrived", ncclGetErrorString(r));
-      if (r == ncclSuccess) return;  // the harness destroys it
-    }
-    ctx.comm = nullptr;
-    if (took > timeoutSec + 6)
-      ctx.failf("init took %.1f s to give up; WEFT_TIMEOUT_MS allows %.1f s", took, timeoutSec);
-    const std::string msg = lastError(nullptr);
-    if (!namesRank(msg, 2)) ctx.failf("ncclGetLastError does not name the missing rank 2: \"%s\"", msg.c_str());
-  }, opts);
+  return runRanks(
+      Mode::kProcs, 3,
+      [timeoutSec](RankCtx& ctx) {
+        ctx.step("ncclCommInitRank without rank 2");
+        const double t0 = nowSeconds();
+        const ncclResult_t r = ncclCommInitRank(&ctx.comm, ctx.nranks, ctx.id, ctx.rank);
+        const double took = nowSeconds() - t0;
+        if (r == ncclSuccess || r == ncclInProgress) {
+          ctx.failf("ncclCommInitRank returned %s although rank 2 never arrived", ncclGetErrorString(r));
+          if (r == ncclSuccess) return;  // the harness destroys it
+        }
+        ctx.comm = nullptr;
+        if (took > timeoutSec + 6)
+          ctx.failf("init took %.1f s to give up; WEFT_TIMEOUT_MS allows %.1f s", took, timeoutSec);
+        const std::string msg = lastError(nullptr);
+        if (!namesRank(msg, 2)) ctx.failf("ncclGetLastError does not name the missing rank 2: \"%s\"", msg.c_str());
+      },
+      opts);
 }
 
 // Rank 2 SIGKILLs itself 300 ms into a loop of 32 MiB AllReduces. Survivors must fail with
@@ -51,43 +54,48 @@ RunReport peerKilledInAllReduce(double boundSec) {
   RunOptions opts;
   opts.expectKilled = {victim};
   opts.deadlineMs = 90000;
-  return runRanks(Mode::kProcs, 3, [boundSec](RankCtx& ctx) {
-    const size_t count = size_t{8} << 20;
-    std::vector<float> in(count, 1.0f), out(count, 0.0f);
-    if (!ctx.ok(ncclAllReduce(in.data(), out.data(), count, ncclFloat32, ncclSum, ctx.comm, nullptr),
-                "warm-up AllReduce", ctx.comm))
-      return;
-    if (ctx.rank == victim) {
-      std::thread([] {
-        std::this_thread::sleep_for(std::chrono::milliseconds(300));
-        kill(getpid(), SIGKILL);
-      }).detach();
-      for (;;) ncclAllReduce(in.data(), out.data(), count, ncclFloat32, ncclSum, ctx.comm, nullptr);
-    }
-    ctx.step("AllReduce loop until the dead peer is noticed");
-    const double t0 = nowSeconds();
-    ncclResult_t r = ncclSuccess;
-    int rounds = 0;
-    while (r == ncclSuccess && nowSeconds() - t0 < 60) {
-      r = ncclAllReduce(in.data(), out.data(), count, ncclFloat32, ncclSum, ctx.comm, nullptr);
-      ++rounds;
-    }
-    const double took = nowSeconds() - t0;
-    if (r != ncclRemoteError && r != ncclSystemError)
-      ctx.failf("after %d AllReduces (%.1f s) the call returned %s; expected ncclRemoteError or ncclSystemError",
-                rounds, took, ncclGetErrorString(r));
-    if (took > boundSec) ctx.failf("the error came %.1f s after the loop began; the bound is %.0f s", took, boundSec);
-    const std::string msg = lastError(ctx.comm);
-    if (!namesRank(msg, victim)) ctx.failf("ncclGetLastError does not name the dead rank %d: \"%s\"", victim, msg.c_str());
-    ncclResult_t async = ncclSuccess;
-    if (ncclCommGetAsyncError(ctx.comm, &async) == ncclSuccess && async == ncclSuccess)
-      ctx.fail("ncclCommGetAsyncError reports ncclSuccess on a communicator whose peer died");
-    ctx.step("ncclCommAbort after the failure");
-    const double a0 = nowSeconds();
-    ctx.ok(ncclCommAbort(ctx.comm), "ncclCommAbort after the failure");
-    ctx.comm = nullptr;
-    if (nowSeconds() - a0 > 5) ctx.failf("ncclCommAbort took %.1f s after the failure", nowSeconds() - a0);
-  }, opts);
+  return runRanks(
+      Mode::kProcs, 3,
+      [boundSec](RankCtx& ctx) {
+        const size_t count = size_t{8} << 20;
+        std::vector<float> in(count, 1.0f), out(count, 0.0f);
+        if (!ctx.ok(ncclAllReduce(in.data(), out.data(), count, ncclFloat32, ncclSum, ctx.comm, nullptr),
+                    "warm-up AllReduce", ctx.comm))
+          return;
+        if (ctx.rank == victim) {
+          std::thread([] {
+            std::this_thread::sleep_for(std::chrono::milliseconds(300));
+            kill(getpid(), SIGKILL);
+          }).detach();
+          for (;;) ncclAllReduce(in.data(), out.data(), count, ncclFloat32, ncclSum, ctx.comm, nullptr);
+        }
+        ctx.step("AllReduce loop until the dead peer is noticed");
+        const double t0 = nowSeconds();
+        ncclResult_t r = ncclSuccess;
+        int rounds = 0;
+        while (r == ncclSuccess && nowSeconds() - t0 < 60) {
+          r = ncclAllReduce(in.data(), out.data(), count, ncclFloat32, ncclSum, ctx.comm, nullptr);
+          ++rounds;
+        }
+        const double took = nowSeconds() - t0;
+        if (r != ncclRemoteError && r != ncclSystemError)
+          ctx.failf("after %d AllReduces (%.1f s) the call returned %s; expected ncclRemoteError or ncclSystemError",
+                    rounds, took, ncclGetErrorString(r));
+        if (took > boundSec)
+          ctx.failf("the error came %.1f s after the loop began; the bound is %.0f s", took, boundSec);
+        const std::string msg = lastError(ctx.comm);
+        if (!namesRank(msg, victim))
+          ctx.failf("ncclGetLastError does not name the dead rank %d: \"%s\"", victim, msg.c_str());
+        ncclResult_t async = ncclSuccess;
+        if (ncclCommGetAsyncError(ctx.comm, &async) == ncclSuccess && async == ncclSuccess)
+          ctx.fail("ncclCommGetAsyncError reports ncclSuccess on a communicator whose peer died");
+        ctx.step("ncclCommAbort after the failure");
+        const double a0 = nowSeconds();
+        ctx.ok(ncclCommAbort(ctx.comm), "ncclCommAbort after the failure");
+        ctx.comm = nullptr;
+        if (nowSeconds() - a0 > 5) ctx.failf("ncclCommAbort took %.1f s after the failure", nowSeconds() - a0);
+      },
+      opts);
 }
 
 // After a peer dies, the survivors shrink the communicator without it (NCCL_SHRINK_ABORT: the
@@ -97,47 +105,53 @@ RunReport shrinkAfterPeerDeath() {
   RunOptions opts;
   opts.expectKilled = {victim};
   opts.deadlineMs = 30000;
-  return runRanks(Mode::kProcs, 4, [](RankCtx& ctx) {
-    std::vector<float> buf(1 << 20, 1.0f);
-    if (!ctx.ok(ncclAllReduce(buf.data(), buf.data(), buf.size(), ncclFloat32, ncclSum, ctx.comm, nullptr),
-                "warm-up AllReduce", ctx.comm))
-      return;
-    if (ctx.rank == victim) kill(getpid(), SIGKILL);
-    std::vector<float> v(1 << 20, 1.0f);
-    ctx.step("AllReduce with the dead peer");
-    const ncclResult_t r = ncclAllReduce(v.data(), v.data(), v.size(), ncclFloat32, ncclSum, ctx.comm, nullptr);
-    if (r == ncclSuccess) ctx.fail("AllReduce with a dead peer returned ncclSuccess");
-    int exclude[1] = {victim};
-    ncclComm_t shrunk = nullptr;
-    const double t0 = nowSeconds();
-    ctx.step("ncclCommShrink(NCCL_SHRINK_ABORT)");
-    if (!ctx.ok(ncclCommShrink(ctx.comm, exclude, 1, &shrunk, nullptr, NCCL_SHRINK_ABORT),
-                "ncclCommShrink(NCCL_SHRINK_ABORT) after the peer died", ctx.comm))
-      return;
-    if (nowSeconds() - t0 > 10) ctx.failf("ncclCommShrink took %.1f s", nowSeconds() - t0);
-    int n = -1, me = -1;
-    ctx.ok(ncclCommCount(shrunk, &n), "ncclCommCount", shrunk);
-    ctx.ok(ncclCommUserRank(shrunk, &me), "ncclCommUserRank", shrunk);
-    if (n != 3 || me != (ctx.rank < victim ? ctx.rank : ctx.rank - 1))
-      ctx.failf("shrunk communicator: rank %d of %d", me, n);
-    std::vector<int32_t> w(4096, ctx.rank);
-    ctx.step("AllReduce on the shrunk communicator");
-    if (ctx.ok(ncclAllReduce(w.data(), w.data(), w.size(), ncclInt32, ncclSum, shrunk, nullptr), "AllReduce on the shrunk communicator", shrunk) &&
-        w[4095] != 0 + 2 + 3)
-      ctx.failf("AllReduce on the shrunk communicator gave %d, expected 5", w[4095]);
-    ctx.step("ncclCommDestroy(shrunk) and ncclCommAbort(parent)");
-    ctx.ok(ncclCommDestroy(shrunk), "ncclCommDestroy(shrunk)");
-    ctx.ok(ncclCommAbort(ctx.comm), "ncclCommAbort(parent)");
-    ctx.comm = nullptr;
-  }, opts);
+  return runRanks(
+      Mode::kProcs, 4,
+      [](RankCtx& ctx) {
+        std::vector<float> buf(1 << 20, 1.0f);
+        if (!ctx.ok(ncclAllReduce(buf.data(), buf.data(), buf.size(), ncclFloat32, ncclSum, ctx.comm, nullptr),
+                    "warm-up AllReduce", ctx.comm))
+          return;
+        if (ctx.rank == victim) kill(getpid(), SIGKILL);
+        std::vector<float> v(1 << 20, 1.0f);
+        ctx.step("AllReduce with the dead peer");
+        const ncclResult_t r = ncclAllReduce(v.data(), v.data(), v.size(), ncclFloat32, ncclSum, ctx.comm, nullptr);
+        if (r == ncclSuccess) ctx.fail("AllReduce with a dead peer returned ncclSuccess");
+        int exclude[1] = {victim};
+        ncclComm_t shrunk = nullptr;
+        const double t0 = nowSeconds();
+        ctx.step("ncclCommShrink(NCCL_SHRINK_ABORT)");
+        if (!ctx.ok(ncclCommShrink(ctx.comm, exclude, 1, &shrunk, nullptr, NCCL_SHRINK_ABORT),
+                    "ncclCommShrink(NCCL_SHRINK_ABORT) after the peer died", ctx.comm))
+          return;
+        if (nowSeconds() - t0 > 10) ctx.failf("ncclCommShrink took %.1f s", nowSeconds() - t0);
+        int n = -1, me = -1;
+        ctx.ok(ncclCommCount(shrunk, &n), "ncclCommCount", shrunk);
+        ctx.ok(ncclCommUserRank(shrunk, &me), "ncclCommUserRank", shrunk);
+        if (n != 3 || me != (ctx.rank < victim ? ctx.rank : ctx.rank - 1))
+          ctx.failf("shrunk communicator: rank %d of %d", me, n);
+        std::vector<int32_t> w(4096, ctx.rank);
+        ctx.step("AllReduce on the shrunk communicator");
+        if (ctx.ok(ncclAllReduce(w.data(), w.data(), w.size(), ncclInt32, ncclSum, shrunk, nullptr),
+                   "AllReduce on the shrunk communicator", shrunk) &&
+            w[4095] != 0 + 2 + 3)
+          ctx.failf("AllReduce on the shrunk communicator gave %d, expected 5", w[4095]);
+        ctx.step("ncclCommDestroy(shrunk) and ncclCommAbort(parent)");
+        ctx.ok(ncclCommDestroy(shrunk), "ncclCommDestroy(shrunk)");
+        ctx.ok(ncclCommAbort(ctx.comm), "ncclCommAbort(parent)");
+        ctx.comm = nullptr;
+      },
+      opts);
 }
 
 // A healthy run through the usual paths, for the /dev/shm check.
 RunReport healthyRun() {
   return runRanks(Mode::kProcs, 3, [](RankCtx& ctx) {
     std::vector<float> v(1 << 20, 1.0f), w(3 << 20, 0.0f);
-    ctx.ok(ncclAllReduce(v.data(), v.data(), v.size(), ncclFloat32, ncclSum, ctx.comm, nullptr), "ncclAllReduce", ctx.comm);
-    ctx.ok(ncclAlltoAll(w.data(), w.data() + (1 << 20), 1 << 18, ncclFloat32, ctx.comm, nullptr), "ncclAlltoAll", ctx.comm);
+    ctx.ok(ncclAllReduce(v.data(), v.data(), v.size(), ncclFloat32, ncclSum, ctx.comm, nullptr), "ncclAllReduce",
+           ctx.comm);
+    ctx.ok(ncclAlltoAll(w.data(), w.data() + (1 << 20), 1 << 18, ncclFloat32, ctx.comm, nullptr), "ncclAlltoAll",
+           ctx.comm);
     ctx.ok(ncclGroupStart(), "ncclGroupStart");
     ctx.ok(ncclSend(v.data(), 1000, ncclFloat32, (ctx.rank + 1) % 3, ctx.comm, nullptr), "ncclSend", ctx.comm);
     ctx.ok(ncclRecv(w.data(), 1000, ncclFloat32, (ctx.rank + 2) % 3, ctx.comm, nullptr), "ncclRecv", ctx.comm);
@@ -166,25 +180,30 @@ TEST(Failure, DdaBarrierTimeoutNamesTheMissingRank) {
   ScopedEnv timeout("WEFT_TIMEOUT_MS", "1500");
   RunOptions opts;
   opts.deadlineMs = 30000;
-  EXPECT_RUN_OK(runRanks(Mode::kProcs, 3, [](RankCtx& ctx) {
-    std::vector<float> warm(1000, 1.0f);
-    // First a call all ranks join, so the staging areas exist and the wait is at the barrier.
-    if (!ctx.ok(ncclAllReduce(warm.data(), warm.data(), warm.size(), ncclFloat32, ncclSum, ctx.comm, nullptr), "warm-up"))
-      return;
-    if (ctx.rank == 2) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(3000));
-    } else {
-      std::vector<float> v(1000, 1.0f);
-      ctx.step("AllReduce that rank 2 never joins");
-      const ncclResult_t r = ncclAllReduce(v.data(), v.data(), v.size(), ncclFloat32, ncclSum, ctx.comm, nullptr);
-      const std::string msg = lastError(ctx.comm);
-      if (r != ncclRemoteError) ctx.failf("expected ncclRemoteError, got %s", ncclGetErrorString(r));
-      if (!namesRank(msg, 2) || msg.find("not arrived") == std::string::npos || msg.find("barrier") == std::string::npos)
-        ctx.failf("the timeout message does not name rank 2 as not arrived at the barrier: \"%s\"", msg.c_str());
-    }
-    ctx.ok(ncclCommAbort(ctx.comm), "ncclCommAbort");
-    ctx.comm = nullptr;
-  }, opts));
+  EXPECT_RUN_OK(runRanks(
+      Mode::kProcs, 3,
+      [](RankCtx& ctx) {
+        std::vector<float> warm(1000, 1.0f);
+        // First a call all ranks join, so the staging areas exist and the wait is at the barrier.
+        if (!ctx.ok(ncclAllReduce(warm.data(), warm.data(), warm.size(), ncclFloat32, ncclSum, ctx.comm, nullptr),
+                    "warm-up"))
+          return;
+        if (ctx.rank == 2) {
+          std::this_thread::sleep_for(std::chrono::milliseconds(3000));
+        } else {
+          std::vector<float> v(1000, 1.0f);
+          ctx.step("AllReduce that rank 2 never joins");
+          const ncclResult_t r = ncclAllReduce(v.data(), v.data(), v.size(), ncclFloat32, ncclSum, ctx.comm, nullptr);
+          const std::string msg = lastError(ctx.comm);
+          if (r != ncclRemoteError) ctx.failf("expected ncclRemoteError, got %s", ncclGetErrorString(r));
+          if (!namesRank(msg, 2) || msg.find("not arrived") == std::string::npos ||
+              msg.find("barrier") == std::string::npos)
+            ctx.failf("the timeout message does not name rank 2 as not arrived at the barrier: \"%s\"", msg.c_str());
+        }
+        ctx.ok(ncclCommAbort(ctx.comm), "ncclCommAbort");
+        ctx.comm = nullptr;
+      },
+      opts));
 }
 
 TEST(Failure, ShrinkWithoutADeadPeer) {
@@ -231,23 +250,26 @@ TEST(ShmHygiene, CreatorKilledBeforePeerMaps) {
   RunOptions opts;
   opts.expectKilled = {0};
   opts.deadlineMs = 30000;
-  EXPECT_RUN_OK(runRanks(Mode::kProcs, 2, [](RankCtx& ctx) {
-    if (ctx.rank == 0) {
-      std::thread([] {
-        std::this_thread::sleep_for(std::chrono::milliseconds(500));
-        kill(getpid(), SIGKILL);
-      }).detach();
-      std::vector<float> v(1 << 20, 1.0f);
-      ctx.step("AllReduce that rank 1 never joins");
-      ncclAllReduce(v.data(), v.data(), v.size(), ncclFloat32, ncclSum, ctx.comm, nullptr);
-      std::this_thread::sleep_for(std::chrono::seconds(30));  // the kill comes first
-      return;
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(1500));
-    ctx.step("ncclCommAbort after rank 0 died");
-    ctx.ok(ncclCommAbort(ctx.comm), "ncclCommAbort after rank 0 died");
-    ctx.comm = nullptr;
-  }, opts));
+  EXPECT_RUN_OK(runRanks(
+      Mode::kProcs, 2,
+      [](RankCtx& ctx) {
+        if (ctx.rank == 0) {
+          std::thread([] {
+            std::this_thread::sleep_for(std::chrono::milliseconds(500));
+            kill(getpid(), SIGKILL);
+          }).detach();
+          std::vector<float> v(1 << 20, 1.0f);
+          ctx.step("AllReduce that rank 1 never joins");
+          ncclAllReduce(v.data(), v.data(), v.size(), ncclFloat32, ncclSum, ctx.comm, nullptr);
+          std::this_thread::sleep_for(std::chrono::seconds(30));  // the kill comes first
+          return;
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+        ctx.step("ncclCommAbort after rank 0 died");
+        ctx.ok(ncclCommAbort(ctx.comm), "ncclCommAbort after rank 0 died");
+        ctx.comm = nullptr;
+      },
+      opts));
   const std::string leftovers = takeLeftovers(before);
   EXPECT_TRUE(leftovers.empty()) << "left behind by a SIGKILLed rank whose peer never mapped its segment:" << leftovers;
 }

@@ -43,7 +43,8 @@ void runInOneGroup(RankCtx& ctx, const std::vector<Planned>& plan) {
   }
   if (!ctx.ok(ncclGroupStart(), "ncclGroupStart")) return;
   bool ok = true;
-  for (size_t i = 0; i < plan.size(); ++i) ok = ctx.ok(runs[i]->issue(plan[i].comm), runs[i]->label().c_str(), plan[i].comm) && ok;
+  for (size_t i = 0; i < plan.size(); ++i)
+    ok = ctx.ok(runs[i]->issue(plan[i].comm), runs[i]->label().c_str(), plan[i].comm) && ok;
   const ncclResult_t end = ncclGroupEnd();
   if (!ok || !ctx.ok(end, "ncclGroupEnd")) return;
   for (size_t i = 0; i < plan.size(); ++i) {
@@ -96,13 +97,15 @@ TEST(Groups, NestedRunAtOutermostEnd) {
         outB(count, -1.0f);
     if (!ctx.ok(ncclGroupStart(), "ncclGroupStart (outer)")) return;
     ctx.ok(ncclGroupStart(), "ncclGroupStart (inner)");
-    ctx.ok(ncclAllReduce(inA.data(), outA.data(), count, ncclFloat32, ncclSum, ctx.comm, nullptr), "ncclAllReduce A", ctx.comm);
+    ctx.ok(ncclAllReduce(inA.data(), outA.data(), count, ncclFloat32, ncclSum, ctx.comm, nullptr), "ncclAllReduce A",
+           ctx.comm);
     ctx.ok(ncclGroupStart(), "ncclGroupStart (innermost)");
     ctx.ok(ncclGroupEnd(), "ncclGroupEnd (innermost)");
     ctx.ok(ncclGroupEnd(), "ncclGroupEnd (inner)");
     if (outA[0] != -1.0f || outA[count - 1] != -1.0f)
       ctx.fail("AllReduce A ran at an inner ncclGroupEnd: operations must wait for the outermost one");
-    ctx.ok(ncclAllReduce(inB.data(), outB.data(), count, ncclFloat32, ncclMax, ctx.comm, nullptr), "ncclAllReduce B", ctx.comm);
+    ctx.ok(ncclAllReduce(inB.data(), outB.data(), count, ncclFloat32, ncclMax, ctx.comm, nullptr), "ncclAllReduce B",
+           ctx.comm);
     if (!ctx.ok(ncclGroupEnd(), "ncclGroupEnd (outer)")) return;
     for (size_t i = 0; i < count; ++i) {
       if (outA[i] != 3.0f || outB[i] != 20.0f) {
@@ -119,12 +122,14 @@ TEST(Groups, ResultsAppearAtGroupEndNotBefore) {
     const int next = (ctx.rank + 1) % ctx.nranks, prev = (ctx.rank + ctx.nranks - 1) % ctx.nranks;
     std::vector<int64_t> sendBuf(10, 100 + ctx.rank), recvBuf(10, -7);
     if (!ctx.ok(ncclGroupStart(), "ncclGroupStart")) return;
-    ctx.ok(ncclAllReduce(in.data(), out.data(), in.size(), ncclInt64, ncclSum, ctx.comm, nullptr), "ncclAllReduce", ctx.comm);
+    ctx.ok(ncclAllReduce(in.data(), out.data(), in.size(), ncclInt64, ncclSum, ctx.comm, nullptr), "ncclAllReduce",
+           ctx.comm);
     ctx.ok(ncclSend(sendBuf.data(), 10, ncclInt64, next, ctx.comm, nullptr), "ncclSend", ctx.comm);
     ctx.ok(ncclRecv(recvBuf.data(), 10, ncclInt64, prev, ctx.comm, nullptr), "ncclRecv", ctx.comm);
     if (out[0] != -7 || recvBuf[0] != -7) ctx.fail("a call inside a group wrote its result before ncclGroupEnd");
     if (!ctx.ok(ncclGroupEnd(), "ncclGroupEnd")) return;
-    if (out[0] != 6 || out[999] != 6) ctx.failf("AllReduce in group: got %lld, expected 6", static_cast<long long>(out[0]));
+    if (out[0] != 6 || out[999] != 6)
+      ctx.failf("AllReduce in group: got %lld, expected 6", static_cast<long long>(out[0]));
     if (recvBuf[0] != 100 + prev || recvBuf[9] != 100 + prev)
       ctx.failf("Recv in group: got %lld, expected %d", static_cast<long long>(recvBuf[0]), 100 + prev);
   }));
@@ -141,13 +146,16 @@ TEST(Groups, PreMulSumDeviceScalarReadAtGroupEnd) {
       return;
     std::vector<float> in(257, 1.0f + ctx.rank), out(257, 0.0f);
     ctx.ok(ncclGroupStart(), "ncclGroupStart");
-    ctx.ok(ncclAllReduce(in.data(), out.data(), in.size(), ncclFloat32, op, ctx.comm, nullptr), "ncclAllReduce", ctx.comm);
+    ctx.ok(ncclAllReduce(in.data(), out.data(), in.size(), ncclFloat32, op, ctx.comm, nullptr), "ncclAllReduce",
+           ctx.comm);
     scalar = 0.5f;
     ctx.ok(ncclGroupEnd(), "ncclGroupEnd");
     // 0.5 * (1 + 2 + 3) = 3
     if (out[0] != 3.0f || out[256] != 3.0f)
-      ctx.failf("PreMulSum with a device scalar changed before ncclGroupEnd: got %g, expected 3 (600 means the "
-                "scalar was read when the call was enqueued)", out[0]);
+      ctx.failf(
+          "PreMulSum with a device scalar changed before ncclGroupEnd: got %g, expected 3 (600 means the "
+          "scalar was read when the call was enqueued)",
+          out[0]);
     ctx.ok(ncclRedOpDestroy(op, ctx.comm), "ncclRedOpDestroy", ctx.comm);
   }));
 }
@@ -160,8 +168,8 @@ TEST(Groups, TwoCommunicatorsInterleaved) {
     std::vector<Planned> plan;
     for (int i = 0; i < 6; ++i) {
       ncclComm_t c = (i % 2) ? twin : ctx.comm;
-      plan.push_back({makeCase(Coll::kAllReduce, ncclFloat32, Red::kSum, 1000 + i * 1000, false, 0, 20 + i), c, ctx.rank,
-                      ctx.nranks});
+      plan.push_back({makeCase(Coll::kAllReduce, ncclFloat32, Red::kSum, 1000 + i * 1000, false, 0, 20 + i), c,
+                      ctx.rank, ctx.nranks});
     }
     runInOneGroup(ctx, plan);
     ctx.ok(ncclCommDestroy(twin), "ncclCommDestroy(twin)");

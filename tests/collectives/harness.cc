@@ -3,8 +3,8 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <poll.h>
-#include <sys/mman.h>
 #include <signal.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -386,8 +386,7 @@ Decoded decodeRecords(const std::string& in) {
   return d;
 }
 
-[[noreturn]] void childMain(RankCtx& ctx, const std::function<void(RankCtx&)>& body, const RunOptions& opts,
-                            int fd) {
+[[noreturn]] void childMain(RankCtx& ctx, const std::function<void(RankCtx&)>& body, const RunOptions& opts, int fd) {
   // Dies with the test process, so a killed test leaves no orphan ranks behind.
   prctl(PR_SET_PDEATHSIG, SIGKILL);
   ctx.setStepSink(fd);
@@ -526,7 +525,8 @@ RunReport runProcs(int nranks, const std::function<void(RankCtx&)>& body, const 
     } else if (WIFSIGNALED(c.status)) {
       const int sig = WTERMSIG(c.status);
       if (!(expectKill && sig == SIGKILL))
-        report.failures.push_back(who + ": died with signal " + std::to_string(sig) + " (" + strsignal(sig) + ")" + where);
+        report.failures.push_back(who + ": died with signal " + std::to_string(sig) + " (" + strsignal(sig) + ")" +
+                                  where);
     } else if (WIFEXITED(c.status) && WEXITSTATUS(c.status) != 0) {
       report.failures.push_back(who + ": exited with status " + std::to_string(WEXITSTATUS(c.status)));
     } else if (expectKill) {

@@ -81,10 +81,10 @@ struct CliqueCtx : Reporter {
 };
 
 struct RunOptions {
-  int deadlineMs = 60000;       // per rank, from its start; a rank still running then has hung
-  bool initComm = true;         // the harness inits ctx.comm before and destroys it after the body
-  std::set<int> absent;         // ranks that never start (peers that never arrive)
-  std::set<int> expectKilled;   // procs: ranks expected to die by SIGKILL (not a failure then)
+  int deadlineMs = 60000;      // per rank, from its start; a rank still running then has hung
+  bool initComm = true;        // the harness inits ctx.comm before and destroys it after the body
+  std::set<int> absent;        // ranks that never start (peers that never arrive)
+  std::set<int> expectKilled;  // procs: ranks expected to die by SIGKILL (not a failure then)
 };
 
 struct RunReport {
@@ -94,14 +94,13 @@ struct RunReport {
   std::string text() const;
 };
 
-RunReport runRanks(Mode mode, int nranks, const std::function<void(RankCtx&)>& body,
-                   const RunOptions& opts = {});
+RunReport runRanks(Mode mode, int nranks, const std::function<void(RankCtx&)>& body, const RunOptions& opts = {});
 RunReport runClique(int nranks, const std::function<void(CliqueCtx&)>& body, const RunOptions& opts = {});
 
-#define EXPECT_RUN_OK(expr)                        \
-  do {                                             \
-    const ::weft_test::RunReport _rep = (expr);    \
-    EXPECT_TRUE(_rep.ok()) << _rep.text();         \
+#define EXPECT_RUN_OK(expr)                     \
+  do {                                          \
+    const ::weft_test::RunReport _rep = (expr); \
+    EXPECT_TRUE(_rep.ok()) << _rep.text();      \
   } while (0)
 
 // --- small helpers shared by the suites ---
@@ -124,11 +123,11 @@ std::set<std::string> listShm(const std::string& needle);
 // counts the tests of the process; other runs skip such tests with a note.
 void noteTestStarted();
 bool processIsFresh();
-#define WEFT_REQUIRE_FRESH_PROCESS(why)                                                             \
-  do {                                                                                              \
-    if (!::weft_test::processIsFresh())                                                             \
+#define WEFT_REQUIRE_FRESH_PROCESS(why)                                                              \
+  do {                                                                                               \
+    if (!::weft_test::processIsFresh())                                                              \
       GTEST_SKIP() << (why) << ": Weft reads its environment once per process; run this test alone " \
-                   << "(ctest runs every test in a process of its own)";                            \
+                   << "(ctest runs every test in a process of its own)";                             \
   } while (0)
 
 // A counter that every rank of a run sees, threads and forked processes alike (the mapping is made

@@ -59,7 +59,7 @@ TEST(LowPrecision, KnownValues) {
   EXPECT_EQ(encodeMiniFloat(kFloat16, 1.0 + std::ldexp(1.0, -11)), 0x3C00u);
   EXPECT_EQ(encodeMiniFloat(kFloat16, 1.0 + 3 * std::ldexp(1.0, -11)), 0x3C02u);
   EXPECT_EQ(encodeMiniFloat(kFloat8E4M3, 17.0), encodeMiniFloat(kFloat8E4M3, 16.0));  // 16, 18: tie to 16
-  EXPECT_EQ(encodeMiniFloat(kFloat8E4M3, 1000.0), 0x7Fu);  // no Inf in e4m3
+  EXPECT_EQ(encodeMiniFloat(kFloat8E4M3, 1000.0), 0x7Fu);                             // no Inf in e4m3
   EXPECT_EQ(encodeMiniFloat(kFloat8E5M2, 1e6), 0x7Cu);
 }
 
@@ -67,10 +67,26 @@ TEST(LowPrecision, KnownValues) {
 
 float cudaDecode(int which, uint32_t p) {
   switch (which) {
-    case 0: { __half_raw r; r.x = static_cast<unsigned short>(p); return __half2float(__half(r)); }
-    case 1: { __nv_bfloat16_raw r; r.x = static_cast<unsigned short>(p); return __bfloat162float(__nv_bfloat16(r)); }
-    case 2: { __nv_fp8_e4m3 v; v.__x = static_cast<__nv_fp8_storage_t>(p); return static_cast<float>(v); }
-    default: { __nv_fp8_e5m2 v; v.__x = static_cast<__nv_fp8_storage_t>(p); return static_cast<float>(v); }
+    case 0: {
+      __half_raw r;
+      r.x = static_cast<unsigned short>(p);
+      return __half2float(__half(r));
+    }
+    case 1: {
+      __nv_bfloat16_raw r;
+      r.x = static_cast<unsigned short>(p);
+      return __bfloat162float(__nv_bfloat16(r));
+    }
+    case 2: {
+      __nv_fp8_e4m3 v;
+      v.__x = static_cast<__nv_fp8_storage_t>(p);
+      return static_cast<float>(v);
+    }
+    default: {
+      __nv_fp8_e5m2 v;
+      v.__x = static_cast<__nv_fp8_storage_t>(p);
+      return static_cast<float>(v);
+    }
   }
 }
 

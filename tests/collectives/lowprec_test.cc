@@ -77,7 +77,9 @@ struct Input {
     memcpy(&b, static_cast<const char*>(buf) + 2 * i, 2);
     return decodeMiniFloat(dt == ncclBfloat16 ? kBfloat16 : kFloat16, b);
   }
-  double outUlp(double v) const { return dt == ncclFloat32 ? 0 : std::fabs(v) * (dt == ncclBfloat16 ? 0x1p-8 : 0x1p-11); }
+  double outUlp(double v) const {
+    return dt == ncclFloat32 ? 0 : std::fabs(v) * (dt == ncclBfloat16 ? 0x1p-8 : 0x1p-11);
+  }
 };
 
 uint64_t hashBytes(const void* p, size_t n) {
@@ -103,7 +105,10 @@ const char* dataTypeName(ncclDataType_t dt) {
 
 enum class Op { kAllReduce, kAllGather, kReduceScatter, kAlltoAll };
 const char* opName(Op o) {
-  return o == Op::kAllReduce ? "AllReduce" : o == Op::kAllGather ? "AllGather" : o == Op::kReduceScatter ? "ReduceScatter" : "AlltoAll";
+  return o == Op::kAllReduce       ? "AllReduce"
+         : o == Op::kAllGather     ? "AllGather"
+         : o == Op::kReduceScatter ? "ReduceScatter"
+                                   : "AlltoAll";
 }
 
 // Runs one collective on every rank and checks its output element by element against the bound.
@@ -124,7 +129,8 @@ void runCase(RankCtx& ctx, Op op, const Input& in, size_t count) {
     case Op::kReduceScatter: res = ncclReduceScatter(sbuf, rbuf, count, in.dt, ncclSum, ctx.comm, nullptr); break;
     case Op::kAlltoAll: res = ncclAlltoAll(sbuf, rbuf, count, in.dt, ctx.comm, nullptr); break;
   }
-  const std::string what = std::string(opName(op)) + " " + dataTypeName(in.dt) + " " + dataName(in.data) + " count " + std::to_string(count);
+  const std::string what = std::string(opName(op)) + " " + dataTypeName(in.dt) + " " + dataName(in.data) + " count " +
+                           std::to_string(count);
   if (!ctx.ok(res, what.c_str(), ctx.comm)) return;
   // Exact values and magnitudes in double. absMax, the largest input this rank's output depends
   // on, bounds the subnormal step of every block involved (blocks never straddle two ranks' data).
@@ -156,8 +162,8 @@ void runCase(RankCtx& ctx, Op op, const Input& in, size_t count) {
     const double err = std::fabs(got - exact[i]);
     st.add(err, exact[i], rms);
     if (!(err <= bound)) {
-      ctx.failf("%s: element %zu is %.9g, exact %.9g, error %.3g above the bound %.3g", what.c_str(),
-                i, got, exact[i], err, bound);
+      ctx.failf("%s: element %zu is %.9g, exact %.9g, error %.3g above the bound %.3g", what.c_str(), i, got, exact[i],
+                err, bound);
       return;
     }
   }
@@ -204,12 +210,15 @@ TEST(LowPrecisionColl, OtherOpsAndTypesStayExact) {
     }
     if (!ctx.ok(ncclAllReduce(in.data(), out.data(), count, ncclFloat32, ncclMax, ctx.comm, nullptr), "max")) return;
     for (size_t i = 0; i < count; ++i)
-      if (out[i] != float(i % 977) * 0.37f + float(ctx.nranks - 1)) return ctx.failf("max: element %zu is %g", i, out[i]);
-    if (!ctx.ok(ncclAllReduce(din.data(), dout.data(), count, ncclFloat64, ncclSum, ctx.comm, nullptr), "f64 sum")) return;
+      if (out[i] != float(i % 977) * 0.37f + float(ctx.nranks - 1))
+        return ctx.failf("max: element %zu is %g", i, out[i]);
+    if (!ctx.ok(ncclAllReduce(din.data(), dout.data(), count, ncclFloat64, ncclSum, ctx.comm, nullptr), "f64 sum"))
+      return;
     for (size_t i = 0; i < count; ++i) {
       double e = 0;
       for (int p = 0; p < ctx.nranks; ++p) e += double(float(i % 977) * 0.37f + float(p));
-      if (std::fabs(dout[i] - e) > 1e-9 * std::fabs(e)) return ctx.failf("float64 sum: element %zu is %.17g, exact %.17g", i, dout[i], e);
+      if (std::fabs(dout[i] - e) > 1e-9 * std::fabs(e))
+        return ctx.failf("float64 sum: element %zu is %.17g, exact %.17g", i, dout[i], e);
     }
   }));
 }

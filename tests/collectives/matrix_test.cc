@@ -56,15 +56,21 @@ TEST_P(CollMatrix, MatchesReference) {
   RunOptions opts;
   opts.deadlineMs = 120000;
   if (p.mode == Mode::kClique) {
-    EXPECT_RUN_OK(runClique(p.nranks, [&](CliqueCtx& ctx) {
-      for (const CollCase& c : cases)
-        if (!runCaseOnClique(c, ctx)) return;
-    }, opts));
+    EXPECT_RUN_OK(runClique(
+        p.nranks,
+        [&](CliqueCtx& ctx) {
+          for (const CollCase& c : cases)
+            if (!runCaseOnClique(c, ctx)) return;
+        },
+        opts));
   } else {
-    EXPECT_RUN_OK(runRanks(p.mode, p.nranks, [&](RankCtx& ctx) {
-      for (const CollCase& c : cases)
-        if (!runCaseOnRank(c, ctx)) return;  // the ranks may now be out of step: stop here
-    }, opts));
+    EXPECT_RUN_OK(runRanks(
+        p.mode, p.nranks,
+        [&](RankCtx& ctx) {
+          for (const CollCase& c : cases)
+            if (!runCaseOnRank(c, ctx)) return;  // the ranks may now be out of step: stop here
+        },
+        opts));
   }
 }
 

@@ -32,10 +32,10 @@
 namespace weft_test {
 namespace {
 
-constexpr size_t kSmall = 1000;                // elements: one message, both ranks receive
-constexpr size_t kBig = size_t(1) << 21;       // 8 MiB of float32: more than any FIFO and socket
-                                               // buffer hold, so a sender blocks until its peer reads
-constexpr double kBoundSeconds = 1.0;          // every rank's error must come within this
+constexpr size_t kSmall = 1000;           // elements: one message, both ranks receive
+constexpr size_t kBig = size_t(1) << 21;  // 8 MiB of float32: more than any FIFO and socket
+                                          // buffer hold, so a sender blocks until its peer reads
+constexpr double kBoundSeconds = 1.0;     // every rank's error must come within this
 
 struct Buffers {
   std::vector<float> send, recv;
@@ -46,8 +46,8 @@ using CallFn = ncclResult_t (*)(int rank, Buffers& b, ncclComm_t comm);
 
 struct MismatchCase {
   const char* name;
-  CallFn call;                      // what rank 0 and rank 1 call
-  std::vector<std::string> names;   // what every rank's message must contain (both calls)
+  CallFn call;                     // what rank 0 and rank 1 call
+  std::vector<std::string> names;  // what every rank's message must contain (both calls)
 };
 
 ncclResult_t differentCollective(int rank, Buffers& b, ncclComm_t comm) {
@@ -63,8 +63,7 @@ ncclResult_t differentType(int rank, Buffers& b, ncclComm_t comm) {
                        nullptr);
 }
 ncclResult_t differentOp(int rank, Buffers& b, ncclComm_t comm) {
-  return ncclAllReduce(b.send.data(), b.recv.data(), kSmall, ncclFloat32, rank == 0 ? ncclSum : ncclMax, comm,
-                       nullptr);
+  return ncclAllReduce(b.send.data(), b.recv.data(), kSmall, ncclFloat32, rank == 0 ? ncclSum : ncclMax, comm, nullptr);
 }
 // Each rank believes it is the root: both only send, so no message is ever read (the slow path's
 // case, or the in-band check where a lane makes a rank receive).
@@ -104,7 +103,9 @@ const MismatchCase kCases[] = {
      recvLarger,
      {"ncclSend(" + kBigText + " x float32 to rank 1)",
       "ncclRecv(" + std::to_string(2 * kBig) + " x float32 from rank 0)"}},
-    {"CollectiveAgainstSend", collectiveAgainstSend, {"ncclAllReduce(1000 x float32, sum", "ncclSend(1000 x float32 to rank 0)"}},
+    {"CollectiveAgainstSend",
+     collectiveAgainstSend,
+     {"ncclAllReduce(1000 x float32, sum", "ncclSend(1000 x float32 to rank 0)"}},
     {"BothSend", bothSend, {"ncclSend(1000 x float32 to rank 1)", "ncclSend(1000 x float32 to rank 0)"}},
     {"RecvSmaller",
      recvSmaller,
@@ -153,25 +154,28 @@ TEST_P(Mismatch, EveryRankFailsAtOnceNamingBothCalls) {
   SharedCounter gone;
   RunOptions opts;
   opts.deadlineMs = 30000;
-  EXPECT_RUN_OK(runRanks(kTier, 2, [&](RankCtx& ctx) {
-    Buffers b;
-    ctx.step(std::string("calling the mismatched ") + mc.name);
-    const double t0 = nowSeconds();
-    const ncclResult_t r = mc.call(ctx.rank, b, ctx.comm);
-    const double took = nowSeconds() - t0;
-    std::string hash;
-    expectMismatchError(ctx, r, took, mc.names, &hash);
-    // A failed communicator still goes away cleanly, by destroy or by abort.
-    ctx.ok(ctx.rank == 0 ? ncclCommDestroy(ctx.comm) : ncclCommAbort(ctx.comm), "destroy/abort after the mismatch");
-    ctx.comm = nullptr;
-    gone.add();
-    if (!gone.waitFor(ctx.nranks, 20)) return ctx.fail("the other rank never finished its destroy");
-    if (!hash.empty()) {
-      const std::set<std::string> left = listShm("weft-" + hash);
-      if (!left.empty())
-        ctx.failf("rank %d: /dev/shm still holds %s after every rank left", ctx.rank, left.begin()->c_str());
-    }
-  }, opts));
+  EXPECT_RUN_OK(runRanks(
+      kTier, 2,
+      [&](RankCtx& ctx) {
+        Buffers b;
+        ctx.step(std::string("calling the mismatched ") + mc.name);
+        const double t0 = nowSeconds();
+        const ncclResult_t r = mc.call(ctx.rank, b, ctx.comm);
+        const double took = nowSeconds() - t0;
+        std::string hash;
+        expectMismatchError(ctx, r, took, mc.names, &hash);
+        // A failed communicator still goes away cleanly, by destroy or by abort.
+        ctx.ok(ctx.rank == 0 ? ncclCommDestroy(ctx.comm) : ncclCommAbort(ctx.comm), "destroy/abort after the mismatch");
+        ctx.comm = nullptr;
+        gone.add();
+        if (!gone.waitFor(ctx.nranks, 20)) return ctx.fail("the other rank never finished its destroy");
+        if (!hash.empty()) {
+          const std::set<std::string> left = listShm("weft-" + hash);
+          if (!left.empty())
+            ctx.failf("rank %d: /dev/shm still holds %s after every rank left", ctx.rank, left.begin()->c_str());
+        }
+      },
+      opts));
 }
 
 INSTANTIATE_TEST_SUITE_P(Cases, Mismatch, ::testing::ValuesIn(kCases),
@@ -186,22 +190,25 @@ TEST(MismatchManyRanks, OneRankWithAnotherCountFailsEveryRank) {
   SharedCounter gone;
   RunOptions opts;
   opts.deadlineMs = 30000;
-  EXPECT_RUN_OK(runRanks(kTier, 5, [&](RankCtx& ctx) {
-    const size_t count = ctx.rank == ctx.nranks - 1 ? 2 * kSmall : kSmall;
-    std::vector<float> v(count, 1.0f);
-    const double t0 = nowSeconds();
-    const ncclResult_t r = ncclAllReduce(v.data(), v.data(), count, ncclFloat32, ncclSum, ctx.comm, nullptr);
-    std::string hash;
-    expectMismatchError(ctx, r, nowSeconds() - t0,
-                        {"ncclAllReduce(1000 x float32, sum", "ncclAllReduce(2000 x float32, sum"}, &hash);
-    ctx.ok(ncclCommDestroy(ctx.comm), "ncclCommDestroy after the mismatch");
-    ctx.comm = nullptr;
-    gone.add();
-    if (!gone.waitFor(ctx.nranks, 20)) return ctx.fail("another rank never finished its destroy");
-    const std::set<std::string> left = hash.empty() ? std::set<std::string>() : listShm("weft-" + hash);
-    if (!left.empty())
-      ctx.failf("rank %d: /dev/shm still holds %s after every rank left", ctx.rank, left.begin()->c_str());
-  }, opts));
+  EXPECT_RUN_OK(runRanks(
+      kTier, 5,
+      [&](RankCtx& ctx) {
+        const size_t count = ctx.rank == ctx.nranks - 1 ? 2 * kSmall : kSmall;
+        std::vector<float> v(count, 1.0f);
+        const double t0 = nowSeconds();
+        const ncclResult_t r = ncclAllReduce(v.data(), v.data(), count, ncclFloat32, ncclSum, ctx.comm, nullptr);
+        std::string hash;
+        expectMismatchError(ctx, r, nowSeconds() - t0,
+                            {"ncclAllReduce(1000 x float32, sum", "ncclAllReduce(2000 x float32, sum"}, &hash);
+        ctx.ok(ncclCommDestroy(ctx.comm), "ncclCommDestroy after the mismatch");
+        ctx.comm = nullptr;
+        gone.add();
+        if (!gone.waitFor(ctx.nranks, 20)) return ctx.fail("another rank never finished its destroy");
+        const std::set<std::string> left = hash.empty() ? std::set<std::string>() : listShm("weft-" + hash);
+        if (!left.empty())
+          ctx.failf("rank %d: /dev/shm still holds %s after every rank left", ctx.rank, left.begin()->c_str());
+      },
+      opts));
 }
 
 // Matched calls never trip the check, even where ranks' histories differ: rank 0 and 1 exchange
@@ -212,15 +219,19 @@ TEST(MismatchMatched, DifferentHistoriesStillMatch) {
   EXPECT_RUN_OK(runRanks(kTier, 3, [](RankCtx& ctx) {
     std::vector<float> msg(3000, 1.0f), v(5000, static_cast<float>(ctx.rank + 1));
     if (ctx.rank == 0) {
-      for (int i = 0; i < 2; ++i) ctx.ok(ncclSend(msg.data(), msg.size(), ncclFloat32, 1, ctx.comm, nullptr), "ncclSend");
+      for (int i = 0; i < 2; ++i)
+        ctx.ok(ncclSend(msg.data(), msg.size(), ncclFloat32, 1, ctx.comm, nullptr), "ncclSend");
       ncclSimInfo_t sim = NCCL_SIM_INFO_INITIALIZER;
       ctx.ok(ncclGroupStart(), "ncclGroupStart");
-      ctx.ok(ncclAllReduce(v.data(), v.data(), v.size(), ncclFloat32, ncclSum, ctx.comm, nullptr), "simulated AllReduce");
+      ctx.ok(ncclAllReduce(v.data(), v.data(), v.size(), ncclFloat32, ncclSum, ctx.comm, nullptr),
+             "simulated AllReduce");
       ctx.ok(ncclGroupSimulateEnd(&sim), "ncclGroupSimulateEnd");
     } else if (ctx.rank == 1) {
-      for (int i = 0; i < 2; ++i) ctx.ok(ncclRecv(msg.data(), msg.size(), ncclFloat32, 0, ctx.comm, nullptr), "ncclRecv");
+      for (int i = 0; i < 2; ++i)
+        ctx.ok(ncclRecv(msg.data(), msg.size(), ncclFloat32, 0, ctx.comm, nullptr), "ncclRecv");
     }
-    if (!ctx.ok(ncclAllReduce(v.data(), v.data(), v.size(), ncclFloat32, ncclSum, ctx.comm, nullptr), "AllReduce", ctx.comm))
+    if (!ctx.ok(ncclAllReduce(v.data(), v.data(), v.size(), ncclFloat32, ncclSum, ctx.comm, nullptr), "AllReduce",
+                ctx.comm))
       return;
     for (float x : v)
       if (x != 6.0f) return ctx.failf("rank %d: AllReduce gave %g, expected 6", ctx.rank, static_cast<double>(x));
@@ -309,7 +320,8 @@ TEST(StampNotes, ABusyRankDrainsTheNotesItIsSent) {
     }
     if (ctx.rank == 1) {
       const int pending = pendingConnectionsOfThisProcess();
-      if (pending > kMostQueued) ctx.failf("rank 1 has %d connections queued on its listeners after %d operations", pending, kOps);
+      if (pending > kMostQueued)
+        ctx.failf("rank 1 has %d connections queued on its listeners after %d operations", pending, kOps);
     }
   }));
 }
@@ -323,18 +335,23 @@ TEST(MismatchTuner, DifferentAlgorithmsAreNamed) {
   RunOptions opts;
   opts.deadlineMs = 30000;
   opts.initComm = false;
-  EXPECT_RUN_OK(runRanks(kTier, 2, [](RankCtx& ctx) {
-    // Forked ranks each load the plugin once: tell each its parity (threads alternate by order).
-    if (kTier == Mode::kProcs) setenv("WEFT_SPLIT_TUNER_PARITY", ctx.rank % 2 ? "1" : "0", 1);
-    if (!ctx.ok(ncclCommInitRank(&ctx.comm, ctx.nranks, ctx.id, ctx.rank), "ncclCommInitRank")) return;
-    Buffers b;
-    const double t0 = nowSeconds();
-    const ncclResult_t r = ncclAllReduce(b.send.data(), b.recv.data(), kSmall, ncclFloat32, ncclSum, ctx.comm, nullptr);
-    std::string hash;
-    expectMismatchError(ctx, r, nowSeconds() - t0, {", Ring", ", Tree", "ncclAllReduce(1000 x float32, sum"}, &hash);
-    ctx.ok(ncclCommDestroy(ctx.comm), "ncclCommDestroy");
-    ctx.comm = nullptr;
-  }, opts));
+  EXPECT_RUN_OK(runRanks(
+      kTier, 2,
+      [](RankCtx& ctx) {
+        // Forked ranks each load the plugin once: tell each its parity (threads alternate by order).
+        if (kTier == Mode::kProcs) setenv("WEFT_SPLIT_TUNER_PARITY", ctx.rank % 2 ? "1" : "0", 1);
+        if (!ctx.ok(ncclCommInitRank(&ctx.comm, ctx.nranks, ctx.id, ctx.rank), "ncclCommInitRank")) return;
+        Buffers b;
+        const double t0 = nowSeconds();
+        const ncclResult_t r = ncclAllReduce(b.send.data(), b.recv.data(), kSmall, ncclFloat32, ncclSum, ctx.comm,
+                                             nullptr);
+        std::string hash;
+        expectMismatchError(ctx, r, nowSeconds() - t0, {", Ring", ", Tree", "ncclAllReduce(1000 x float32, sum"},
+                            &hash);
+        ctx.ok(ncclCommDestroy(ctx.comm), "ncclCommDestroy");
+        ctx.comm = nullptr;
+      },
+      opts));
 }
 #endif
 

@@ -55,7 +55,8 @@ TEST(P2P, RingShift) {
           ncclResult_t r = ncclRecv(in.data(), count, dt, prev, ctx.comm, nullptr);
           ncclResult_t e = ncclGroupEnd();
           const std::string what = "ring shift " + std::string(dtypeInfo(dt).name) + " count " + std::to_string(count);
-          if (!ctx.ok(s, (what + ": ncclSend").c_str(), ctx.comm) || !ctx.ok(r, (what + ": ncclRecv").c_str(), ctx.comm) ||
+          if (!ctx.ok(s, (what + ": ncclSend").c_str(), ctx.comm) ||
+              !ctx.ok(r, (what + ": ncclRecv").c_str(), ctx.comm) ||
               !ctx.ok(e, (what + ": ncclGroupEnd").c_str(), ctx.comm))
             return;
           checkMessage(&ctx, in, key(prev, ctx.rank, msg), what);
@@ -85,7 +86,8 @@ void allPairs(int nranks, size_t bytes) {
     }
     if (!ctx.ok(ncclGroupEnd(), "ncclGroupEnd (all pairs)", ctx.comm)) return;
     for (int p = 0; p < ctx.nranks; ++p)
-      if (p != ctx.rank) checkMessage(&ctx, in[p], key(p, ctx.rank, 0), "all-pairs message from rank " + std::to_string(p));
+      if (p != ctx.rank)
+        checkMessage(&ctx, in[p], key(p, ctx.rank, 0), "all-pairs message from rank " + std::to_string(p));
   }));
 }
 
@@ -130,14 +132,18 @@ TEST(P2P, ManyMessagesToOnePeerKeepOrder) {
       ctx.ok(ncclRecv(in[i].data(), in[i].size(), ncclUint8, peer, ctx.comm, nullptr), "ncclRecv", ctx.comm);
     }
     if (!ctx.ok(ncclGroupEnd(), "ncclGroupEnd (32 messages each way)", ctx.comm)) return;
-    for (int i = 0; i < kMessages; ++i) checkMessage(&ctx, in[i], key(peer, ctx.rank, i), "message " + std::to_string(i));
+    for (int i = 0; i < kMessages; ++i)
+      checkMessage(&ctx, in[i], key(peer, ctx.rank, i), "message " + std::to_string(i));
   }));
 }
 
 // Messages of very different sizes and types to both ring neighbours in one group.
 TEST(P2P, MixedSizesAndTypesInOneGroup) {
   EXPECT_RUN_OK(runRanks(kTier, 3, [](RankCtx& ctx) {
-    struct Msg { ncclDataType_t dt; size_t count; };
+    struct Msg {
+      ncclDataType_t dt;
+      size_t count;
+    };
     const Msg msgs[] = {{ncclInt8, 1}, {ncclFloat16, 7}, {ncclFloat64, 1023}, {ncclInt32, 65536}, {ncclUint8, 1000003}};
     const int next = (ctx.rank + 1) % ctx.nranks, prev = (ctx.rank + ctx.nranks - 1) % ctx.nranks;
     std::vector<std::vector<unsigned char>> toNext, toPrev, fromNext, fromPrev;
@@ -163,8 +169,10 @@ TEST(P2P, MixedSizesAndTypesInOneGroup) {
     }
     if (!ctx.ok(ncclGroupEnd(), "ncclGroupEnd (mixed sizes)", ctx.comm)) return;
     for (size_t j = 0; j < fromPrev.size(); ++j) {
-      checkMessage(&ctx, fromPrev[j], key(prev, ctx.rank, static_cast<int>(j)), "message " + std::to_string(j) + " from prev");
-      checkMessage(&ctx, fromNext[j], key(next, ctx.rank, 100 + static_cast<int>(j)), "message " + std::to_string(j) + " from next");
+      checkMessage(&ctx, fromPrev[j], key(prev, ctx.rank, static_cast<int>(j)),
+                   "message " + std::to_string(j) + " from prev");
+      checkMessage(&ctx, fromNext[j], key(next, ctx.rank, 100 + static_cast<int>(j)),
+                   "message " + std::to_string(j) + " from next");
     }
   }));
 }
@@ -192,9 +200,11 @@ TEST(P2P, UngroupedBlockingSendRecv) {
       const int sender = round;  // each rank sends once
       if (ctx.rank == sender) {
         fillMessage(&buf, key(sender, 1 - sender, round));
-        if (!ctx.ok(ncclSend(buf.data(), bytes / 8, ncclFloat64, 1 - sender, ctx.comm, nullptr), "ncclSend", ctx.comm)) return;
+        if (!ctx.ok(ncclSend(buf.data(), bytes / 8, ncclFloat64, 1 - sender, ctx.comm, nullptr), "ncclSend", ctx.comm))
+          return;
       } else {
-        if (!ctx.ok(ncclRecv(buf.data(), bytes / 8, ncclFloat64, sender, ctx.comm, nullptr), "ncclRecv", ctx.comm)) return;
+        if (!ctx.ok(ncclRecv(buf.data(), bytes / 8, ncclFloat64, sender, ctx.comm, nullptr), "ncclRecv", ctx.comm))
+          return;
         checkMessage(&ctx, buf, key(sender, ctx.rank, round), "ungrouped message");
       }
     }

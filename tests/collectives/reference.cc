@@ -91,7 +91,7 @@ uint64_t Reference::bitsFromHash(uint64_t h) const {
       return intToBits(c_.dtype, static_cast<uint64_t>((info_->isSigned ? kIntProdSigned : kIntProdUnsigned)[h % 4]));
     case Kind::kIntAvg:  // small, so the sum does not wrap and the division is unambiguous
       return intToBits(c_.dtype, static_cast<uint64_t>(info_->isSigned ? static_cast<int64_t>(h % 41) - 20
-                                                                         : static_cast<int64_t>(h % 41)));
+                                                                       : static_cast<int64_t>(h % 41)));
     case Kind::kFloatFinite: {
       uint64_t bits = h & mask_;
       while (bitsNonFinite(c_.dtype, bits)) {

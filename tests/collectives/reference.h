@@ -24,8 +24,8 @@ uint64_t scalarBits(ncclDataType_t dtype, int rank);
 uint64_t wrongScalarBits(ncclDataType_t dtype);
 
 struct Expect {
-  uint64_t bits = 0;   // exact expectation
-  double value = 0;    // approximate expectation (floating reductions)
+  uint64_t bits = 0;  // exact expectation
+  double value = 0;   // approximate expectation (floating reductions)
   double tol = 0;
   bool approx = false;
 };
@@ -67,9 +67,9 @@ class Reference {
   Kind kind_;
   uint64_t mask_;
   bool preMul_;
-  std::vector<uint64_t> rankBase_;    // per rank: the hash every index is mixed with
-  std::vector<double> scalarValue_;   // per rank: PreMulSum scalar (floating types)
-  std::vector<uint64_t> scalarInt_;   // per rank: PreMulSum scalar (integer types)
+  std::vector<uint64_t> rankBase_;   // per rank: the hash every index is mixed with
+  std::vector<double> scalarValue_;  // per rank: PreMulSum scalar (floating types)
+  std::vector<uint64_t> scalarInt_;  // per rank: PreMulSum scalar (integer types)
 };
 
 }  // namespace weft_test

@@ -40,34 +40,38 @@ TEST(Robustness, AbortFromAnotherThreadEndsABlockedCall) {
   SharedCounter done;
   RunOptions opts;
   opts.deadlineMs = 60000;
-  EXPECT_RUN_OK(runRanks(kTier, 2, [&done](RankCtx& ctx) {
-    if (ctx.rank == 1) {  // never joins the AllReduce; leaves once rank 0 is through
-      if (!done.waitFor(1, 40)) ctx.fail("rank 0 never finished");
-      ctx.ok(ncclCommAbort(ctx.comm), "ncclCommAbort (rank 1)");
-      ctx.comm = nullptr;
-      return;
-    }
-    std::vector<float> buf(1 << 20, 1.0f);
-    double abortAt = 0, abortTook = 0;
-    ncclResult_t abortResult = ncclInternalError;
-    ncclComm_t comm = ctx.comm;
-    std::thread watchdog([&] {
-      std::this_thread::sleep_for(std::chrono::milliseconds(300));
-      abortAt = nowSeconds();
-      abortResult = ncclCommAbort(comm);
-      abortTook = nowSeconds() - abortAt;
-    });
-    const ncclResult_t r = ncclAllReduce(buf.data(), buf.data(), buf.size(), ncclFloat32, ncclSum, comm, nullptr);
-    const double returnedAt = nowSeconds();
-    watchdog.join();
-    ctx.comm = nullptr;
-    done.add();
-    if (r == ncclSuccess) ctx.fail("an AllReduce whose peer never came returned ncclSuccess");
-    if (returnedAt - abortAt > 5)
-      ctx.failf("the blocked AllReduce returned %.1f s after ncclCommAbort from another thread", returnedAt - abortAt);
-    ctx.ok(abortResult, "ncclCommAbort from a watchdog thread while a call is blocked");
-    if (abortTook > 5) ctx.failf("ncclCommAbort took %.1f s", abortTook);
-  }, opts));
+  EXPECT_RUN_OK(runRanks(
+      kTier, 2,
+      [&done](RankCtx& ctx) {
+        if (ctx.rank == 1) {  // never joins the AllReduce; leaves once rank 0 is through
+          if (!done.waitFor(1, 40)) ctx.fail("rank 0 never finished");
+          ctx.ok(ncclCommAbort(ctx.comm), "ncclCommAbort (rank 1)");
+          ctx.comm = nullptr;
+          return;
+        }
+        std::vector<float> buf(1 << 20, 1.0f);
+        double abortAt = 0, abortTook = 0;
+        ncclResult_t abortResult = ncclInternalError;
+        ncclComm_t comm = ctx.comm;
+        std::thread watchdog([&] {
+          std::this_thread::sleep_for(std::chrono::milliseconds(300));
+          abortAt = nowSeconds();
+          abortResult = ncclCommAbort(comm);
+          abortTook = nowSeconds() - abortAt;
+        });
+        const ncclResult_t r = ncclAllReduce(buf.data(), buf.data(), buf.size(), ncclFloat32, ncclSum, comm, nullptr);
+        const double returnedAt = nowSeconds();
+        watchdog.join();
+        ctx.comm = nullptr;
+        done.add();
+        if (r == ncclSuccess) ctx.fail("an AllReduce whose peer never came returned ncclSuccess");
+        if (returnedAt - abortAt > 5)
+          ctx.failf("the blocked AllReduce returned %.1f s after ncclCommAbort from another thread",
+                    returnedAt - abortAt);
+        ctx.ok(abortResult, "ncclCommAbort from a watchdog thread while a call is blocked");
+        if (abortTook > 5) ctx.failf("ncclCommAbort took %.1f s", abortTook);
+      },
+      opts));
 }
 
 TEST(Robustness, PeerSkippingACollectiveIsReportedAfterTheTimeout) {
@@ -76,29 +80,36 @@ TEST(Robustness, PeerSkippingACollectiveIsReportedAfterTheTimeout) {
   SharedCounter done;
   RunOptions opts;
   opts.deadlineMs = 60000;
-  EXPECT_RUN_OK(runRanks(kTier, 2, [&done](RankCtx& ctx) {
-    if (ctx.rank == 1) {  // alive, but never calls the AllReduce
-      if (!done.waitFor(1, 40)) ctx.fail("rank 0 never finished");
-      ctx.ok(ncclCommAbort(ctx.comm), "ncclCommAbort (rank 1)");
-      ctx.comm = nullptr;
-      return;
-    }
-    std::vector<float> buf(4096, 1.0f);
-    const double t0 = nowSeconds();
-    const ncclResult_t r = ncclAllReduce(buf.data(), buf.data(), buf.size(), ncclFloat32, ncclSum, ctx.comm, nullptr);
-    const double took = nowSeconds() - t0;
-    if (r == ncclSuccess || r == ncclInProgress) ctx.failf("AllReduce without its peer returned %s", ncclGetErrorString(r));
-    if (took > 8) ctx.failf("the AllReduce gave up after %.1f s; WEFT_TIMEOUT_MS is 2000", took);
-    if (took < 1) ctx.failf("the AllReduce gave up after %.2f s, before WEFT_TIMEOUT_MS (2 s), with a live peer", took);
-    const std::string msg = lastError(ctx.comm);
-    if (!namesRank(msg, 1)) ctx.failf("ncclGetLastError does not name the peer (rank 1) it waited for: \"%s\"", msg.c_str());
-    ncclResult_t async = ncclSuccess;
-    ctx.ok(ncclCommGetAsyncError(ctx.comm, &async), "ncclCommGetAsyncError", ctx.comm);
-    if (async == ncclSuccess) ctx.fail("ncclCommGetAsyncError reports ncclSuccess after the timeout");
-    done.add();
-    ctx.ok(ncclCommAbort(ctx.comm), "ncclCommAbort after the timeout");
-    ctx.comm = nullptr;
-  }, opts));
+  EXPECT_RUN_OK(runRanks(
+      kTier, 2,
+      [&done](RankCtx& ctx) {
+        if (ctx.rank == 1) {  // alive, but never calls the AllReduce
+          if (!done.waitFor(1, 40)) ctx.fail("rank 0 never finished");
+          ctx.ok(ncclCommAbort(ctx.comm), "ncclCommAbort (rank 1)");
+          ctx.comm = nullptr;
+          return;
+        }
+        std::vector<float> buf(4096, 1.0f);
+        const double t0 = nowSeconds();
+        const ncclResult_t r = ncclAllReduce(buf.data(), buf.data(), buf.size(), ncclFloat32, ncclSum, ctx.comm,
+                                             nullptr);
+        const double took = nowSeconds() - t0;
+        if (r == ncclSuccess || r == ncclInProgress)
+          ctx.failf("AllReduce without its peer returned %s", ncclGetErrorString(r));
+        if (took > 8) ctx.failf("the AllReduce gave up after %.1f s; WEFT_TIMEOUT_MS is 2000", took);
+        if (took < 1)
+          ctx.failf("the AllReduce gave up after %.2f s, before WEFT_TIMEOUT_MS (2 s), with a live peer", took);
+        const std::string msg = lastError(ctx.comm);
+        if (!namesRank(msg, 1))
+          ctx.failf("ncclGetLastError does not name the peer (rank 1) it waited for: \"%s\"", msg.c_str());
+        ncclResult_t async = ncclSuccess;
+        ctx.ok(ncclCommGetAsyncError(ctx.comm, &async), "ncclCommGetAsyncError", ctx.comm);
+        if (async == ncclSuccess) ctx.fail("ncclCommGetAsyncError reports ncclSuccess after the timeout");
+        done.add();
+        ctx.ok(ncclCommAbort(ctx.comm), "ncclCommAbort after the timeout");
+        ctx.comm = nullptr;
+      },
+      opts));
 }
 
 TEST(Robustness, MismatchedCountsFailOnBothRanks) {
@@ -106,20 +117,24 @@ TEST(Robustness, MismatchedCountsFailOnBothRanks) {
   ScopedEnv timeout("WEFT_TIMEOUT_MS", "3000");
   RunOptions opts;
   opts.deadlineMs = 60000;
-  EXPECT_RUN_OK(runRanks(kTier, 2, [](RankCtx& ctx) {
-    const size_t count = ctx.rank == 0 ? 1000 : 3000;
-    std::vector<float> buf(count, 1.0f);
-    const double t0 = nowSeconds();
-    const ncclResult_t r = ncclAllReduce(buf.data(), buf.data(), count, ncclFloat32, ncclSum, ctx.comm, nullptr);
-    const double took = nowSeconds() - t0;
-    if (r == ncclSuccess) ctx.failf("AllReduce with count %zu against a peer's %zu returned ncclSuccess", count, 4000 - count);
-    if (took > 10) ctx.failf("the mismatched AllReduce took %.1f s to fail", took);
-    const std::string msg = lastError(ctx.comm);
-    if (r != ncclSuccess && !mentionsAny(msg, {"count", "size", "bytes", "agree", "mismatch", "rank"}))
-      ctx.failf("ncclGetLastError does not say what went wrong: \"%s\"", msg.c_str());
-    ctx.ok(ncclCommAbort(ctx.comm), "ncclCommAbort");
-    ctx.comm = nullptr;
-  }, opts));
+  EXPECT_RUN_OK(runRanks(
+      kTier, 2,
+      [](RankCtx& ctx) {
+        const size_t count = ctx.rank == 0 ? 1000 : 3000;
+        std::vector<float> buf(count, 1.0f);
+        const double t0 = nowSeconds();
+        const ncclResult_t r = ncclAllReduce(buf.data(), buf.data(), count, ncclFloat32, ncclSum, ctx.comm, nullptr);
+        const double took = nowSeconds() - t0;
+        if (r == ncclSuccess)
+          ctx.failf("AllReduce with count %zu against a peer's %zu returned ncclSuccess", count, 4000 - count);
+        if (took > 10) ctx.failf("the mismatched AllReduce took %.1f s to fail", took);
+        const std::string msg = lastError(ctx.comm);
+        if (r != ncclSuccess && !mentionsAny(msg, {"count", "size", "bytes", "agree", "mismatch", "rank"}))
+          ctx.failf("ncclGetLastError does not say what went wrong: \"%s\"", msg.c_str());
+        ctx.ok(ncclCommAbort(ctx.comm), "ncclCommAbort");
+        ctx.comm = nullptr;
+      },
+      opts));
 }
 
 // Split, use and destroy a communicator 30 times: no file descriptors or threads pile up.
@@ -132,7 +147,9 @@ TEST(Robustness, SplitLoopLeaksNothing) {
       ncclComm_t sub = nullptr;
       if (!ctx.ok(ncclCommSplit(ctx.comm, 0, ctx.rank, &sub, nullptr), "ncclCommSplit", ctx.comm)) return;
       std::vector<int32_t> v(5000, ctx.rank);
-      if (!ctx.ok(ncclAllReduce(v.data(), v.data(), v.size(), ncclInt32, ncclSum, sub, nullptr), "AllReduce on split", sub)) return;
+      if (!ctx.ok(ncclAllReduce(v.data(), v.data(), v.size(), ncclInt32, ncclSum, sub, nullptr), "AllReduce on split",
+                  sub))
+        return;
       if (v[4999] != 3) return ctx.failf("iteration %d: AllReduce on the split gave %d, expected 3", i, v[4999]);
       if (!ctx.ok(ncclCommDestroy(sub), "ncclCommDestroy(split)")) return;
       // Everyone is past the destroy; measure while everyone waits in the second AllReduce.
@@ -155,7 +172,8 @@ TEST(Robustness, InitDestroyLoopLeaksNothing) {
   auto oneRun = [] {
     return runRanks(kTier, 3, [](RankCtx& ctx) {
       std::vector<float> v(30000, 1.0f), w(30000, 0.0f);
-      ctx.ok(ncclAllReduce(v.data(), w.data(), v.size(), ncclFloat32, ncclSum, ctx.comm, nullptr), "AllReduce", ctx.comm);
+      ctx.ok(ncclAllReduce(v.data(), w.data(), v.size(), ncclFloat32, ncclSum, ctx.comm, nullptr), "AllReduce",
+             ctx.comm);
       ctx.ok(ncclAlltoAll(v.data(), w.data(), 10000, ncclFloat32, ctx.comm, nullptr), "AlltoAll", ctx.comm);
       ctx.ok(ncclGroupStart(), "ncclGroupStart");
       ctx.ok(ncclSend(v.data(), 100, ncclFloat32, (ctx.rank + 1) % 3, ctx.comm, nullptr), "ncclSend", ctx.comm);
@@ -189,13 +207,18 @@ TEST(Robustness, TwoCommunicatorsFromTwoThreadsAtOnce) {
     std::thread helper([&] {
       for (int i = 0; i < 40; ++i) {
         std::vector<int64_t> v(7000 + i, ctx.rank + i);
-        if (!helperReport.ok(ncclAllReduce(v.data(), v.data(), v.size(), ncclInt64, ncclSum, twin, nullptr), "AllReduce on twin", twin)) return;
-        if (v.back() != 3 + 3 * i) return helperReport.failf("twin AllReduce %d gave %lld", i, static_cast<long long>(v.back()));
+        if (!helperReport.ok(ncclAllReduce(v.data(), v.data(), v.size(), ncclInt64, ncclSum, twin, nullptr),
+                             "AllReduce on twin", twin))
+          return;
+        if (v.back() != 3 + 3 * i)
+          return helperReport.failf("twin AllReduce %d gave %lld", i, static_cast<long long>(v.back()));
       }
     });
     for (int i = 0; i < 40; ++i) {
       std::vector<float> mine(3000 + i, static_cast<float>(ctx.rank * 100 + i)), all(3 * (3000 + i), -1.0f);
-      if (!ctx.ok(ncclAllGather(mine.data(), all.data(), mine.size(), ncclFloat32, ctx.comm, nullptr), "AllGather", ctx.comm)) break;
+      if (!ctx.ok(ncclAllGather(mine.data(), all.data(), mine.size(), ncclFloat32, ctx.comm, nullptr), "AllGather",
+                  ctx.comm))
+        break;
       for (int p = 0; p < 3; ++p)
         if (all[p * mine.size()] != static_cast<float>(p * 100 + i)) {
           ctx.failf("AllGather %d: block %d holds %g", i, p, all[p * mine.size()]);

@@ -34,7 +34,12 @@ TEST(SingleThread, ManyCollectivesAllRanksOneGroup) {
       std::vector<CollCase> v;
       auto add = [&](Coll coll, ncclDataType_t dt, Red red, size_t count, bool inPlace, int root) {
         CollCase c;
-        c.coll = coll; c.dtype = dt; c.red = red; c.count = count; c.inPlace = inPlace; c.root = root;
+        c.coll = coll;
+        c.dtype = dt;
+        c.red = red;
+        c.count = count;
+        c.inPlace = inPlace;
+        c.root = root;
         c.seed = static_cast<uint32_t>(v.size() + 100);
         v.push_back(c);
       };
@@ -69,58 +74,65 @@ TEST(SingleThread, InitRankForEveryRankInOneGroup) {
   RunOptions opts;
   opts.initComm = false;
   opts.deadlineMs = 20000;
-  EXPECT_RUN_OK(runClique(3, [](CliqueCtx& ctx) {
-    ncclUniqueId id;
-    if (!ctx.ok(ncclGetUniqueId(&id), "ncclGetUniqueId")) return;
-    ctx.comms.assign(ctx.nranks, nullptr);
-    ctx.ok(ncclGroupStart(), "ncclGroupStart");
-    for (int r = 0; r < ctx.nranks; ++r) {
-      ctx.step("ncclCommInitRank(rank " + std::to_string(r) + ") inside a group");
-      ctx.ok(ncclCommInitRank(&ctx.comms[r], ctx.nranks, id, r), "ncclCommInitRank in a group");
-    }
-    ctx.step("ncclGroupEnd after the inits");
-    if (!ctx.ok(ncclGroupEnd(), "ncclGroupEnd (init)")) return;
-    std::vector<std::vector<double>> bufs(ctx.nranks);
-    ctx.ok(ncclGroupStart(), "ncclGroupStart");
-    for (int r = 0; r < ctx.nranks; ++r) {
-      bufs[r].assign(1000, r + 0.5);
-      ctx.ok(ncclAllReduce(bufs[r].data(), bufs[r].data(), 1000, ncclFloat64, ncclSum, ctx.comms[r], nullptr),
-             "ncclAllReduce", ctx.comms[r]);
-    }
-    if (!ctx.ok(ncclGroupEnd(), "ncclGroupEnd (AllReduce)")) return;
-    for (int r = 0; r < ctx.nranks; ++r)
-      if (bufs[r][0] != 4.5 || bufs[r][999] != 4.5) ctx.failf("rank %d got %g, expected 4.5", r, bufs[r][0]);
-  }, opts));
+  EXPECT_RUN_OK(runClique(
+      3,
+      [](CliqueCtx& ctx) {
+        ncclUniqueId id;
+        if (!ctx.ok(ncclGetUniqueId(&id), "ncclGetUniqueId")) return;
+        ctx.comms.assign(ctx.nranks, nullptr);
+        ctx.ok(ncclGroupStart(), "ncclGroupStart");
+        for (int r = 0; r < ctx.nranks; ++r) {
+          ctx.step("ncclCommInitRank(rank " + std::to_string(r) + ") inside a group");
+          ctx.ok(ncclCommInitRank(&ctx.comms[r], ctx.nranks, id, r), "ncclCommInitRank in a group");
+        }
+        ctx.step("ncclGroupEnd after the inits");
+        if (!ctx.ok(ncclGroupEnd(), "ncclGroupEnd (init)")) return;
+        std::vector<std::vector<double>> bufs(ctx.nranks);
+        ctx.ok(ncclGroupStart(), "ncclGroupStart");
+        for (int r = 0; r < ctx.nranks; ++r) {
+          bufs[r].assign(1000, r + 0.5);
+          ctx.ok(ncclAllReduce(bufs[r].data(), bufs[r].data(), 1000, ncclFloat64, ncclSum, ctx.comms[r], nullptr),
+                 "ncclAllReduce", ctx.comms[r]);
+        }
+        if (!ctx.ok(ncclGroupEnd(), "ncclGroupEnd (AllReduce)")) return;
+        for (int r = 0; r < ctx.nranks; ++r)
+          if (bufs[r][0] != 4.5 || bufs[r][999] != 4.5) ctx.failf("rank %d got %g, expected 4.5", r, bufs[r][0]);
+      },
+      opts));
 }
 
 // ncclCommSplit for every rank inside one group, from one thread.
 TEST(SingleThread, SplitEveryRankInOneGroup) {
   RunOptions opts;
   opts.deadlineMs = 20000;
-  EXPECT_RUN_OK(runClique(4, [](CliqueCtx& ctx) {
-    std::vector<ncclComm_t> subs(ctx.nranks, nullptr);
-    ctx.ok(ncclGroupStart(), "ncclGroupStart");
-    for (int r = 0; r < ctx.nranks; ++r) {
-      ctx.step("ncclCommSplit(rank " + std::to_string(r) + ") inside a group");
-      ctx.ok(ncclCommSplit(ctx.comms[r], r % 2, -r, &subs[r], nullptr), "ncclCommSplit in a group", ctx.comms[r]);
-    }
-    ctx.step("ncclGroupEnd after the splits");
-    if (!ctx.ok(ncclGroupEnd(), "ncclGroupEnd (split)")) return;
-    for (int r = 0; r < ctx.nranks; ++r) {
-      int count = -1, rank = -1;
-      if (subs[r] == nullptr) {
-        ctx.failf("rank %d: no communicator from the split", r);
-        continue;
-      }
-      ctx.ok(ncclCommCount(subs[r], &count), "ncclCommCount", subs[r]);
-      ctx.ok(ncclCommUserRank(subs[r], &rank), "ncclCommUserRank", subs[r]);
-      // Keys -r: within each color the higher old rank comes first.
-      const int want = r < 2 ? 1 : 0;
-      if (count != 2 || rank != want) ctx.failf("old rank %d: rank %d of %d in its split, expected %d of 2", r, rank, count, want);
-    }
-    for (ncclComm_t c : subs)
-      if (c) ctx.ok(ncclCommDestroy(c), "ncclCommDestroy(split)");
-  }, opts));
+  EXPECT_RUN_OK(runClique(
+      4,
+      [](CliqueCtx& ctx) {
+        std::vector<ncclComm_t> subs(ctx.nranks, nullptr);
+        ctx.ok(ncclGroupStart(), "ncclGroupStart");
+        for (int r = 0; r < ctx.nranks; ++r) {
+          ctx.step("ncclCommSplit(rank " + std::to_string(r) + ") inside a group");
+          ctx.ok(ncclCommSplit(ctx.comms[r], r % 2, -r, &subs[r], nullptr), "ncclCommSplit in a group", ctx.comms[r]);
+        }
+        ctx.step("ncclGroupEnd after the splits");
+        if (!ctx.ok(ncclGroupEnd(), "ncclGroupEnd (split)")) return;
+        for (int r = 0; r < ctx.nranks; ++r) {
+          int count = -1, rank = -1;
+          if (subs[r] == nullptr) {
+            ctx.failf("rank %d: no communicator from the split", r);
+            continue;
+          }
+          ctx.ok(ncclCommCount(subs[r], &count), "ncclCommCount", subs[r]);
+          ctx.ok(ncclCommUserRank(subs[r], &rank), "ncclCommUserRank", subs[r]);
+          // Keys -r: within each color the higher old rank comes first.
+          const int want = r < 2 ? 1 : 0;
+          if (count != 2 || rank != want)
+            ctx.failf("old rank %d: rank %d of %d in its split, expected %d of 2", r, rank, count, want);
+        }
+        for (ncclComm_t c : subs)
+          if (c) ctx.ok(ncclCommDestroy(c), "ncclCommDestroy(split)");
+      },
+      opts));
 }
 
 TEST(SingleThread, RingOfSendRecvOneGroup) {
@@ -136,7 +148,8 @@ TEST(SingleThread, RingOfSendRecvOneGroup) {
     if (!ctx.ok(ncclGroupStart(), "ncclGroupStart")) return;
     for (int r = 0; r < n; ++r) {
       ctx.ok(ncclSend(out[r].data(), count, ncclInt32, (r + 1) % n, ctx.comms[r], nullptr), "ncclSend", ctx.comms[r]);
-      ctx.ok(ncclRecv(in[r].data(), count, ncclInt32, (r + n - 1) % n, ctx.comms[r], nullptr), "ncclRecv", ctx.comms[r]);
+      ctx.ok(ncclRecv(in[r].data(), count, ncclInt32, (r + n - 1) % n, ctx.comms[r], nullptr), "ncclRecv",
+             ctx.comms[r]);
     }
     if (!ctx.ok(ncclGroupEnd(), "ncclGroupEnd")) return;
     for (int r = 0; r < n; ++r)

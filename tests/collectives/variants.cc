@@ -45,7 +45,8 @@ const Env kNet = {{"NCCL_SHM_DISABLE", "1"}, {"WEFT_TIMEOUT_MS", "60000"}};
 
 // The kinds the tree runs, small sizes (2..8 ranks where the binary has them).
 MatrixSel treeKinds(std::vector<int> nranks) {
-  return {.colls = {kAllReduce, Coll::kReduce, Coll::kBroadcast, Coll::kBcast}, .nranks = std::move(nranks),
+  return {.colls = {kAllReduce, Coll::kReduce, Coll::kBroadcast, Coll::kBcast},
+          .nranks = std::move(nranks),
           .tag = "small"};
 }
 
@@ -189,8 +190,8 @@ std::vector<Variant> procsVariants() {
        .prefix = "net.",
        .labels = {"net"},
        .env = kNet,
-       .picks = {matrix({.nranks = {3}}), matrix({.colls = {kAllReduce}, .nranks = {4}}), suite("P2P"),
-                 suite("Groups"), test("Failure", "PeerKilledDuringAllReduce")},
+       .picks = {matrix({.nranks = {3}}), matrix({.colls = {kAllReduce}, .nranks = {4}}), suite("P2P"), suite("Groups"),
+                 test("Failure", "PeerKilledDuringAllReduce")},
        .disabled = {kZeroCountOverNet}},
   };
   addMismatch(&v);

@@ -49,8 +49,8 @@ struct Disabled {
 };
 
 struct Variant {
-  std::string name{};    // --weft-variant=NAME; unique within a binary
-  std::string prefix{};  // CTest name: "<tier>.<prefix><suite>.<test>" (as before the table existed)
+  std::string name{};                 // --weft-variant=NAME; unique within a binary
+  std::string prefix{};               // CTest name: "<tier>.<prefix><suite>.<test>" (as before the table existed)
   std::vector<std::string> labels{};  // CTest labels besides the tier's own
   // Set before any test runs, after WEFT_DEVICE=host (every variant runs in host mode).
   std::vector<std::pair<std::string, std::string>> env{};

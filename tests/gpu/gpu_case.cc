@@ -40,7 +40,8 @@ class DeviceBlock {
     if (!reserve(rep)) return nullptr;
     const size_t at = (top_ + 255) / 256 * 256;
     if (at + bytes > kBlockBytes) {
-      rep->failf("the test's device block (%zu MiB per thread) is too small for %zu more bytes", kBlockBytes >> 20, bytes);
+      rep->failf("the test's device block (%zu MiB per thread) is too small for %zu more bytes", kBlockBytes >> 20,
+                 bytes);
       return nullptr;
     }
     top_ = at + bytes;
@@ -81,8 +82,8 @@ bool DeviceBuffer::allocate(size_t shift, size_t bytes, Reporter* rep) {
   shift_ = shift;
   bytes_ = bytes;
   base_ = tBlock.take(2 * kGuard + shift + bytes, rep);
-  return base_ != nullptr &&
-         copied(rep, gpuMemsetAsync(base_, kGuardByte, 2 * kGuard + shift + bytes, tBlock.stream()), "gpuMemsetAsync (guards)");
+  return base_ != nullptr && copied(rep, gpuMemsetAsync(base_, kGuardByte, 2 * kGuard + shift + bytes, tBlock.stream()),
+                                    "gpuMemsetAsync (guards)");
 }
 
 bool DeviceBuffer::upload(const std::vector<unsigned char>& host, Reporter* rep) {
@@ -139,7 +140,8 @@ void checkRange(Reporter* rep, const std::string& label, const std::string& what
     const uint64_t got = loadBits(out.data(), offset + i, size);
     if (matches(dtype, e, got)) continue;
     if (++bad <= 3)
-      first += " [" + std::to_string(offset + i) + "] got " + formatBits(dtype, got) + " expected " + describe(dtype, e) + ";";
+      first += " [" + std::to_string(offset + i) + "] got " + formatBits(dtype, got) + " expected " +
+               describe(dtype, e) + ";";
   }
   if (bad) rep->failf("%s: %s: %zu of %zu elements wrong:%s", label.c_str(), what.c_str(), bad, count, first.c_str());
 }
@@ -157,8 +159,8 @@ struct GpuCaseRun::Impl {
   bool inPlace = false;
   std::vector<unsigned char> hostA, hostB;  // what was uploaded
   DeviceBuffer a, b;
-  bool sendInB = false, recvInB = false;    // which buffer each pointer is in...
-  size_t sendOff = 0, recvOff = 0;          // ...and at which element
+  bool sendInB = false, recvInB = false;                   // which buffer each pointer is in...
+  size_t sendOff = 0, recvOff = 0;                         // ...and at which element
   std::vector<size_t> scounts, sdispls, rcounts, rdispls;  // AlltoAllv, one-element gaps
   ncclRedOp_t op = ncclSum;
   bool opCreated = false;
@@ -192,7 +194,12 @@ void GpuCaseRun::Impl::layout() {
   switch (c.coll) {
     case Coll::kAllReduce:
     case Coll::kReduce:
-      if (inPlace) { onlyBuffer(cnt); fillInput(&hostA, 0, cnt, 0); } else { outOfPlace(cnt, cnt); }
+      if (inPlace) {
+        onlyBuffer(cnt);
+        fillInput(&hostA, 0, cnt, 0);
+      } else {
+        outOfPlace(cnt, cnt);
+      }
       break;
     case Coll::kBroadcast:
     case Coll::kBcast:
@@ -298,8 +305,8 @@ ncclResult_t GpuCaseRun::issue(ncclComm_t comm, gpuStream_t s) const {
     case Coll::kGather: return ncclGather(send, recv, c.count, c.dtype, c.root, comm, s);
     case Coll::kScatter: return ncclScatter(send, recv, c.count, c.dtype, c.root, comm, s);
     case Coll::kAlltoAllv:
-      return ncclAlltoAllv(send, m.scounts.data(), m.sdispls.data(), recv, m.rcounts.data(), m.rdispls.data(),
-                           c.dtype, comm, s);
+      return ncclAlltoAllv(send, m.scounts.data(), m.sdispls.data(), recv, m.rcounts.data(), m.rdispls.data(), c.dtype,
+                           comm, s);
   }
   return ncclInternalError;
 }
@@ -345,9 +352,7 @@ void GpuCaseRun::verify(Reporter* rep) const {
       checkRange(rep, label, "block from the root", c.dtype, out, o, cnt,
                  [&](size_t i) { return input(c.root, r * cnt + i); });
       break;
-    case Coll::kAlltoAll:
-      blocks("block from rank ", [&](int p, size_t i) { return input(p, r * cnt + i); });
-      break;
+    case Coll::kAlltoAll: blocks("block from rank ", [&](int p, size_t i) { return input(p, r * cnt + i); }); break;
     case Coll::kAlltoAllv:
       for (int p = 0; p < n; ++p) {
         const size_t base = static_cast<size_t>(r) * (cnt + 2), gap = m.rdispls[p] + m.rcounts[p];
@@ -366,8 +371,8 @@ void GpuCaseRun::verify(Reporter* rep) const {
   if (c.coll == Coll::kScatter && !m.recvInB)
     checkRange(rep, label, "root's send buffer (in place)", c.dtype, outA, 0, n * cnt,
                [&](size_t i) { return input(r, i); });
-  if (!m.a.guardsIntact(rep)) rep->failf("%s: bytes just outside the %s buffer were overwritten", label.c_str(),
-                                         m.recvInB ? "send" : "only");
+  if (!m.a.guardsIntact(rep))
+    rep->failf("%s: bytes just outside the %s buffer were overwritten", label.c_str(), m.recvInB ? "send" : "only");
   if (m.recvInB && !m.b.guardsIntact(rep))
     rep->failf("%s: bytes just outside the receive buffer were overwritten", label.c_str());
 }
@@ -394,7 +399,8 @@ bool runGpuCaseOnClique(const CollCase& c, const std::vector<ncclComm_t>& comms,
   }
   rep->step("group of " + c.name());
   bool ok = rep->ok(ncclGroupStart(), "ncclGroupStart");
-  for (int r = 0; ok && r < n; ++r) ok = rep->ok(runs[r]->issue(comms[r], streams[r]), runs[r]->label().c_str(), comms[r]);
+  for (int r = 0; ok && r < n; ++r)
+    ok = rep->ok(runs[r]->issue(comms[r], streams[r]), runs[r]->label().c_str(), comms[r]);
   const ncclResult_t end = ncclGroupEnd();
   if (!ok || !rep->ok(end, ("ncclGroupEnd after " + c.name()).c_str())) return false;
   for (int r = 0; r < n; ++r)

@@ -91,13 +91,13 @@ bool requireGpu() {
   return v != nullptr && strcmp(v, "1") == 0;
 }
 
-#define WEFT_REQUIRE_GPU()                                                    \
-  do {                                                                        \
-    const std::string& why_ = probe().whyNot;                                 \
-    if (!why_.empty()) {                                                      \
-      if (requireGpu()) FAIL() << why_ << " (WEFT_GPU_TEST_REQUIRE=1)";      \
-      GTEST_SKIP() << why_;                                                   \
-    }                                                                         \
+#define WEFT_REQUIRE_GPU()                                              \
+  do {                                                                  \
+    const std::string& why_ = probe().whyNot;                           \
+    if (!why_.empty()) {                                                \
+      if (requireGpu()) FAIL() << why_ << " (WEFT_GPU_TEST_REQUIRE=1)"; \
+      GTEST_SKIP() << why_;                                             \
+    }                                                                   \
   } while (0)
 
 // ---------------------------------------------------------------------------------------------
@@ -227,8 +227,13 @@ std::vector<GpuMatrixParam> threadsMatrix() {
   // One thread driving every rank (ncclCommInitAll with device 0 repeated, calls grouped).
   for (int n : {2, 4})
     for (Coll c : colls)
-      v.push_back({Mode::kClique, c, n, {ncclInt8, ncclFloat32, ncclBfloat16}, {Red::kSum, Red::kAvg, Red::kPreMulImm},
-                   kSmall, "small"});
+      v.push_back({Mode::kClique,
+                   c,
+                   n,
+                   {ncclInt8, ncclFloat32, ncclBfloat16},
+                   {Red::kSum, Red::kAvg, Red::kPreMulImm},
+                   kSmall,
+                   "small"});
   return v;
 }
 
@@ -237,13 +242,18 @@ std::vector<GpuMatrixParam> procsMatrix() {
   for (int n : {2, 3})
     for (Coll c : allColls())
       v.push_back({Mode::kProcs, c, n,
-                   collReduces(c) ? std::vector<ncclDataType_t>{ncclUint8, ncclInt32, ncclInt64, ncclFloat16, ncclFloat32,
-                                                                ncclFloat64, ncclBfloat16, ncclFloat8e5m2}
+                   collReduces(c) ? std::vector<ncclDataType_t>{ncclUint8, ncclInt32, ncclInt64, ncclFloat16,
+                                                                ncclFloat32, ncclFloat64, ncclBfloat16, ncclFloat8e5m2}
                                   : std::vector<ncclDataType_t>{ncclInt8, ncclFloat16, ncclFloat32, ncclFloat64},
                    allReds(), kSmall, "small"});
   for (int n : {4, 8})
     for (Coll c : allColls())
-      v.push_back({Mode::kProcs, c, n, {ncclFloat32, ncclBfloat16}, {Red::kSum, Red::kMin, Red::kPreMulDev}, {1, 1023},
+      v.push_back({Mode::kProcs,
+                   c,
+                   n,
+                   {ncclFloat32, ncclBfloat16},
+                   {Red::kSum, Red::kMin, Red::kPreMulDev},
+                   {1, 1023},
                    "small"});
   for (int n : {2, 4, 8}) v.push_back({Mode::kProcs, Coll::kAllReduce, n, {ncclFloat32}, {Red::kSum}, kBig, "big"});
   for (Coll c : {Coll::kAllGather, Coll::kReduceScatter, Coll::kAlltoAll})
@@ -258,31 +268,37 @@ TEST_P(GpuMatrix, MatchesReference) {
   const GpuMatrixParam& p = GetParam();
   const std::vector<CollCase> cases = expand(p);
   if (p.mode == Mode::kClique) {
-    EXPECT_RUN_OK(runClique(p.nranks, [&](CliqueCtx& ctx) {
-      if (!gpuOk(&ctx, gpuSetDevice(0), "gpuSetDevice(0)") || !reserveDeviceMemory(&ctx)) return;
-      std::vector<int> devs(ctx.nranks, 0);  // every rank on device 0
-      ctx.comms.assign(ctx.nranks, nullptr);
-      if (!ctx.ok(ncclCommInitAll(ctx.comms.data(), ctx.nranks, devs.data()), "ncclCommInitAll")) {
-        ctx.comms.clear();
-        return;
-      }
-      std::vector<OwnedStream> streams(ctx.nranks);
-      std::vector<gpuStream_t> raw;
-      for (int r = 0; r < ctx.nranks; ++r) {
-        if (!checkOnGpu(ctx.comms[r], &ctx) || !streams[r].create(&ctx)) return;
-        raw.push_back(streams[r].s);
-      }
-      for (const CollCase& c : cases)
-        if (!runGpuCaseOnClique(c, ctx.comms, raw, &ctx)) return;
-    }, gpuRunOptions()));
+    EXPECT_RUN_OK(runClique(
+        p.nranks,
+        [&](CliqueCtx& ctx) {
+          if (!gpuOk(&ctx, gpuSetDevice(0), "gpuSetDevice(0)") || !reserveDeviceMemory(&ctx)) return;
+          std::vector<int> devs(ctx.nranks, 0);  // every rank on device 0
+          ctx.comms.assign(ctx.nranks, nullptr);
+          if (!ctx.ok(ncclCommInitAll(ctx.comms.data(), ctx.nranks, devs.data()), "ncclCommInitAll")) {
+            ctx.comms.clear();
+            return;
+          }
+          std::vector<OwnedStream> streams(ctx.nranks);
+          std::vector<gpuStream_t> raw;
+          for (int r = 0; r < ctx.nranks; ++r) {
+            if (!checkOnGpu(ctx.comms[r], &ctx) || !streams[r].create(&ctx)) return;
+            raw.push_back(streams[r].s);
+          }
+          for (const CollCase& c : cases)
+            if (!runGpuCaseOnClique(c, ctx.comms, raw, &ctx)) return;
+        },
+        gpuRunOptions()));
     return;
   }
-  EXPECT_RUN_OK(runRanks(p.mode, p.nranks, [&](RankCtx& ctx) {
-    OwnedStream s;
-    if (!openRank(ctx, &s)) return;
-    for (const CollCase& c : cases)
-      if (!runGpuCaseOnRank(c, ctx.comm, s.s, ctx.rank, ctx.nranks, &ctx)) return;  // ranks may be out of step
-  }, gpuRunOptions()));
+  EXPECT_RUN_OK(runRanks(
+      p.mode, p.nranks,
+      [&](RankCtx& ctx) {
+        OwnedStream s;
+        if (!openRank(ctx, &s)) return;
+        for (const CollCase& c : cases)
+          if (!runGpuCaseOnRank(c, ctx.comm, s.s, ctx.rank, ctx.nranks, &ctx)) return;  // ranks may be out of step
+      },
+      gpuRunOptions()));
 }
 
 INSTANTIATE_TEST_SUITE_P(Gpu, GpuMatrix, ::testing::ValuesIn(kTier == Mode::kProcs ? procsMatrix() : threadsMatrix()),
@@ -310,37 +326,43 @@ uint64_t msgKey(int from, int to, int msg) {
 TEST(GpuP2P, RingSendRecv) {
   WEFT_REQUIRE_GPU();
   for (int n : rankCounts()) {
-    EXPECT_RUN_OK(runRanks(kTier, n, [](RankCtx& ctx) {
-      OwnedStream s;
-      if (!openRank(ctx, &s)) return;
-      const int next = (ctx.rank + 1) % ctx.nranks, prev = (ctx.rank + ctx.nranks - 1) % ctx.nranks;
-      int msg = 0;
-      for (ncclDataType_t dt : {ncclInt8, ncclFloat32, ncclBfloat16, ncclFloat64}) {
-        for (size_t count : {size_t{0}, size_t{1}, size_t{1023}, size_t{1} << 20}) {
-          const std::string what = "ring " + std::string(dtypeInfo(dt).name) + " count " + std::to_string(count);
-          const size_t bytes = count * dtypeInfo(dt).size;
-          std::vector<unsigned char> out(bytes), in;
-          fillMessage(&out, msgKey(ctx.rank, next, msg));
-          DeviceBuffer sendBuf, recvBuf;
-          if (!sendBuf.allocate(0, bytes, &ctx) || !sendBuf.upload(out, &ctx) || !recvBuf.allocate(0, bytes, &ctx)) return;
-          ctx.step(what);
-          if (!ctx.ok(ncclGroupStart(), "ncclGroupStart")) return;
-          const ncclResult_t rs = ncclSend(sendBuf.data(), count, dt, next, ctx.comm, s.s);
-          const ncclResult_t rr = ncclRecv(recvBuf.data(), count, dt, prev, ctx.comm, s.s);
-          const ncclResult_t re = ncclGroupEnd();
-          if (!ctx.ok(rs, (what + ": ncclSend").c_str(), ctx.comm) || !ctx.ok(rr, (what + ": ncclRecv").c_str(), ctx.comm) ||
-              !ctx.ok(re, (what + ": ncclGroupEnd").c_str(), ctx.comm) ||
-              !gpuOk(&ctx, gpuStreamSynchronize(s.s), (what + ": gpuStreamSynchronize").c_str()) ||
-              !recvBuf.download(&in, &ctx))
-            return;
-          std::vector<unsigned char> want(bytes);
-          fillMessage(&want, msgKey(prev, ctx.rank, msg));
-          if (in != want) ctx.failf("%s: the received bytes differ from what rank %d sent", what.c_str(), prev);
-          if (!recvBuf.guardsIntact(&ctx)) ctx.failf("%s: bytes outside the receive buffer were overwritten", what.c_str());
-          ++msg;
-        }
-      }
-    }, gpuRunOptions()));
+    EXPECT_RUN_OK(runRanks(
+        kTier, n,
+        [](RankCtx& ctx) {
+          OwnedStream s;
+          if (!openRank(ctx, &s)) return;
+          const int next = (ctx.rank + 1) % ctx.nranks, prev = (ctx.rank + ctx.nranks - 1) % ctx.nranks;
+          int msg = 0;
+          for (ncclDataType_t dt : {ncclInt8, ncclFloat32, ncclBfloat16, ncclFloat64}) {
+            for (size_t count : {size_t{0}, size_t{1}, size_t{1023}, size_t{1} << 20}) {
+              const std::string what = "ring " + std::string(dtypeInfo(dt).name) + " count " + std::to_string(count);
+              const size_t bytes = count * dtypeInfo(dt).size;
+              std::vector<unsigned char> out(bytes), in;
+              fillMessage(&out, msgKey(ctx.rank, next, msg));
+              DeviceBuffer sendBuf, recvBuf;
+              if (!sendBuf.allocate(0, bytes, &ctx) || !sendBuf.upload(out, &ctx) || !recvBuf.allocate(0, bytes, &ctx))
+                return;
+              ctx.step(what);
+              if (!ctx.ok(ncclGroupStart(), "ncclGroupStart")) return;
+              const ncclResult_t rs = ncclSend(sendBuf.data(), count, dt, next, ctx.comm, s.s);
+              const ncclResult_t rr = ncclRecv(recvBuf.data(), count, dt, prev, ctx.comm, s.s);
+              const ncclResult_t re = ncclGroupEnd();
+              if (!ctx.ok(rs, (what + ": ncclSend").c_str(), ctx.comm) ||
+                  !ctx.ok(rr, (what + ": ncclRecv").c_str(), ctx.comm) ||
+                  !ctx.ok(re, (what + ": ncclGroupEnd").c_str(), ctx.comm) ||
+                  !gpuOk(&ctx, gpuStreamSynchronize(s.s), (what + ": gpuStreamSynchronize").c_str()) ||
+                  !recvBuf.download(&in, &ctx))
+                return;
+              std::vector<unsigned char> want(bytes);
+              fillMessage(&want, msgKey(prev, ctx.rank, msg));
+              if (in != want) ctx.failf("%s: the received bytes differ from what rank %d sent", what.c_str(), prev);
+              if (!recvBuf.guardsIntact(&ctx))
+                ctx.failf("%s: bytes outside the receive buffer were overwritten", what.c_str());
+              ++msg;
+            }
+          }
+        },
+        gpuRunOptions()));
   }
 }
 
@@ -354,53 +376,66 @@ TEST(GpuP2P, RingSendRecv) {
 TEST(GpuGraph, CapturedAllReduceReplaysWithNewInputs) {
   WEFT_REQUIRE_GPU();
   for (int n : {2, kTier == Mode::kProcs ? 3 : 4}) {
-    EXPECT_RUN_OK(runRanks(kTier, n, [](RankCtx& ctx) {
-      OwnedStream s;
-      if (!openRank(ctx, &s)) return;
-      const size_t count = (size_t{1} << 20) + 3;
-      // Small integers: every sum is exact in float.
-      auto value = [&](int rank, int k, size_t i) { return static_cast<float>((rank + 1) * (k + 1) + static_cast<int>(i % 13)); };
-      DeviceBuffer send, recv;
-      if (!send.allocate(0, count * 4, &ctx) || !recv.allocate(0, count * 4, &ctx)) return;
-      if (!recv.fill(0xFF, &ctx)) return;  // NaN: not yet written
-      const gpuStreamCaptureMode mode = kTier == Mode::kProcs ? gpuStreamCaptureModeGlobal : gpuStreamCaptureModeThreadLocal;
-      gpuGraph_t graph = nullptr;
-      gpuGraphExec_t exec = nullptr;
-      ctx.step("capture");
-      if (!gpuOk(&ctx, gpuStreamBeginCapture(s.s, mode), "gpuStreamBeginCapture")) return;
-      const ncclResult_t r = ncclAllReduce(send.data(), recv.data(), count, ncclFloat32, ncclSum, ctx.comm, s.s);
-      const gpuError_t end = gpuStreamEndCapture(s.s, &graph);
-      if (!ctx.ok(r, "ncclAllReduce while capturing", ctx.comm) || !gpuOk(&ctx, end, "gpuStreamEndCapture")) return;
-      std::unique_ptr<void, void (*)(void*)> graphGuard(graph, [](void* g) { (void)gpuGraphDestroy(static_cast<gpuGraph_t>(g)); });
-      if (!gpuOk(&ctx, gpuGraphInstantiateWithFlags(&exec, graph, 0), "gpuGraphInstantiateWithFlags")) return;
-      std::unique_ptr<void, void (*)(void*)> execGuard(exec, [](void* e) { (void)gpuGraphExecDestroy(static_cast<gpuGraphExec_t>(e)); });
-      std::vector<unsigned char> got;
-      if (!gpuOk(&ctx, gpuStreamSynchronize(s.s), "gpuStreamSynchronize") || !recv.download(&got, &ctx)) return;
-      for (unsigned char b : got)
-        if (b != 0xFF) {
-          ctx.fail("capturing the AllReduce wrote the receive buffer: capture must record, not run");
-          break;
-        }
-      for (int k = 0; k < 3; ++k) {
-        const std::string what = "graph replay " + std::to_string(k);
-        std::vector<float> in(count);
-        for (size_t i = 0; i < count; ++i) in[i] = value(ctx.rank, k, i);
-        std::vector<unsigned char> bytes(count * 4);
-        memcpy(bytes.data(), in.data(), bytes.size());
-        ctx.step(what);
-        if (!send.upload(bytes, &ctx) || !gpuOk(&ctx, gpuGraphLaunch(exec, s.s), (what + ": gpuGraphLaunch").c_str()) ||
-            !gpuOk(&ctx, gpuStreamSynchronize(s.s), (what + ": gpuStreamSynchronize").c_str()) || !recv.download(&got, &ctx))
-          return;
-        size_t bad = 0;
-        for (size_t i = 0; i < count; ++i) {
-          float want = 0, have = 0;
-          for (int p = 0; p < ctx.nranks; ++p) want += value(p, k, i);
-          memcpy(&have, got.data() + i * 4, 4);
-          if (have != want && bad++ == 0) ctx.failf("%s: element %zu is %g, expected %g", what.c_str(), i, have, want);
-        }
-        if (bad > 1) ctx.failf("%s: %zu elements wrong in all", what.c_str(), bad);
-      }
-    }, gpuRunOptions()));
+    EXPECT_RUN_OK(runRanks(
+        kTier, n,
+        [](RankCtx& ctx) {
+          OwnedStream s;
+          if (!openRank(ctx, &s)) return;
+          const size_t count = (size_t{1} << 20) + 3;
+          // Small integers: every sum is exact in float.
+          auto value = [&](int rank, int k, size_t i) {
+            return static_cast<float>((rank + 1) * (k + 1) + static_cast<int>(i % 13));
+          };
+          DeviceBuffer send, recv;
+          if (!send.allocate(0, count * 4, &ctx) || !recv.allocate(0, count * 4, &ctx)) return;
+          if (!recv.fill(0xFF, &ctx)) return;  // NaN: not yet written
+          const gpuStreamCaptureMode mode = kTier == Mode::kProcs ? gpuStreamCaptureModeGlobal
+                                                                  : gpuStreamCaptureModeThreadLocal;
+          gpuGraph_t graph = nullptr;
+          gpuGraphExec_t exec = nullptr;
+          ctx.step("capture");
+          if (!gpuOk(&ctx, gpuStreamBeginCapture(s.s, mode), "gpuStreamBeginCapture")) return;
+          const ncclResult_t r = ncclAllReduce(send.data(), recv.data(), count, ncclFloat32, ncclSum, ctx.comm, s.s);
+          const gpuError_t end = gpuStreamEndCapture(s.s, &graph);
+          if (!ctx.ok(r, "ncclAllReduce while capturing", ctx.comm) || !gpuOk(&ctx, end, "gpuStreamEndCapture")) return;
+          std::unique_ptr<void, void (*)(void*)> graphGuard(graph, [](void* g) {
+            (void)gpuGraphDestroy(static_cast<gpuGraph_t>(g));
+          });
+          if (!gpuOk(&ctx, gpuGraphInstantiateWithFlags(&exec, graph, 0), "gpuGraphInstantiateWithFlags")) return;
+          std::unique_ptr<void, void (*)(void*)> execGuard(exec, [](void* e) {
+            (void)gpuGraphExecDestroy(static_cast<gpuGraphExec_t>(e));
+          });
+          std::vector<unsigned char> got;
+          if (!gpuOk(&ctx, gpuStreamSynchronize(s.s), "gpuStreamSynchronize") || !recv.download(&got, &ctx)) return;
+          for (unsigned char b : got)
+            if (b != 0xFF) {
+              ctx.fail("capturing the AllReduce wrote the receive buffer: capture must record, not run");
+              break;
+            }
+          for (int k = 0; k < 3; ++k) {
+            const std::string what = "graph replay " + std::to_string(k);
+            std::vector<float> in(count);
+            for (size_t i = 0; i < count; ++i) in[i] = value(ctx.rank, k, i);
+            std::vector<unsigned char> bytes(count * 4);
+            memcpy(bytes.data(), in.data(), bytes.size());
+            ctx.step(what);
+            if (!send.upload(bytes, &ctx) ||
+                !gpuOk(&ctx, gpuGraphLaunch(exec, s.s), (what + ": gpuGraphLaunch").c_str()) ||
+                !gpuOk(&ctx, gpuStreamSynchronize(s.s), (what + ": gpuStreamSynchronize").c_str()) ||
+                !recv.download(&got, &ctx))
+              return;
+            size_t bad = 0;
+            for (size_t i = 0; i < count; ++i) {
+              float want = 0, have = 0;
+              for (int p = 0; p < ctx.nranks; ++p) want += value(p, k, i);
+              memcpy(&have, got.data() + i * 4, 4);
+              if (have != want && bad++ == 0)
+                ctx.failf("%s: element %zu is %g, expected %g", what.c_str(), i, have, want);
+            }
+            if (bad > 1) ctx.failf("%s: %zu elements wrong in all", what.c_str(), bad);
+          }
+        },
+        gpuRunOptions()));
   }
 }
 
@@ -412,43 +447,51 @@ TEST(GpuGraph, CapturedAllReduceReplaysWithNewInputs) {
 TEST(GpuStreams, TwoCommunicatorsOnTwoStreamsInterleaved) {
   WEFT_REQUIRE_GPU();
   for (int n : {2, kTier == Mode::kProcs ? 3 : 4}) {
-    EXPECT_RUN_OK(runRanks(kTier, n, [](RankCtx& ctx) {
-      OwnedStream sa, sb;
-      if (!openRank(ctx, &sa) || !sb.create(&ctx)) return;
-      ncclComm_t other = nullptr;
-      ctx.step("ncclCommSplit");
-      if (!ctx.ok(ncclCommSplit(ctx.comm, 0, ctx.nranks - 1 - ctx.rank, &other, nullptr), "ncclCommSplit", ctx.comm)) return;
-      std::unique_ptr<void, void (*)(void*)> otherGuard(other, [](void* c) { (void)ncclCommDestroy(static_cast<ncclComm_t>(c)); });
-      int otherRank = -1;
-      if (!checkOnGpu(other, &ctx) || !ctx.ok(ncclCommUserRank(other, &otherRank), "ncclCommUserRank", other)) return;
-      std::vector<std::unique_ptr<GpuCaseRun>> onA, onB;
-      for (int i = 0; i < 4; ++i) {
-        CollCase a;  // AllReduce float32 sum on comm A (counts differ: the case name keys the digest)
-        a.count = 65537 + i;
-        a.seed = 100 + i;
-        CollCase b;  // AllGather int32 on comm B
-        b.coll = Coll::kAllGather;
-        b.dtype = ncclInt32;
-        b.count = 4099;
-        b.seed = 200 + i;
-        onA.push_back(std::make_unique<GpuCaseRun>(a, ctx.rank, ctx.nranks));
-        onB.push_back(std::make_unique<GpuCaseRun>(b, otherRank, ctx.nranks));
-        if (!onA.back()->setup(&ctx) || !onB.back()->setup(&ctx) || !onA.back()->createOp(ctx.comm, &ctx)) return;
-      }
-      for (int i = 0; i < 4; ++i) {
-        ctx.step("interleaved round " + std::to_string(i));
-        if (!ctx.ok(onA[i]->issue(ctx.comm, sa.s), onA[i]->label().c_str(), ctx.comm) ||
-            !ctx.ok(onB[i]->issue(other, sb.s), onB[i]->label().c_str(), other))
-          return;
-      }
-      if (!gpuOk(&ctx, gpuStreamSynchronize(sa.s), "gpuStreamSynchronize(A)") ||
-          !gpuOk(&ctx, gpuStreamSynchronize(sb.s), "gpuStreamSynchronize(B)"))
-        return;
-      for (int i = 0; i < 4; ++i) {
-        onA[i]->verify(&ctx);
-        onB[i]->verify(&ctx);
-      }
-    }, gpuRunOptions()));
+    EXPECT_RUN_OK(runRanks(
+        kTier, n,
+        [](RankCtx& ctx) {
+          OwnedStream sa, sb;
+          if (!openRank(ctx, &sa) || !sb.create(&ctx)) return;
+          ncclComm_t other = nullptr;
+          ctx.step("ncclCommSplit");
+          if (!ctx.ok(ncclCommSplit(ctx.comm, 0, ctx.nranks - 1 - ctx.rank, &other, nullptr), "ncclCommSplit",
+                      ctx.comm))
+            return;
+          std::unique_ptr<void, void (*)(void*)> otherGuard(other, [](void* c) {
+            (void)ncclCommDestroy(static_cast<ncclComm_t>(c));
+          });
+          int otherRank = -1;
+          if (!checkOnGpu(other, &ctx) || !ctx.ok(ncclCommUserRank(other, &otherRank), "ncclCommUserRank", other))
+            return;
+          std::vector<std::unique_ptr<GpuCaseRun>> onA, onB;
+          for (int i = 0; i < 4; ++i) {
+            CollCase a;  // AllReduce float32 sum on comm A (counts differ: the case name keys the digest)
+            a.count = 65537 + i;
+            a.seed = 100 + i;
+            CollCase b;  // AllGather int32 on comm B
+            b.coll = Coll::kAllGather;
+            b.dtype = ncclInt32;
+            b.count = 4099;
+            b.seed = 200 + i;
+            onA.push_back(std::make_unique<GpuCaseRun>(a, ctx.rank, ctx.nranks));
+            onB.push_back(std::make_unique<GpuCaseRun>(b, otherRank, ctx.nranks));
+            if (!onA.back()->setup(&ctx) || !onB.back()->setup(&ctx) || !onA.back()->createOp(ctx.comm, &ctx)) return;
+          }
+          for (int i = 0; i < 4; ++i) {
+            ctx.step("interleaved round " + std::to_string(i));
+            if (!ctx.ok(onA[i]->issue(ctx.comm, sa.s), onA[i]->label().c_str(), ctx.comm) ||
+                !ctx.ok(onB[i]->issue(other, sb.s), onB[i]->label().c_str(), other))
+              return;
+          }
+          if (!gpuOk(&ctx, gpuStreamSynchronize(sa.s), "gpuStreamSynchronize(A)") ||
+              !gpuOk(&ctx, gpuStreamSynchronize(sb.s), "gpuStreamSynchronize(B)"))
+            return;
+          for (int i = 0; i < 4; ++i) {
+            onA[i]->verify(&ctx);
+            onB[i]->verify(&ctx);
+          }
+        },
+        gpuRunOptions()));
   }
 }
 
@@ -457,13 +500,16 @@ TEST(GpuStreams, TwoCommunicatorsOnTwoStreamsInterleaved) {
 // peer's, so that tier runs a single rank; processes have a legacy stream each.
 TEST(GpuStreams, DefaultStream) {
   WEFT_REQUIRE_GPU();
-  EXPECT_RUN_OK(runRanks(kTier, kTier == Mode::kProcs ? 2 : 1, [](RankCtx& ctx) {
-    OwnedStream unused;
-    if (!openRank(ctx, &unused)) return;
-    CollCase c;
-    c.count = 4099;
-    if (!runGpuCaseOnRank(c, ctx.comm, nullptr, ctx.rank, ctx.nranks, &ctx)) return;
-  }, gpuRunOptions()));
+  EXPECT_RUN_OK(runRanks(
+      kTier, kTier == Mode::kProcs ? 2 : 1,
+      [](RankCtx& ctx) {
+        OwnedStream unused;
+        if (!openRank(ctx, &unused)) return;
+        CollCase c;
+        c.count = 4099;
+        if (!runGpuCaseOnRank(c, ctx.comm, nullptr, ctx.rank, ctx.nranks, &ctx)) return;
+      },
+      gpuRunOptions()));
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -472,40 +518,50 @@ TEST(GpuStreams, DefaultStream) {
 TEST(GpuGroups, SeveralOperationsInOneGroup) {
   WEFT_REQUIRE_GPU();
   for (int n : rankCounts()) {
-    EXPECT_RUN_OK(runRanks(kTier, n, [](RankCtx& ctx) {
-      OwnedStream s;
-      if (!openRank(ctx, &s)) return;
-      std::vector<CollCase> cases(5);
-      cases[0].count = 1023;  // AllReduce float32 sum
-      cases[1].coll = Coll::kAllGather, cases[1].dtype = ncclBfloat16, cases[1].count = 777;
-      cases[2].coll = Coll::kReduceScatter, cases[2].dtype = ncclInt32, cases[2].red = Red::kMax, cases[2].count = 513;
-      cases[3].coll = Coll::kBroadcast, cases[3].dtype = ncclInt8, cases[3].count = 4097, cases[3].root = ctx.nranks - 1;
-      cases[4].coll = Coll::kAllReduce, cases[4].dtype = ncclFloat16, cases[4].red = Red::kAvg, cases[4].count = 100003;
-      std::vector<std::unique_ptr<GpuCaseRun>> runs;
-      for (size_t i = 0; i < cases.size(); ++i) {
-        cases[i].seed = static_cast<uint32_t>(7 + i);
-        runs.push_back(std::make_unique<GpuCaseRun>(cases[i], ctx.rank, ctx.nranks));
-        if (!runs.back()->setup(&ctx) || !runs.back()->createOp(ctx.comm, &ctx)) return;
-      }
-      const int next = (ctx.rank + 1) % ctx.nranks, prev = (ctx.rank + ctx.nranks - 1) % ctx.nranks;
-      const size_t p2pBytes = 100000 * 8;
-      std::vector<unsigned char> out(p2pBytes), in, want(p2pBytes);
-      fillMessage(&out, msgKey(ctx.rank, next, 99));
-      fillMessage(&want, msgKey(prev, ctx.rank, 99));
-      DeviceBuffer sendBuf, recvBuf;
-      if (!sendBuf.allocate(0, p2pBytes, &ctx) || !sendBuf.upload(out, &ctx) || !recvBuf.allocate(0, p2pBytes, &ctx)) return;
-      ctx.step("the group");
-      bool ok = ctx.ok(ncclGroupStart(), "ncclGroupStart");
-      for (auto& run : runs) ok = ok && ctx.ok(run->issue(ctx.comm, s.s), run->label().c_str(), ctx.comm);
-      ok = ok && ctx.ok(ncclSend(sendBuf.data(), p2pBytes / 8, ncclFloat64, next, ctx.comm, s.s), "ncclSend", ctx.comm);
-      ok = ok && ctx.ok(ncclRecv(recvBuf.data(), p2pBytes / 8, ncclFloat64, prev, ctx.comm, s.s), "ncclRecv", ctx.comm);
-      const ncclResult_t end = ncclGroupEnd();
-      if (!ok || !ctx.ok(end, "ncclGroupEnd", ctx.comm) ||
-          !gpuOk(&ctx, gpuStreamSynchronize(s.s), "gpuStreamSynchronize") || !recvBuf.download(&in, &ctx))
-        return;
-      for (auto& run : runs) run->verify(&ctx);
-      if (in != want) ctx.failf("grouped Send/Recv: the bytes from rank %d differ", prev);
-    }, gpuRunOptions()));
+    EXPECT_RUN_OK(runRanks(
+        kTier, n,
+        [](RankCtx& ctx) {
+          OwnedStream s;
+          if (!openRank(ctx, &s)) return;
+          std::vector<CollCase> cases(5);
+          cases[0].count = 1023;  // AllReduce float32 sum
+          cases[1].coll = Coll::kAllGather, cases[1].dtype = ncclBfloat16, cases[1].count = 777;
+          cases[2].coll = Coll::kReduceScatter, cases[2].dtype = ncclInt32, cases[2].red = Red::kMax,
+          cases[2].count = 513;
+          cases[3].coll = Coll::kBroadcast, cases[3].dtype = ncclInt8, cases[3].count = 4097,
+          cases[3].root = ctx.nranks - 1;
+          cases[4].coll = Coll::kAllReduce, cases[4].dtype = ncclFloat16, cases[4].red = Red::kAvg,
+          cases[4].count = 100003;
+          std::vector<std::unique_ptr<GpuCaseRun>> runs;
+          for (size_t i = 0; i < cases.size(); ++i) {
+            cases[i].seed = static_cast<uint32_t>(7 + i);
+            runs.push_back(std::make_unique<GpuCaseRun>(cases[i], ctx.rank, ctx.nranks));
+            if (!runs.back()->setup(&ctx) || !runs.back()->createOp(ctx.comm, &ctx)) return;
+          }
+          const int next = (ctx.rank + 1) % ctx.nranks, prev = (ctx.rank + ctx.nranks - 1) % ctx.nranks;
+          const size_t p2pBytes = 100000 * 8;
+          std::vector<unsigned char> out(p2pBytes), in, want(p2pBytes);
+          fillMessage(&out, msgKey(ctx.rank, next, 99));
+          fillMessage(&want, msgKey(prev, ctx.rank, 99));
+          DeviceBuffer sendBuf, recvBuf;
+          if (!sendBuf.allocate(0, p2pBytes, &ctx) || !sendBuf.upload(out, &ctx) ||
+              !recvBuf.allocate(0, p2pBytes, &ctx))
+            return;
+          ctx.step("the group");
+          bool ok = ctx.ok(ncclGroupStart(), "ncclGroupStart");
+          for (auto& run : runs) ok = ok && ctx.ok(run->issue(ctx.comm, s.s), run->label().c_str(), ctx.comm);
+          ok = ok &&
+               ctx.ok(ncclSend(sendBuf.data(), p2pBytes / 8, ncclFloat64, next, ctx.comm, s.s), "ncclSend", ctx.comm);
+          ok = ok &&
+               ctx.ok(ncclRecv(recvBuf.data(), p2pBytes / 8, ncclFloat64, prev, ctx.comm, s.s), "ncclRecv", ctx.comm);
+          const ncclResult_t end = ncclGroupEnd();
+          if (!ok || !ctx.ok(end, "ncclGroupEnd", ctx.comm) ||
+              !gpuOk(&ctx, gpuStreamSynchronize(s.s), "gpuStreamSynchronize") || !recvBuf.download(&in, &ctx))
+            return;
+          for (auto& run : runs) run->verify(&ctx);
+          if (in != want) ctx.failf("grouped Send/Recv: the bytes from rank %d differ", prev);
+        },
+        gpuRunOptions()));
   }
 }
 
@@ -516,34 +572,38 @@ bool isArgumentError(ncclResult_t r) { return r == ncclInvalidArgument || r == n
 
 TEST(GpuErrors, PageableHostPointerIsRejected) {
   WEFT_REQUIRE_GPU();
-  EXPECT_RUN_OK(runRanks(kTier, 2, [](RankCtx& ctx) {
-    OwnedStream s;
-    if (!openRank(ctx, &s)) return;
-    std::vector<float> host(1024, 1.0f);  // plain malloc'd memory the runtime does not know
-    DeviceBuffer dev;
-    if (!dev.allocate(0, host.size() * 4, &ctx)) return;
-    struct Call {
-      const char* what;
-      const void* send;
-      void* recv;
-    } calls[] = {{"host send buffer", host.data(), dev.data()},
-                 {"host receive buffer", dev.data(), host.data()},
-                 {"host buffers (in place)", host.data(), host.data()}};
-    for (const Call& c : calls) {
-      ctx.step(c.what);
-      const ncclResult_t r = ncclAllReduce(c.send, c.recv, host.size(), ncclFloat32, ncclSum, ctx.comm, s.s);
-      if (!isArgumentError(r))
-        ctx.failf("ncclAllReduce with a %s on a GPU communicator returned %d (%s), expected ncclInvalidArgument or "
-                  "ncclInvalidUsage",
-                  c.what, static_cast<int>(r), ncclGetErrorString(r));
-      else if (lastError(ctx.comm).empty())
-        ctx.failf("ncclAllReduce with a %s failed without a message in ncclGetLastError", c.what);
-    }
-    if (!gpuOk(&ctx, gpuStreamSynchronize(s.s), "gpuStreamSynchronize after the rejected calls")) return;
-    CollCase c;  // the communicator still works
-    c.count = 1024;
-    runGpuCaseOnRank(c, ctx.comm, s.s, ctx.rank, ctx.nranks, &ctx);
-  }, gpuRunOptions()));
+  EXPECT_RUN_OK(runRanks(
+      kTier, 2,
+      [](RankCtx& ctx) {
+        OwnedStream s;
+        if (!openRank(ctx, &s)) return;
+        std::vector<float> host(1024, 1.0f);  // plain malloc'd memory the runtime does not know
+        DeviceBuffer dev;
+        if (!dev.allocate(0, host.size() * 4, &ctx)) return;
+        struct Call {
+          const char* what;
+          const void* send;
+          void* recv;
+        } calls[] = {{"host send buffer", host.data(), dev.data()},
+                     {"host receive buffer", dev.data(), host.data()},
+                     {"host buffers (in place)", host.data(), host.data()}};
+        for (const Call& c : calls) {
+          ctx.step(c.what);
+          const ncclResult_t r = ncclAllReduce(c.send, c.recv, host.size(), ncclFloat32, ncclSum, ctx.comm, s.s);
+          if (!isArgumentError(r))
+            ctx.failf(
+                "ncclAllReduce with a %s on a GPU communicator returned %d (%s), expected ncclInvalidArgument or "
+                "ncclInvalidUsage",
+                c.what, static_cast<int>(r), ncclGetErrorString(r));
+          else if (lastError(ctx.comm).empty())
+            ctx.failf("ncclAllReduce with a %s failed without a message in ncclGetLastError", c.what);
+        }
+        if (!gpuOk(&ctx, gpuStreamSynchronize(s.s), "gpuStreamSynchronize after the rejected calls")) return;
+        CollCase c;  // the communicator still works
+        c.count = 1024;
+        runGpuCaseOnRank(c, ctx.comm, s.s, ctx.rank, ctx.nranks, &ctx);
+      },
+      gpuRunOptions()));
 }
 
 TEST(GpuErrors, StreamOfAnotherDeviceIsRejected) {
@@ -551,20 +611,24 @@ TEST(GpuErrors, StreamOfAnotherDeviceIsRejected) {
   if (probe().devices < 2)
     GTEST_SKIP() << "needs 2 GPUs (a stream of device 1 passed to a communicator of device 0); found "
                  << probe().devices;
-  EXPECT_RUN_OK(runRanks(kTier, 1, [](RankCtx& ctx) {
-    OwnedStream s, elsewhere;
-    if (!openRank(ctx, &s)) return;
-    if (!gpuOk(&ctx, gpuSetDevice(1), "gpuSetDevice(1)") || !elsewhere.create(&ctx) ||
-        !gpuOk(&ctx, gpuSetDevice(0), "gpuSetDevice(0)"))
-      return;
-    DeviceBuffer buf;
-    if (!buf.allocate(0, 4096, &ctx)) return;
-    const ncclResult_t r = ncclAllReduce(buf.data(), buf.data(), 1024, ncclFloat32, ncclSum, ctx.comm, elsewhere.s);
-    if (!isArgumentError(r))
-      ctx.failf("ncclAllReduce on a stream of device 1 (communicator on device 0) returned %d (%s), expected "
-                "ncclInvalidArgument or ncclInvalidUsage",
-                static_cast<int>(r), ncclGetErrorString(r));
-  }, gpuRunOptions()));
+  EXPECT_RUN_OK(runRanks(
+      kTier, 1,
+      [](RankCtx& ctx) {
+        OwnedStream s, elsewhere;
+        if (!openRank(ctx, &s)) return;
+        if (!gpuOk(&ctx, gpuSetDevice(1), "gpuSetDevice(1)") || !elsewhere.create(&ctx) ||
+            !gpuOk(&ctx, gpuSetDevice(0), "gpuSetDevice(0)"))
+          return;
+        DeviceBuffer buf;
+        if (!buf.allocate(0, 4096, &ctx)) return;
+        const ncclResult_t r = ncclAllReduce(buf.data(), buf.data(), 1024, ncclFloat32, ncclSum, ctx.comm, elsewhere.s);
+        if (!isArgumentError(r))
+          ctx.failf(
+              "ncclAllReduce on a stream of device 1 (communicator on device 0) returned %d (%s), expected "
+              "ncclInvalidArgument or ncclInvalidUsage",
+              static_cast<int>(r), ncclGetErrorString(r));
+      },
+      gpuRunOptions()));
 }
 
 }  // namespace

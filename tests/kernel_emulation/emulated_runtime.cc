@@ -4,8 +4,8 @@
 
 #include <barrier>
 #include <cstdlib>
-#include <memory>
 #include <cstring>
+#include <memory>
 #include <thread>
 #include <vector>
 
@@ -147,8 +147,7 @@ class EmulatedRuntime final : public dev::Runtime {
     int pid = 0;
     memcpy(p, h.bytes, sizeof *p);
     memcpy(&pid, h.bytes + sizeof *p, sizeof pid);
-    return pid == getpid() ? ncclSuccess
-                           : reportError(nullptr, ncclInvalidUsage, "emulation: no IPC across processes");
+    return pid == getpid() ? ncclSuccess : reportError(nullptr, ncclInvalidUsage, "emulation: no IPC across processes");
   }
   ncclResult_t ipcClose(void*) override { return ncclSuccess; }
   ncclResult_t canAccessPeer(int, int, bool* yes) override {

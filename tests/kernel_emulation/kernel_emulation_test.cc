@@ -15,9 +15,9 @@
 #include <vector>
 
 #include "base/params.h"
-#include "runtime/device_runtime.h"
 #include "emulated_runtime.h"
 #include "nccl.h"
+#include "runtime/device_runtime.h"
 
 namespace weft {
 namespace {
@@ -139,7 +139,10 @@ TEST(KernelEmulation, IntegerOpsAndAverage) {
         int64_t acc = value(0, i) - 5;
         for (int p = 1; p < n; ++p) {
           const int64_t x = value(p, i) - 5;
-          acc = op == ncclProd ? acc * x : op == ncclMax ? std::max(acc, x) : op == ncclMin ? std::min(acc, x) : acc + x;
+          acc = op == ncclProd  ? acc * x
+                : op == ncclMax ? std::max(acc, x)
+                : op == ncclMin ? std::min(acc, x)
+                                : acc + x;
         }
         if (op == ncclAvg) acc /= n;  // integer average truncates toward zero, as C++ does
         bad += recv[i] != static_cast<int32_t>(acc);
@@ -227,20 +230,23 @@ TEST(KernelEmulation, MismatchedCallsNameBothSides) {
   runRanks(2, [&](int r, ncclComm_t comm) {
     std::vector<float> buf(1000, 1.f);
     const auto t0 = std::chrono::steady_clock::now();
-    const ncclResult_t res =
-        ncclAllReduce(buf.data(), buf.data(), buf.size(), r == 0 ? ncclFloat32 : ncclInt32, ncclSum, comm, nullptr);
+    const ncclResult_t res = ncclAllReduce(buf.data(), buf.data(), buf.size(), r == 0 ? ncclFloat32 : ncclInt32,
+                                           ncclSum, comm, nullptr);
     ncclResult_t async = ncclSuccess;
     // A GPU launch may return before its kernel fails; the error arrives as the async state.
-    while (res == ncclSuccess && async == ncclSuccess && std::chrono::steady_clock::now() - t0 < std::chrono::seconds(5))
+    while (res == ncclSuccess && async == ncclSuccess &&
+           std::chrono::steady_clock::now() - t0 < std::chrono::seconds(5))
       EXPECT_EQ(ncclCommGetAsyncError(comm, &async), ncclSuccess);
     EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(5));
     EXPECT_EQ(res == ncclSuccess ? async : res, ncclInvalidUsage);
     const std::string msg = ncclGetLastError(comm);
     const std::string self = r == 0 ? "float32" : "int32", other = r == 0 ? "int32" : "float32";
     EXPECT_NE(msg.find("rank " + std::to_string(r) + " called ncclAllReduce(1000 x " + self + ", sum)"),
-              std::string::npos) << msg;
+              std::string::npos)
+        << msg;
     EXPECT_NE(msg.find("but rank " + std::to_string(1 - r) + " called ncclAllReduce(1000 x " + other + ", sum)"),
-              std::string::npos) << msg;
+              std::string::npos)
+        << msg;
     sync.arrive_and_wait();
   });
 }

@@ -56,8 +56,8 @@ struct Handle {
 
 ncclDebugLogger_t gLog = nullptr;
 
-#define EXAMPLE_WARN(...) \
-  do {                    \
+#define EXAMPLE_WARN(...)                                                                \
+  do {                                                                                   \
     if (gLog) gLog(NCCL_LOG_WARN, NCCL_LOG_SUBSYS_NET, __FILE__, __LINE__, __VA_ARGS__); \
   } while (0)
 
@@ -305,13 +305,13 @@ ncclResult_t setNetAttr(void*, ncclNetAttr_v12_t*) { return ncclSuccess; }
 
 // extern "C" without braces also gives these const tables external linkage.
 extern "C" __attribute__((visibility("default"))) const ncclNet_v8_t ncclNetPlugin_v8 = {
-    "Example", initV8,    devices,  propsV8,   listenV8,  connectV8,   acceptV8,      regMr,     regMrDmaBuf, deregMr,
-    isendV8,   irecvV8,   iflush,   test,      closeComm, closeComm,   closeListen,   getDeviceMr, irecvConsumed,
+    "Example", initV8,  devices, propsV8, listenV8,  connectV8, acceptV8,    regMr,       regMrDmaBuf,   deregMr,
+    isendV8,   irecvV8, iflush,  test,    closeComm, closeComm, closeListen, getDeviceMr, irecvConsumed,
 };
 #ifdef WEFT_EXAMPLE_NEWEST
 extern "C" __attribute__((visibility("default"))) const ncclNet_v12_t ncclNetPlugin_v12 = {
-    "Example", initV12,  devices,   propsV12,    listenV12,   connectV12,    acceptV12,   regMr,
-    regMrDmaBuf, deregMr, isendV12, irecvV12,    iflush,      test,          closeComm,   closeComm,
-    closeListen, getDeviceMr, irecvConsumed, makeVDevice, finalize, setNetAttr,
+    "Example",   initV12,     devices,       propsV12,    listenV12, connectV12, acceptV12, regMr,
+    regMrDmaBuf, deregMr,     isendV12,      irecvV12,    iflush,    test,       closeComm, closeComm,
+    closeListen, getDeviceMr, irecvConsumed, makeVDevice, finalize,  setNetAttr,
 };
 #endif

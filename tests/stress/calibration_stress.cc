@@ -221,10 +221,14 @@ void countSource(const std::string& log, Sources* s) {
   size_t at = log.find("tuner constants (");
   if (at == std::string::npos) return void(++s->unknown);
   std::string src = log.substr(at + std::strlen("tuner constants ("));
-  if (src.rfind("measured", 0) == 0) ++s->measured;
-  else if (src.rfind("cache ", 0) == 0) ++s->cached;
-  else if (src.rfind("defaults", 0) == 0) ++s->defaults;
-  else ++s->unknown;
+  if (src.rfind("measured", 0) == 0)
+    ++s->measured;
+  else if (src.rfind("cache ", 0) == 0)
+    ++s->cached;
+  else if (src.rfind("defaults", 0) == 0)
+    ++s->defaults;
+  else
+    ++s->unknown;
 }
 
 // One run of `n` processes on a fresh cache directory; true when it passed.
@@ -238,7 +242,8 @@ bool oneRun(const std::string& self, int n, int run) {
   auto t0 = Clock::now();
   std::vector<pid_t> pids;
   for (int r = 0; r < n; ++r)
-    pids.push_back(startRank(self, rankEnv(r, n, encodeId(id), cacheDir), logDir + "/rank" + std::to_string(r) + ".log"));
+    pids.push_back(
+        startRank(self, rankEnv(r, n, encodeId(id), cacheDir), logDir + "/rank" + std::to_string(r) + ".log"));
   std::vector<int> codes = waitAll(pids, t0 + std::chrono::seconds(kRunDeadlineS));
   double seconds = std::chrono::duration<double>(Clock::now() - t0).count();
   Sources src;
@@ -250,15 +255,17 @@ bool oneRun(const std::string& self, int n, int run) {
     if (codes[r] != 0) {
       ok = false;
       failures += "  rank " + std::to_string(r) + " exit " + std::to_string(codes[r]) +
-                  (codes[r] == 3 ? " (its watchdog: a hang)" : codes[r] < 0 ? " (killed at the run's deadline)" : "") +
+                  (codes[r] == 3  ? " (its watchdog: a hang)"
+                   : codes[r] < 0 ? " (killed at the run's deadline)"
+                                  : "") +
                   ", last lines:\n" + lastLines(log, 6);
     }
   }
   if (src.measured > 1) ok = false;
-  std::printf("run %d with %d processes: %s in %.2f s; constants measured by %d, loaded from the cache by %d, "
-              "defaults in %d, unknown %d\n%s",
-              run, n, ok ? "ok" : "FAILED", seconds, src.measured, src.cached, src.defaults, src.unknown,
-              failures.c_str());
+  std::printf(
+      "run %d with %d processes: %s in %.2f s; constants measured by %d, loaded from the cache by %d, "
+      "defaults in %d, unknown %d\n%s",
+      run, n, ok ? "ok" : "FAILED", seconds, src.measured, src.cached, src.defaults, src.unknown, failures.c_str());
   if (src.measured > 1) std::printf("  more than one process measured: the calibration lock did not hold\n");
   std::fflush(stdout);
   std::error_code ec;
@@ -313,6 +320,4 @@ int runDriver(int argc, char** argv) {
 
 }  // namespace
 
-int main(int argc, char** argv) {
-  return std::getenv("WEFT_STRESS_RANK") ? runRank() : runDriver(argc, argv);
-}
+int main(int argc, char** argv) { return std::getenv("WEFT_STRESS_RANK") ? runRank() : runDriver(argc, argv); }

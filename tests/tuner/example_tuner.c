@@ -35,7 +35,8 @@ static int lookup(const char* v, const char* const* names, int n) {
 
 static ncclResult_t parseConfig(Config* c, ncclDebugLogger_t log) {
   static const char* const colls[] = {"broadcast", "reduce", "allgather", "reducescatter", "allreduce"};
-  static const char* const algos[] = {"tree", "ring", NULL, NULL, NULL, NULL, NULL, "ddaflat", "ddatree", "lowprecision"};
+  static const char* const algos[] = {"tree", "ring", NULL,      NULL,      NULL,
+                                      NULL,   NULL,   "ddaflat", "ddatree", "lowprecision"};
   static const char* const protos[] = {"ll", "ll128", "simple"};
   const char* env = getenv("WEFT_EXAMPLE_TUNER");
   char buf[512];
@@ -46,19 +47,26 @@ static ncclResult_t parseConfig(Config* c, ncclDebugLogger_t log) {
   c->channels = 0;
   c->calls = 0;
   snprintf(buf, sizeof(buf), "%s", env ? env : "");
-  for (char* save = NULL, *tok = strtok_r(buf, " ,", &save); tok; tok = strtok_r(NULL, " ,", &save)) {
+  for (char *save = NULL, *tok = strtok_r(buf, " ,", &save); tok; tok = strtok_r(NULL, " ,", &save)) {
     char* eq = strchr(tok, '=');
     int bad = eq == NULL;
     if (!bad) {
       *eq = '\0';
       const char* v = eq + 1;
-      if (strcmp(tok, "coll") == 0) bad = (c->coll = lookup(v, colls, 5)) < 0;
-      else if (strcmp(tok, "algo") == 0) bad = (c->algo = lookup(v, algos, WEFT_TUNER_NUM_ALGOS)) < 0;
-      else if (strcmp(tok, "proto") == 0) bad = (c->proto = lookup(v, protos, 3)) < 0;
-      else if (strcmp(tok, "maxbytes") == 0) c->maxBytes = strtoull(v, NULL, 0);
-      else if (strcmp(tok, "channels") == 0) c->channels = atoi(v);
-      else if (strcmp(tok, "fail") == 0) bad = atoi(v) != 0;
-      else bad = 1;
+      if (strcmp(tok, "coll") == 0)
+        bad = (c->coll = lookup(v, colls, 5)) < 0;
+      else if (strcmp(tok, "algo") == 0)
+        bad = (c->algo = lookup(v, algos, WEFT_TUNER_NUM_ALGOS)) < 0;
+      else if (strcmp(tok, "proto") == 0)
+        bad = (c->proto = lookup(v, protos, 3)) < 0;
+      else if (strcmp(tok, "maxbytes") == 0)
+        c->maxBytes = strtoull(v, NULL, 0);
+      else if (strcmp(tok, "channels") == 0)
+        c->channels = atoi(v);
+      else if (strcmp(tok, "fail") == 0)
+        bad = atoi(v) != 0;
+      else
+        bad = 1;
     }
     if (bad) {
       if (log) log(NCCL_LOG_WARN, 0x40, __FILE__, __LINE__, "example tuner: bad or failing setting \"%s\"", tok);
@@ -112,19 +120,19 @@ static ncclResult_t exampleInit(void** ctx, uint64_t commId, size_t nRanks, size
 #endif
 
 #if EXAMPLE_TUNER_ABI == 6
-__attribute__((visibility("default"))) const ncclTuner_v6_t ncclTunerPlugin_v6 = {
-    "weft-example-v6", exampleInit, exampleGetCollInfo, exampleFinalize, NULL};
+__attribute__((visibility("default")))
+const ncclTuner_v6_t ncclTunerPlugin_v6 = {"weft-example-v6", exampleInit, exampleGetCollInfo, exampleFinalize, NULL};
 #elif EXAMPLE_TUNER_ABI == 5
-__attribute__((visibility("default"))) const ncclTuner_v5_t ncclTunerPlugin_v5 = {
-    "weft-example-v5", exampleInit, exampleGetCollInfo, exampleFinalize};
+__attribute__((visibility("default")))
+const ncclTuner_v5_t ncclTunerPlugin_v5 = {"weft-example-v5", exampleInit, exampleGetCollInfo, exampleFinalize};
 #elif EXAMPLE_TUNER_ABI == 4
 static ncclResult_t exampleInitV4(size_t nRanks, size_t nNodes, ncclDebugLogger_t log, void** ctx) {
   (void)nRanks;
   (void)nNodes;
   return initCommon(ctx, log);
 }
-__attribute__((visibility("default"))) const ncclTuner_v4_t ncclTunerPlugin_v4 = {
-    "weft-example-v4", exampleInitV4, exampleGetCollInfo, exampleFinalize};
+__attribute__((visibility("default")))
+const ncclTuner_v4_t ncclTunerPlugin_v4 = {"weft-example-v4", exampleInitV4, exampleGetCollInfo, exampleFinalize};
 #else
 #error "EXAMPLE_TUNER_ABI must be 4, 5 or 6"
 #endif

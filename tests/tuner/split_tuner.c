@@ -47,5 +47,5 @@ static ncclResult_t splitFinalize(void* ctx) {
   return ncclSuccess;
 }
 
-__attribute__((visibility("default"))) const ncclTuner_v6_t ncclTunerPlugin_v6 = {
-    "weft-split", splitInit, splitGetCollInfo, splitFinalize, NULL};
+__attribute__((visibility("default")))
+const ncclTuner_v6_t ncclTunerPlugin_v6 = {"weft-split", splitInit, splitGetCollInfo, splitFinalize, NULL};

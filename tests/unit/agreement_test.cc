@@ -54,7 +54,8 @@ TEST(AgreedParams, DecodeRejectsMissingAndInvalidValues) {
   std::string why;
   // Without its last name-value pair, as from a Weft that does not have that parameter.
   std::vector<std::string> tokens;
-  for (size_t at = 0; at < blob.size(); at = blob.find('\0', at) + 1) tokens.push_back(blob.substr(at, blob.find('\0', at) - at));
+  for (size_t at = 0; at < blob.size(); at = blob.find('\0', at) + 1)
+    tokens.push_back(blob.substr(at, blob.find('\0', at) - at));
   ASSERT_GE(tokens.size(), 2u);
   std::string shorter;
   for (size_t i = 0; i + 2 < tokens.size(); ++i) shorter += tokens[i] + '\0';

@@ -17,12 +17,12 @@
 #include <thread>
 #include <vector>
 
+#include "base/params.h"
 #include "bootstrap/bootstrap.h"
-#include "bootstrap/unique_id.h"
 #include "bootstrap/protocol.h"
+#include "bootstrap/unique_id.h"
 #include "sockets/interfaces.h"
 #include "sockets/socket.h"
-#include "base/params.h"
 
 namespace weft {
 namespace {

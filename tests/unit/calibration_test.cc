@@ -28,9 +28,7 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-double msSince(Clock::time_point t0) {
-  return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
-}
+double msSince(Clock::time_point t0) { return std::chrono::duration<double, std::milli>(Clock::now() - t0).count(); }
 
 bool startsWith(const std::string& s, const std::string& prefix) { return s.rfind(prefix, 0) == 0; }
 
@@ -80,7 +78,8 @@ std::string collect(const Child& c, Clock::time_point deadline, bool* ok) {
   std::string text;
   char buf[4096];
   for (;;) {
-    int leftMs = std::max(0, int(std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count()));
+    int leftMs = std::max(0,
+                          int(std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count()));
     pollfd p{c.out, POLLIN, 0};
     if (poll(&p, 1, leftMs) <= 0) {
       *ok = false;
@@ -351,7 +350,8 @@ TEST(Calibration, ModesOffAutoRedo) {
   {
     // WEFT_TUNER_CONSTANTS is agreed per communicator and applied to the combined constants
     // (agreed_constants.h), never to this host's contribution.
-    ScopedEnv env({{"WEFT_TUNER_CALIBRATE", "off"}, {"WEFT_CACHE_DIR", dir.path()}, {"WEFT_TUNER_CONSTANTS", "netLatUs=7"}});
+    ScopedEnv env(
+        {{"WEFT_TUNER_CALIBRATE", "off"}, {"WEFT_CACHE_DIR", dir.path()}, {"WEFT_TUNER_CONSTANTS", "netLatUs=7"}});
     EXPECT_DOUBLE_EQ(hostConstants().copyGBps, HostConstants{}.copyGBps);
     EXPECT_DOUBLE_EQ(hostConstants().netLatUs, HostConstants{}.netLatUs);
     EXPECT_EQ(hostConstantsSource(), "defaults");

@@ -10,8 +10,8 @@
 #include <random>
 #include <vector>
 
-#include "base/params.h"
 #include "algorithm_names.h"
+#include "base/params.h"
 #include "direct_sim.h"
 
 namespace weft {
@@ -72,7 +72,8 @@ TEST_F(DdaPrograms, AllReduceMatchesRankOrderFold) {
         for (int r = 0; r < n; ++r) {
           sim.add(r, makeTask(CollKind::kAllReduce, algo, ncclFloat32, ncclSum, count, n, in[r].data(), out[r].data()));
           sim.add(r, makeTask(CollKind::kAllReduce, algo, ncclInt32, ncclAvg, count, n, iin[r].data(), iout[r].data()));
-          sim.add(r, makeTask(CollKind::kAllReduce, algo, ncclFloat32, ncclSum, count, n, in[r].data(), out2[r].data()));
+          sim.add(r,
+                  makeTask(CollKind::kAllReduce, algo, ncclFloat32, ncclSum, count, n, in[r].data(), out2[r].data()));
         }
         ASSERT_EQ(sim.run(static_cast<uint32_t>(count + n)), "") << algorithmName(algo) << " n=" << n;
         for (size_t i = 0; i < count; ++i) {
@@ -83,7 +84,8 @@ TEST_F(DdaPrograms, AllReduceMatchesRankOrderFold) {
             s += iin[r][i];
           }
           for (int r = 0; r < n; ++r) {
-            ASSERT_EQ(bits(out[r][i]), bits(f)) << algorithmName(algo) << " n=" << n << " count=" << count << " i=" << i;
+            ASSERT_EQ(bits(out[r][i]), bits(f))
+                << algorithmName(algo) << " n=" << n << " count=" << count << " i=" << i;
             ASSERT_EQ(bits(out2[r][i]), bits(f)) << "second call, i=" << i;
             ASSERT_EQ(iout[r][i], static_cast<int32_t>(s / n)) << "int avg, i=" << i;
           }
@@ -105,9 +107,12 @@ TEST_F(DdaPrograms, GatherScatterAlltoAll) {
         a2a[r].assign(n * count, -1);
       }
       for (int r = 0; r < n; ++r) {
-        sim.add(r, makeTask(CollKind::kAllGather, Algo::kDdaFlat, ncclFloat64, ncclSum, count, n, in[r].data(), ag[r].data()));
-        sim.add(r, makeTask(CollKind::kReduceScatter, Algo::kDdaFlat, ncclFloat64, ncclSum, count, n, in[r].data(), rs[r].data()));
-        sim.add(r, makeTask(CollKind::kAlltoAll, Algo::kDdaFlat, ncclFloat64, ncclSum, count, n, in[r].data(), a2a[r].data()));
+        sim.add(r, makeTask(CollKind::kAllGather, Algo::kDdaFlat, ncclFloat64, ncclSum, count, n, in[r].data(),
+                            ag[r].data()));
+        sim.add(r, makeTask(CollKind::kReduceScatter, Algo::kDdaFlat, ncclFloat64, ncclSum, count, n, in[r].data(),
+                            rs[r].data()));
+        sim.add(r, makeTask(CollKind::kAlltoAll, Algo::kDdaFlat, ncclFloat64, ncclSum, count, n, in[r].data(),
+                            a2a[r].data()));
       }
       ASSERT_EQ(sim.run(static_cast<uint32_t>(count * 3 + n)), "") << "n=" << n;
       for (int r = 0; r < n; ++r)

@@ -150,13 +150,22 @@ TEST_F(LogTest, SubsystemListsAndInversion) {
   EXPECT_FALSE(weft::logEnabled(LogLevel::kTrace, weft::kLogColl));
   EXPECT_TRUE(weft::logEnabled(LogLevel::kWarn, weft::kLogAll));
 
-  const std::pair<const char*, uint64_t> names[] = {
-      {"INIT", weft::kLogInit},   {"COLL", weft::kLogColl},     {"P2P", weft::kLogP2P},
-      {"SHM", weft::kLogShm},     {"NET", weft::kLogNet},       {"GRAPH", weft::kLogGraph},
-      {"TUNING", weft::kLogTuning}, {"ENV", weft::kLogEnv},     {"ALLOC", weft::kLogAlloc},
-      {"CALL", weft::kLogCall},   {"PROXY", weft::kLogProxy},   {"NVLS", weft::kLogNvls},
-      {"BOOTSTRAP", weft::kLogBootstrap}, {"REG", weft::kLogReg}, {"PROFILE", weft::kLogProfile},
-      {"RAS", weft::kLogRas}};
+  const std::pair<const char*, uint64_t> names[] = {{"INIT", weft::kLogInit},
+                                                    {"COLL", weft::kLogColl},
+                                                    {"P2P", weft::kLogP2P},
+                                                    {"SHM", weft::kLogShm},
+                                                    {"NET", weft::kLogNet},
+                                                    {"GRAPH", weft::kLogGraph},
+                                                    {"TUNING", weft::kLogTuning},
+                                                    {"ENV", weft::kLogEnv},
+                                                    {"ALLOC", weft::kLogAlloc},
+                                                    {"CALL", weft::kLogCall},
+                                                    {"PROXY", weft::kLogProxy},
+                                                    {"NVLS", weft::kLogNvls},
+                                                    {"BOOTSTRAP", weft::kLogBootstrap},
+                                                    {"REG", weft::kLogReg},
+                                                    {"PROFILE", weft::kLogProfile},
+                                                    {"RAS", weft::kLogRas}};
   for (const auto& [name, bit] : names) {
     SCOPED_TRACE(name);
     configure("INFO", name, false);
@@ -189,12 +198,9 @@ TEST_F(LogTest, LineFormat) {
   for (const std::string& l : out) EXPECT_TRUE(std::regex_search(l, head)) << l;
   EXPECT_NE(out[0].find(" Weft INFO hello 42"), std::string::npos) << out[0];
   EXPECT_TRUE(std::regex_match(out[0], std::regex("^" + prefix + "[0-9]+ Weft INFO hello 42$"))) << out[0];
-  EXPECT_NE(out[1].find(" Weft WARN log_test.cc:" + std::to_string(warnLine) + " careful now"),
-            std::string::npos)
+  EXPECT_NE(out[1].find(" Weft WARN log_test.cc:" + std::to_string(warnLine) + " careful now"), std::string::npos)
       << out[1];
-  EXPECT_NE(out[2].find(" Weft TRACE log_test.cc:" + std::to_string(traceLine) + " step"),
-            std::string::npos)
-      << out[2];
+  EXPECT_NE(out[2].find(" Weft TRACE log_test.cc:" + std::to_string(traceLine) + " step"), std::string::npos) << out[2];
   EXPECT_NE(out[3].find(" Weft INFO ends with newline"), std::string::npos);
   EXPECT_EQ(out[3].back(), 'e');  // no doubled newline: the next line is not empty
   // The thread id is this thread's kernel id, the same on every line it writes.
@@ -269,7 +275,8 @@ TEST_F(LogTest, ConcurrentWritersProduceWholeLines) {
   std::vector<std::thread> threads;
   for (int t = 0; t < kThreads; ++t) {
     threads.emplace_back([t] {
-      for (int i = 0; i < kLines; ++i) WEFT_INFO(weft::kLogColl, "thread %d line %d %s", t, i, "payload-payload-payload");
+      for (int i = 0; i < kLines; ++i)
+        WEFT_INFO(weft::kLogColl, "thread %d line %d %s", t, i, "payload-payload-payload");
     });
   }
   for (std::thread& th : threads) th.join();

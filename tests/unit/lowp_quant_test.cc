@@ -28,7 +28,8 @@ void checkRoundTrip(const std::vector<MemoryType<T>>& x, const char* what) {
     const LowpBlock& b = blocks[i / kLowpBlockElems];
     const float xi = elementToFloat<T>(x.data(), i), yi = elementToFloat<T>(y.data(), i);
     // The output type's own rounding comes on top for the 16-bit types.
-    const float outUlp = std::is_same_v<T, float> ? 0.0f : std::fabs(xi) * (std::is_same_v<T, BFloat16> ? 0x1p-8f : 0x1p-11f);
+    const float outUlp = std::is_same_v<T, float> ? 0.0f
+                                                  : std::fabs(xi) * (std::is_same_v<T, BFloat16> ? 0x1p-8f : 0x1p-11f);
     const float bound = std::fabs(xi) * 0x1p-4f * 1.0001f + b.scale * 0x1p-10f + outUlp * 1.1f;
     ASSERT_LE(std::fabs(yi - xi), bound) << what << " n=" << n << " i=" << i << " x=" << xi << " y=" << yi;
   }

@@ -80,9 +80,7 @@ struct Format {
     return neg ? -v : v;
   }
   // Largest finite magnitude pattern.
-  uint32_t maxFinite() const {
-    return ieee ? ((((1u << expBits) - 1) << manBits) - 1) : magMask() - 1;
-  }
+  uint32_t maxFinite() const { return ieee ? ((((1u << expBits) - 1) << manBits) - 1) : magMask() - 1; }
   // Round-to-nearest-even of any double (exact input) to this format, with Weft's overflow rules.
   uint32_t encode(double x) const {
     if (std::isnan(x)) return canonicalNaN;
@@ -153,17 +151,16 @@ std::vector<float> probeInputs(const Format& f) {
   add(f.decode(1) / 4);
   add(3 * f.decode(1) / 4);
   for (uint64_t u = 0; u <= 0xffffffffull; u += 4093) in.push_back(floatOf(static_cast<uint32_t>(u)));
-  for (float s : {0.0f, -0.0f, std::numeric_limits<float>::infinity(), -std::numeric_limits<float>::infinity(),
-                  std::numeric_limits<float>::max(), std::numeric_limits<float>::denorm_min(),
-                  std::numeric_limits<float>::min(), floatOf(0x7fc00000u), floatOf(0xffc00001u),
-                  floatOf(0x7f800001u), floatOf(0x7fbfffffu)})
+  for (float s :
+       {0.0f, -0.0f, std::numeric_limits<float>::infinity(), -std::numeric_limits<float>::infinity(),
+        std::numeric_limits<float>::max(), std::numeric_limits<float>::denorm_min(), std::numeric_limits<float>::min(),
+        floatOf(0x7fc00000u), floatOf(0xffc00001u), floatOf(0x7f800001u), floatOf(0x7fbfffffu)})
     in.push_back(s);
   return in;
 }
 
 TEST(LowpTypes, TriviallyCopyableRawBits) {
-  static_assert(sizeof(Float16) == 2 && sizeof(BFloat16) == 2 && sizeof(Float8E4M3) == 1 &&
-                sizeof(Float8E5M2) == 1);
+  static_assert(sizeof(Float16) == 2 && sizeof(BFloat16) == 2 && sizeof(Float8E4M3) == 1 && sizeof(Float8E5M2) == 1);
   static_assert(std::is_trivially_copyable_v<Float16> && std::is_trivially_copyable_v<Float8E4M3>);
   EXPECT_EQ(Float16(1.0f).bits, 0x3c00);
   EXPECT_EQ(BFloat16(1.0f).bits, 0x3f80);
@@ -222,10 +219,10 @@ TEST(LowpTypes, DocumentedEdgeCases) {
   EXPECT_EQ(Float16(65520.0f).bits, 0x7c00);
   EXPECT_EQ(Float16(-1e9f).bits, 0xfc00);
   EXPECT_EQ(Float16(-nan).bits, 0x7fff);
-  EXPECT_EQ(Float16(std::ldexp(1.0f, -25)).bits, 0x0000);          // tie with 0: even
-  EXPECT_EQ(Float16(std::ldexp(3.0f, -25)).bits, 0x0002);          // tie 1.5 ulp: even (2)
-  EXPECT_EQ(Float16(-std::ldexp(1.0f, -26)).bits, 0x8000);         // keeps the sign of zero
-  EXPECT_EQ(Float16(std::ldexp(1023.5f, -24)).bits, 0x0400);       // rounds up into the normals
+  EXPECT_EQ(Float16(std::ldexp(1.0f, -25)).bits, 0x0000);     // tie with 0: even
+  EXPECT_EQ(Float16(std::ldexp(3.0f, -25)).bits, 0x0002);     // tie 1.5 ulp: even (2)
+  EXPECT_EQ(Float16(-std::ldexp(1.0f, -26)).bits, 0x8000);    // keeps the sign of zero
+  EXPECT_EQ(Float16(std::ldexp(1023.5f, -24)).bits, 0x0400);  // rounds up into the normals
   // bfloat16.
   EXPECT_EQ(BFloat16(floatOf(0x3f808000u)).bits, 0x3f80);  // tie, even stays
   EXPECT_EQ(BFloat16(floatOf(0x3f818000u)).bits, 0x3f82);  // tie, odd rounds up
@@ -319,8 +316,7 @@ TEST(LowpTypesVsCuda, EncodeProbes) {
       } else {
         want = __nv_cvt_float_to_fp8(x, __NV_NOSAT, __NV_E5M2);
       }
-      ASSERT_EQ(weftEncode(*f, x), want)
-          << f->name << " input " << x << " (bits 0x" << std::hex << bitsOf(x) << ")";
+      ASSERT_EQ(weftEncode(*f, x), want) << f->name << " input " << x << " (bits 0x" << std::hex << bitsOf(x) << ")";
       ++n;
     }
     EXPECT_GT(n, 1000000u) << f->name;

@@ -45,7 +45,9 @@ class MemFifo {
   void pop() { ++head_; }
 
  private:
-  unsigned char* slot(uint64_t i) const { return const_cast<unsigned char*>(data_.data()) + (i % nSlots_) * slotBytes_; }
+  unsigned char* slot(uint64_t i) const {
+    return const_cast<unsigned char*>(data_.data()) + (i % nSlots_) * slotBytes_;
+  }
   uint64_t nSlots_, slotBytes_;
   std::vector<unsigned char> data_;
   std::vector<size_t> sizes_;
@@ -96,8 +98,9 @@ class MemNetwork {
     if (f == fifos_.end()) f = fifos_.emplace(key, std::make_unique<MemFifo>(nSlots_, slotBytes_)).first;
     auto e = ends_.find({key, rank == sender});
     if (e == ends_.end())
-      e = ends_.emplace(std::make_pair(key, rank == sender),
-                        std::make_unique<MemLink>(f->second.get(), rank == sender ? receiver : sender, &messages_))
+      e = ends_
+              .emplace(std::make_pair(key, rank == sender),
+                       std::make_unique<MemLink>(f->second.get(), rank == sender ? receiver : sender, &messages_))
               .first;
     return e->second.get();
   }

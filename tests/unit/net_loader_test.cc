@@ -9,8 +9,8 @@
 #include <thread>
 #include <vector>
 
-#include "transports/net/plugin/loader.h"
 #include "tests/unit/net_test_util.h"
+#include "transports/net/plugin/loader.h"
 
 namespace {
 

@@ -1,8 +1,8 @@
 // The built-in Socket network over real loopback TCP, reached through the same adapter as
 // external plugins: message sizes, several helper threads and sockets, many outstanding
 // requests, a peer that goes away, unreachable peers, and interface selection.
-#include <gtest/gtest.h>
 #include <arpa/inet.h>
+#include <gtest/gtest.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -14,9 +14,9 @@
 
 #include "sockets/interfaces.h"
 #include "sockets/socket.h"
+#include "tests/unit/net_test_util.h"
 #include "transports/net/plugin/adapter.h"
 #include "transports/net/socket/socket_net.h"
-#include "tests/unit/net_test_util.h"
 
 namespace {
 

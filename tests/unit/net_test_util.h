@@ -31,8 +31,10 @@ class ScopedEnv {
   }
   ~ScopedEnv() {
     for (const auto& [name, value] : saved_) {
-      if (value.first) setenv(name.c_str(), value.second.c_str(), 1);
-      else unsetenv(name.c_str());
+      if (value.first)
+        setenv(name.c_str(), value.second.c_str(), 1);
+      else
+        unsetenv(name.c_str());
     }
     param::reloadForTesting();
   }

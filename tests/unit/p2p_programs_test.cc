@@ -78,7 +78,8 @@ testing::AssertionResult runP2p(const P2pCase& k) {
   std::vector<std::unique_ptr<Expectation>> sendX(n), recvX(n);
   for (int r = 0; r < n; ++r) {
     sendX[r] = std::make_unique<Expectation>(sendB[r], "rank " + std::to_string(r) + " sendbuff");
-    if (recvB[r] != sendB[r]) recvX[r] = std::make_unique<Expectation>(recvB[r], "rank " + std::to_string(r) + " recvbuff");
+    if (recvB[r] != sendB[r])
+      recvX[r] = std::make_unique<Expectation>(recvB[r], "rank " + std::to_string(r) + " recvbuff");
   }
   auto out = [&](int r) { return recvX[r] ? recvX[r].get() : sendX[r].get(); };
   for (size_t i = 0; i < c; ++i)
@@ -95,8 +96,7 @@ testing::AssertionResult runP2p(const P2pCase& k) {
         case CollKind::kScatter:
           out(r)->expectCopyOf(recvOff[r] + i, sendB[k.root], sendOff[k.root] + size_t(r) * c + i);
           break;
-        default:
-          break;
+        default: break;
       }
     }
   sim.build(1);
@@ -153,7 +153,9 @@ TEST(P2pPrograms, GatherScatterEveryRootInPlaceAndNot) {
 TEST(P2pPrograms, AlltoAllvUnevenCounts) {
   for (int n : {1, 2, 3, 5, 8}) {
     Simulator sim(Geometry{n, 64, 3, 1});
-    auto cnt = [](int from, int to) { return size_t((from * 7 + to * 13) % 11 == 3 ? 0 : 1 + (from * 31 + to * 17) % 90); };
+    auto cnt = [](int from, int to) {
+      return size_t((from * 7 + to * 13) % 11 == 3 ? 0 : 1 + (from * 31 + to * 17) % 90);
+    };
     const size_t gap = 3;
     std::vector<std::unique_ptr<Buffer>> bufs;
     std::vector<std::unique_ptr<Expectation>> checks;
@@ -193,7 +195,8 @@ TEST(P2pPrograms, AlltoAllvUnevenCounts) {
       checks.push_back(std::make_unique<Expectation>(sendB[r], "rank " + std::to_string(r) + " sendbuff"));
       checks.push_back(std::make_unique<Expectation>(recvB[r], "rank " + std::to_string(r) + " recvbuff"));
       for (int p = 0; p < n; ++p)
-        for (size_t i = 0; i < cnt(p, r); ++i) checks.back()->expectCopyOf(rdispl[r][p] + i, sendB[p], sdispl[p][r] + i);
+        for (size_t i = 0; i < cnt(p, r); ++i)
+          checks.back()->expectCopyOf(rdispl[r][p] + i, sendB[p], sdispl[p][r] + i);
     }
     sim.build(1);
     Outcome o = sim.run();
@@ -267,8 +270,8 @@ TEST(P2pPrograms, SendRecvShiftPatterns) {
       std::vector<Transfer> xs;
       for (int k : {1, n - 1, 0, 2, n + 1})
         for (int r = 0; r < n; ++r) xs.push_back(Transfer{r, (r + k) % n, size_t(300 + 97 * ((k + r) % 5))});
-      ASSERT_TRUE(runTransfers(n, 64, nSlots, ncclInt32,
-                               xs, "shift nranks=" + std::to_string(n) + " nSlots=" + std::to_string(nSlots)));
+      ASSERT_TRUE(runTransfers(n, 64, nSlots, ncclInt32, xs,
+                               "shift nranks=" + std::to_string(n) + " nSlots=" + std::to_string(nSlots)));
     }
 }
 
@@ -298,9 +301,9 @@ TEST(P2pPrograms, SendRecvRandomGroups) {
       const int from = int(g % n), to = (g >> 8) % 4 == 0 ? 0 : int((g >> 16) % n);
       xs.push_back(Transfer{from, to, kCounts[(g >> 32) % std::size(kCounts)]});
     }
-    ASSERT_TRUE(runTransfers(n, slot, nSlots, dt, xs, "random group trial " + std::to_string(trial) + " nranks=" +
-                                                         std::to_string(n) + " slotBytes=" + std::to_string(slot) +
-                                                         " nSlots=" + std::to_string(nSlots)));
+    ASSERT_TRUE(runTransfers(n, slot, nSlots, dt, xs,
+                             "random group trial " + std::to_string(trial) + " nranks=" + std::to_string(n) +
+                                 " slotBytes=" + std::to_string(slot) + " nSlots=" + std::to_string(nSlots)));
   }
 }
 

@@ -108,22 +108,61 @@ TEST_F(ParamsTest, DefaultsWhenNothingIsSet) {
 }
 
 // The documented set, in docs/env.md order; a row added to or dropped from the table shows here.
-const std::vector<std::string> kExpectedNames = {
-    "NCCL_DEBUG", "NCCL_DEBUG_SUBSYS", "NCCL_DEBUG_FILE", "NCCL_BUFFSIZE", "WEFT_ONESHOT_MAX_BYTES",
-    "WEFT_NCHANNELS", "NCCL_MIN_NCHANNELS", "NCCL_MAX_NCHANNELS", "NCCL_SHM_DISABLE", "NCCL_RUNTIME_CONNECT", "NCCL_P2P_DISABLE", "NCCL_P2P_LEVEL",
-    "NCCL_P2P_READ_ENABLE",
-    "NCCL_COMM_ID", "NCCL_SOCKET_IFNAME", "NCCL_SOCKET_FAMILY", "WEFT_HOST_ID", "NCCL_NET", "NCCL_NET_PLUGIN",
-    "NCCL_SOCKET_NTHREADS", "NCCL_NSOCKS_PERTHREAD", "WEFT_SOCKET_INLINE_BYTES", "WEFT_NET_LINK_TIMEOUT_MS",
-    "NCCL_COMM_BLOCKING", "WEFT_DEVICE", "WEFT_TIMEOUT_MS", "WEFT_SPIN_US", "WEFT_LIVENESS_MS", "WEFT_MISMATCH_CHECK",
-    "NCCL_TOPO_FILE", "NCCL_TOPO_DUMP_FILE", "RCCL_ENABLE_DDA_ALL_REDUCE",
-    "RCCL_DDA_ALL_REDUCE_FLAT_MAX_BYTES", "RCCL_DDA_ALL_REDUCE_TREE_MAX_BYTES", "RCCL_DDA_SENDBUF_BYTES",
-    "RCCL_ENABLE_DDA_ALL_GATHER", "RCCL_DDA_ALL_GATHER_MAX_BYTES",
-    "RCCL_ENABLE_DDA_REDUCE_SCATTER", "RCCL_DDA_REDUCE_SCATTER_MAX_BYTES", "RCCL_ENABLE_DDA_ALL_TO_ALL",
-    "RCCL_DDA_ALL_TO_ALL_MAX_BYTES", "RCCL_LOW_PRECISION_ENABLE", "RCCL_LOW_PRECISION_ENABLE_ALLREDUCE",
-    "RCCL_LOW_PRECISION_ENABLE_ALLGATHER", "RCCL_LOW_PRECISION_ENABLE_REDUCESCATTER",
-    "RCCL_LOW_PRECISION_ENABLE_ALLTOALL", "WEFT_LOW_PRECISION_MIN_BYTES", "NCCL_ALGO", "NCCL_PROTO",
-    "RCCL_OVERRIDE_ALGO", "RCCL_OVERRIDE_PROTO", "NCCL_TUNER_PLUGIN", "WEFT_TUNER_CALIBRATE",
-    "WEFT_TUNER_CONSTANTS", "WEFT_CACHE_DIR"};
+const std::vector<std::string> kExpectedNames = {"NCCL_DEBUG",
+                                                 "NCCL_DEBUG_SUBSYS",
+                                                 "NCCL_DEBUG_FILE",
+                                                 "NCCL_BUFFSIZE",
+                                                 "WEFT_ONESHOT_MAX_BYTES",
+                                                 "WEFT_NCHANNELS",
+                                                 "NCCL_MIN_NCHANNELS",
+                                                 "NCCL_MAX_NCHANNELS",
+                                                 "NCCL_SHM_DISABLE",
+                                                 "NCCL_RUNTIME_CONNECT",
+                                                 "NCCL_P2P_DISABLE",
+                                                 "NCCL_P2P_LEVEL",
+                                                 "NCCL_P2P_READ_ENABLE",
+                                                 "NCCL_COMM_ID",
+                                                 "NCCL_SOCKET_IFNAME",
+                                                 "NCCL_SOCKET_FAMILY",
+                                                 "WEFT_HOST_ID",
+                                                 "NCCL_NET",
+                                                 "NCCL_NET_PLUGIN",
+                                                 "NCCL_SOCKET_NTHREADS",
+                                                 "NCCL_NSOCKS_PERTHREAD",
+                                                 "WEFT_SOCKET_INLINE_BYTES",
+                                                 "WEFT_NET_LINK_TIMEOUT_MS",
+                                                 "NCCL_COMM_BLOCKING",
+                                                 "WEFT_DEVICE",
+                                                 "WEFT_TIMEOUT_MS",
+                                                 "WEFT_SPIN_US",
+                                                 "WEFT_LIVENESS_MS",
+                                                 "WEFT_MISMATCH_CHECK",
+                                                 "NCCL_TOPO_FILE",
+                                                 "NCCL_TOPO_DUMP_FILE",
+                                                 "RCCL_ENABLE_DDA_ALL_REDUCE",
+                                                 "RCCL_DDA_ALL_REDUCE_FLAT_MAX_BYTES",
+                                                 "RCCL_DDA_ALL_REDUCE_TREE_MAX_BYTES",
+                                                 "RCCL_DDA_SENDBUF_BYTES",
+                                                 "RCCL_ENABLE_DDA_ALL_GATHER",
+                                                 "RCCL_DDA_ALL_GATHER_MAX_BYTES",
+                                                 "RCCL_ENABLE_DDA_REDUCE_SCATTER",
+                                                 "RCCL_DDA_REDUCE_SCATTER_MAX_BYTES",
+                                                 "RCCL_ENABLE_DDA_ALL_TO_ALL",
+                                                 "RCCL_DDA_ALL_TO_ALL_MAX_BYTES",
+                                                 "RCCL_LOW_PRECISION_ENABLE",
+                                                 "RCCL_LOW_PRECISION_ENABLE_ALLREDUCE",
+                                                 "RCCL_LOW_PRECISION_ENABLE_ALLGATHER",
+                                                 "RCCL_LOW_PRECISION_ENABLE_REDUCESCATTER",
+                                                 "RCCL_LOW_PRECISION_ENABLE_ALLTOALL",
+                                                 "WEFT_LOW_PRECISION_MIN_BYTES",
+                                                 "NCCL_ALGO",
+                                                 "NCCL_PROTO",
+                                                 "RCCL_OVERRIDE_ALGO",
+                                                 "RCCL_OVERRIDE_PROTO",
+                                                 "NCCL_TUNER_PLUGIN",
+                                                 "WEFT_TUNER_CALIBRATE",
+                                                 "WEFT_TUNER_CONSTANTS",
+                                                 "WEFT_CACHE_DIR"};
 
 TEST_F(ParamsTest, ListShowsDefaultsAsNotSet) {
   std::vector<weft::param::ParamView> params = weft::param::list();
@@ -186,7 +225,7 @@ TEST_F(ParamsTest, EnvironmentOverridesDefaults) {
   EXPECT_TRUE(p::localAgreed().shmDisable);
   EXPECT_FALSE(p::localAgreed().runtimeConnect);
   EXPECT_EQ(p::commId(), "10.0.0.1:1234");
-  EXPECT_EQ(p::device(), "host");             // the table's spelling
+  EXPECT_EQ(p::device(), "host");  // the table's spelling
   EXPECT_EQ(p::socketFamily(), "AF_INET6");
   EXPECT_EQ(p::debugLevel(), "INFO");
   EXPECT_EQ(p::commBlocking(), 0);
@@ -210,8 +249,8 @@ TEST_F(ParamsTest, ValuesAreCachedUntilReload) {
 }
 
 TEST_F(ParamsTest, IntegersAreDecimalOrHex) {
-  const std::vector<std::pair<std::string, int64_t>> good = {
-      {"8", 8}, {"0x20", 32}, {"0X1f", 31}, {"010", 10}, {" 12 ", 12}, {"+3", 3}, {"64", 64}};
+  const std::vector<std::pair<std::string, int64_t>> good = {{"8", 8},     {"0x20", 32}, {"0X1f", 31}, {"010", 10},
+                                                             {" 12 ", 12}, {"+3", 3},    {"64", 64}};
   for (const auto& [text, expected] : good) {
     SCOPED_TRACE(text);
     EXPECT_TRUE(load({{"NCCL_MAX_NCHANNELS", text}}).empty());
@@ -220,10 +259,15 @@ TEST_F(ParamsTest, IntegersAreDecimalOrHex) {
 }
 
 TEST_F(ParamsTest, SizesAcceptSuffixes) {
-  const std::vector<std::pair<std::string, int64_t>> good = {
-      {"4096", 4096},        {"4K", 4096},       {"4k", 4096},          {"2M", 2 << 20},
-      {"1G", int64_t{1} << 30}, {"3g", int64_t{3} << 30}, {"0x10K", 16 << 10}, {" 8M ", 8 << 20},
-      {"8388608G", int64_t{1} << 53}};
+  const std::vector<std::pair<std::string, int64_t>> good = {{"4096", 4096},
+                                                             {"4K", 4096},
+                                                             {"4k", 4096},
+                                                             {"2M", 2 << 20},
+                                                             {"1G", int64_t{1} << 30},
+                                                             {"3g", int64_t{3} << 30},
+                                                             {"0x10K", 16 << 10},
+                                                             {" 8M ", 8 << 20},
+                                                             {"8388608G", int64_t{1} << 53}};
   for (const auto& [text, expected] : good) {
     SCOPED_TRACE(text);
     EXPECT_TRUE(load({{"NCCL_BUFFSIZE", text}}).empty());
@@ -233,14 +277,13 @@ TEST_F(ParamsTest, SizesAcceptSuffixes) {
 
 TEST_F(ParamsTest, MalformedValuesFallBackWithAWarning) {
   const std::vector<std::pair<std::string, std::string>> bad = {
-      {"NCCL_BUFFSIZE", "abc"},       {"NCCL_BUFFSIZE", "1T"},   {"NCCL_BUFFSIZE", "4KB"},
-      {"NCCL_BUFFSIZE", "K"},         {"NCCL_BUFFSIZE", "0x"},   {"NCCL_BUFFSIZE", "-4K"},
-      {"NCCL_BUFFSIZE", "0"},         {"NCCL_BUFFSIZE", "9999999999G"},
-      {"NCCL_BUFFSIZE", "99999999999999999999"},
-      {"WEFT_TIMEOUT_MS", "5K"},      {"WEFT_TIMEOUT_MS", "1.5"}, {"WEFT_TIMEOUT_MS", "0"},
-      {"NCCL_MAX_NCHANNELS", "65"},   {"NCCL_MIN_NCHANNELS", "0"}, {"NCCL_COMM_BLOCKING", "2"},
-      {"NCCL_SHM_DISABLE", "maybe"},  {"WEFT_DEVICE", "gpu"},    {"NCCL_SOCKET_FAMILY", "AF_UNIX"},
-      {"NCCL_DEBUG", "LOUD"},         {"WEFT_LIVENESS_MS", "0"}};
+      {"NCCL_BUFFSIZE", "abc"},      {"NCCL_BUFFSIZE", "1T"},          {"NCCL_BUFFSIZE", "4KB"},
+      {"NCCL_BUFFSIZE", "K"},        {"NCCL_BUFFSIZE", "0x"},          {"NCCL_BUFFSIZE", "-4K"},
+      {"NCCL_BUFFSIZE", "0"},        {"NCCL_BUFFSIZE", "9999999999G"}, {"NCCL_BUFFSIZE", "99999999999999999999"},
+      {"WEFT_TIMEOUT_MS", "5K"},     {"WEFT_TIMEOUT_MS", "1.5"},       {"WEFT_TIMEOUT_MS", "0"},
+      {"NCCL_MAX_NCHANNELS", "65"},  {"NCCL_MIN_NCHANNELS", "0"},      {"NCCL_COMM_BLOCKING", "2"},
+      {"NCCL_SHM_DISABLE", "maybe"}, {"WEFT_DEVICE", "gpu"},           {"NCCL_SOCKET_FAMILY", "AF_UNIX"},
+      {"NCCL_DEBUG", "LOUD"},        {"WEFT_LIVENESS_MS", "0"}};
   for (const auto& [name, text] : bad) {
     SCOPED_TRACE(name + "=" + text);
     std::vector<std::string> warnings = load({{name, text}});
@@ -251,8 +294,8 @@ TEST_F(ParamsTest, MalformedValuesFallBackWithAWarning) {
     EXPECT_EQ(v.value, v.defaultValue);
     // The warning names the variable, the rejected text and the default used instead.
     EXPECT_NE(warnings[0].find(name + "=\"" + text + "\""), std::string::npos) << warnings[0];
-    EXPECT_NE(warnings[0].find("using the default " + (v.type == "string" ? "\"" + v.defaultValue + "\""
-                                                                            : v.defaultValue)),
+    EXPECT_NE(warnings[0].find("using the default " +
+                               (v.type == "string" ? "\"" + v.defaultValue + "\"" : v.defaultValue)),
               std::string::npos)
         << warnings[0];
     unsetenv(name.c_str());

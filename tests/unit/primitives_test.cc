@@ -31,8 +31,8 @@ enum class Kind { kSigned, kUnsigned, kF32, kF64, kNarrow };
 struct Narrow {
   int expBits = 0;
   int manBits = 0;
-  bool ieee = true;        // IEEE Inf/NaN (else e4m3fn: no Inf, S.1111.111 is NaN)
-  bool saturate = false;   // finite overflow saturates (e4m3) instead of becoming Inf
+  bool ieee = true;       // IEEE Inf/NaN (else e4m3fn: no Inf, S.1111.111 is NaN)
+  bool saturate = false;  // finite overflow saturates (e4m3) instead of becoming Inf
   uint32_t canonicalNaN = 0;
 };
 
@@ -198,10 +198,8 @@ uint64_t refPre(const TypeInfo& t, uint64_t x, uint64_t scalar) { return refOp(t
 
 uint64_t refPost(const TypeInfo& t, uint64_t x, int divisor) {
   switch (t.kind) {
-    case Kind::kSigned:
-      return static_cast<uint64_t>(signExtend(x, t.size) / divisor) & maskOf(t.size);
-    case Kind::kUnsigned:
-      return x / static_cast<uint64_t>(divisor);
+    case Kind::kSigned: return static_cast<uint64_t>(signExtend(x, t.size) / divisor) & maskOf(t.size);
+    case Kind::kUnsigned: return x / static_cast<uint64_t>(divisor);
     case Kind::kF32: {
       const double r = double(f32(x)) / divisor;
       return std::isnan(r) ? kF32NaN : bitsF32(static_cast<float>(r));
@@ -210,8 +208,7 @@ uint64_t refPost(const TypeInfo& t, uint64_t x, int divisor) {
       const double r = f64(x) / divisor;
       return std::isnan(r) ? kF64NaN : bitsF64(r);
     }
-    case Kind::kNarrow:
-      return narrowRound(t.narrow, narrowDecode(t.narrow, x) / divisor);
+    case Kind::kNarrow: return narrowRound(t.narrow, narrowDecode(t.narrow, x) / divisor);
   }
   return 0;
 }
@@ -220,14 +217,10 @@ uint64_t refPost(const TypeInfo& t, uint64_t x, int divisor) {
 uint64_t fromDouble(const TypeInfo& t, double v) {
   switch (t.kind) {
     case Kind::kSigned:
-    case Kind::kUnsigned:
-      return static_cast<uint64_t>(static_cast<int64_t>(v)) & maskOf(t.size);
-    case Kind::kF32:
-      return bitsF32(static_cast<float>(v));
-    case Kind::kF64:
-      return bitsF64(v);
-    case Kind::kNarrow:
-      return narrowRound(t.narrow, v);
+    case Kind::kUnsigned: return static_cast<uint64_t>(static_cast<int64_t>(v)) & maskOf(t.size);
+    case Kind::kF32: return bitsF32(static_cast<float>(v));
+    case Kind::kF64: return bitsF64(v);
+    case Kind::kNarrow: return narrowRound(t.narrow, v);
   }
   return 0;
 }
@@ -272,9 +265,8 @@ uint64_t randomElement(const TypeInfo& t, std::mt19937_64& rng) {
     }
     case Kind::kF32: {
       if (pick < 12) {
-        const uint32_t specials[] = {0x00000000u, 0x80000000u, 0x7f800000u, 0xff800000u, 0x7fc00000u,
-                                     0xffc00001u, 0x7f800001u, 0x7fbfffffu, 0x00000001u, 0x807fffffu,
-                                     0x7f7fffffu, 0xff7fffffu};
+        const uint32_t specials[] = {0x00000000u, 0x80000000u, 0x7f800000u, 0xff800000u, 0x7fc00000u, 0xffc00001u,
+                                     0x7f800001u, 0x7fbfffffu, 0x00000001u, 0x807fffffu, 0x7f7fffffu, 0xff7fffffu};
         return specials[r % 12];
       }
       if (pick < 70) return bitsF32(static_cast<float>(static_cast<int64_t>(r % 20001) - 10000) / 64.0f);
@@ -282,9 +274,16 @@ uint64_t randomElement(const TypeInfo& t, std::mt19937_64& rng) {
     }
     case Kind::kF64: {
       if (pick < 12) {
-        const uint64_t specials[] = {0, 0x8000000000000000ull, 0x7ff0000000000000ull, 0xfff0000000000000ull,
-                                     0x7ff8000000000000ull, 0xfff8000000000001ull, 0x7ff0000000000001ull,
-                                     1, 0x800fffffffffffffull, 0x7fefffffffffffffull};
+        const uint64_t specials[] = {0,
+                                     0x8000000000000000ull,
+                                     0x7ff0000000000000ull,
+                                     0xfff0000000000000ull,
+                                     0x7ff8000000000000ull,
+                                     0xfff8000000000001ull,
+                                     0x7ff0000000000001ull,
+                                     1,
+                                     0x800fffffffffffffull,
+                                     0x7fefffffffffffffull};
         return specials[r % 10];
       }
       if (pick < 70) return bitsF64(static_cast<double>(static_cast<int64_t>(r % 20001) - 10000) / 64.0);
@@ -365,10 +364,8 @@ void runCase(const TypeInfo& t, const Case& c, std::mt19937_64& rng) {
 uint64_t preScalarFor(const TypeInfo& t, int which) {
   switch (t.kind) {
     case Kind::kSigned:
-    case Kind::kUnsigned:
-      return fromDouble(t, which == 0 ? 3.0 : -5.0);
-    default:
-      return fromDouble(t, which == 0 ? 0.3 : -1.75);
+    case Kind::kUnsigned: return fromDouble(t, which == 0 ? 3.0 : -5.0);
+    default: return fromDouble(t, which == 0 ? 0.3 : -1.75);
   }
 }
 
@@ -519,7 +516,8 @@ TEST(Primitives, FloatSpecialValues) {
   EXPECT_EQ(bits(reduce2<float>(ncclFloat32, ncclProd, {0.0f, 3.0f}, {inf, -2.0f})),
             (std::vector<uint64_t>{kF32NaN, bitsF32(-6.0f)}));
   // Max/Min propagate NaN and are commutative on signed zeros.
-  EXPECT_EQ(bits(reduce2<float>(ncclFloat32, ncclMax, {nanA, 1.0f, -0.0f, 0.0f, -inf}, {1.0f, nanB, 0.0f, -0.0f, -5.0f})),
+  EXPECT_EQ(bits(reduce2<float>(ncclFloat32, ncclMax, {nanA, 1.0f, -0.0f, 0.0f, -inf},
+                                {1.0f, nanB, 0.0f, -0.0f, -5.0f})),
             (std::vector<uint64_t>{kF32NaN, kF32NaN, bitsF32(0.0f), bitsF32(0.0f), bitsF32(-5.0f)}));
   EXPECT_EQ(bits(reduce2<float>(ncclFloat32, ncclMin, {-0.0f, 0.0f, inf}, {0.0f, -0.0f, 7.0f})),
             (std::vector<uint64_t>{bitsF32(-0.0f), bitsF32(-0.0f), bitsF32(7.0f)}));
@@ -631,7 +629,7 @@ TEST(Primitives, PlainCopiesAndNoOps) {
   double src[] = {1.5, std::nan(""), -0.0}, d0[3] = {}, d1[3] = {};
   const uint64_t nanBits = bitsF64(src[1]);
   weft::reduceCopy(spec, d0, d1, nullptr, src, 3, kApplyPre | kApplyPost);  // nothing to apply: copy
-  EXPECT_EQ(bitsF64(d0[1]), nanBits);  // a copy keeps the payload
+  EXPECT_EQ(bitsF64(d0[1]), nanBits);                                       // a copy keeps the payload
   EXPECT_EQ(bitsF64(d1[2]), bitsF64(-0.0));
   weft::reduceCopy(spec, src, nullptr, nullptr, src, 3, 0);  // in place: nothing to do
   EXPECT_EQ(src[0], 1.5);
@@ -642,8 +640,8 @@ TEST(Primitives, PlainCopiesAndNoOps) {
 
 TEST(Primitives, DataTypeSizeAndName) {
   const size_t sizes[] = {1, 1, 4, 4, 8, 8, 2, 4, 8, 2, 1, 1};
-  const char* names[] = {"int8", "uint8", "int32", "uint32", "int64", "uint64", "float16", "float32", "float64",
-                         "bfloat16", "float8e4m3", "float8e5m2"};
+  const char* names[] = {"int8",    "uint8",   "int32",   "uint32",   "int64",      "uint64",
+                         "float16", "float32", "float64", "bfloat16", "float8e4m3", "float8e5m2"};
   for (int d = 0; d < ncclNumTypes; ++d) {
     EXPECT_EQ(weft::dataTypeSize(static_cast<ncclDataType_t>(d)), sizes[d]);
     EXPECT_STREQ(weft::dataTypeName(static_cast<ncclDataType_t>(d)), names[d]);

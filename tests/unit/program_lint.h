@@ -92,12 +92,14 @@ class ProgramLint {
       const std::string at = "step " + std::to_string(i) + "/" + std::to_string(s.nSteps) + " " + stepName(st.op) + " ";
       if (st.count == 0) continue;
       if (es == 0 || slotBytes_ < es) return at + "a FIFO slot cannot hold one element";
-      if (!s.multiPeer() && stepReceives(st.op) && s.recvPeer < 0) return at + "receives but its sequence has no receive peer";
+      if (!s.multiPeer() && stepReceives(st.op) && s.recvPeer < 0)
+        return at + "receives but its sequence has no receive peer";
       if (!s.multiPeer() && stepSends(st.op) && s.sendPeer < 0) return at + "sends but its sequence has no send peer";
       const size_t piece = slotBytes_ / es;
       for (size_t done = 0; done < st.count; done += piece) {
         std::string bad = badPiece(st, t, e, done, std::min(piece, st.count - done), es);
-        if (!bad.empty()) return at + "(" + std::to_string(done) + " of " + std::to_string(st.count) + " elements done) " + bad;
+        if (!bad.empty())
+          return at + "(" + std::to_string(done) + " of " + std::to_string(st.count) + " elements done) " + bad;
       }
     }
     return "";
@@ -107,7 +109,7 @@ class ProgramLint {
     auto extent = [&](Buf b) { return b == Buf::kSend ? e.sendElems : b == Buf::kRecv ? e.recvElems : SIZE_MAX; };
     auto name = [](Buf b) { return b == Buf::kSend ? "sendbuff" : b == Buf::kRecv ? "recvbuff" : "scratch"; };
     auto base = [&](Buf b) {
-      return reinterpret_cast<uintptr_t>(b == Buf::kSend ? t.sendbuff
+      return reinterpret_cast<uintptr_t>(b == Buf::kSend   ? t.sendbuff
                                          : b == Buf::kRecv ? static_cast<const void*>(t.recvbuff)
                                                            : t.scratch);
     };
@@ -151,9 +153,9 @@ class ProgramLint {
           if (fresh || mine.count(link) || allowShared_) continue;
           const Task& first = tasks[p.sequences[o->second].task];
           const Task& second = tasks[s.task];
-          return "rank " + std::to_string(r) + ": " + collName(first.kind) + " #" + std::to_string(first.seq) + " and " +
-                 collName(second.kind) + " #" + std::to_string(second.seq) + " are in different chains but both " +
-                 (d == 0 ? "send on " : "receive on ") +
+          return "rank " + std::to_string(r) + ": " + collName(first.kind) + " #" + std::to_string(first.seq) +
+                 " and " + collName(second.kind) + " #" + std::to_string(second.seq) +
+                 " are in different chains but both " + (d == 0 ? "send on " : "receive on ") +
                  linkName(std::get<0>(link), std::get<1>(link), std::get<2>(link), std::get<3>(link)) +
                  ": their messages interleave in whatever order the two chains run";
         }

@@ -35,9 +35,9 @@ struct Geometry {
 struct Outcome {
   bool ok = true;
   bool deadlock = false;
-  std::string error;     // why it failed; for a deadlock, a dump of every stuck cursor
-  uint64_t rounds = 0;   // turns of all ranks
-  uint64_t messages = 0; // pieces that travelled through FIFOs
+  std::string error;      // why it failed; for a deadlock, a dump of every stuck cursor
+  uint64_t rounds = 0;    // turns of all ranks
+  uint64_t messages = 0;  // pieces that travelled through FIFOs
 };
 
 class RankSet {
@@ -167,7 +167,9 @@ class RankSet {
     std::string what;
     const WaitPoint w = run.waitOf(c, &peers, &what);
     if (s.lane == Lane::kDirect) return d + " waiting " + what;
-    return d + (w.receiving ? " waiting to receive (FIFO empty) from rank " : " waiting for room to send (FIFO full) to rank ") +
+    return d +
+           (w.receiving ? " waiting to receive (FIFO empty) from rank "
+                        : " waiting for room to send (FIFO full) to rank ") +
            std::to_string(w.peer);
   }
 

@@ -83,7 +83,8 @@ struct RingOp {
     sendX.resize(n);
     recvX.resize(n);
     for (int r = 0; r < n; ++r) {
-      sendX[r] = std::make_unique<Expectation>(bufs[r].sendB, tag + std::to_string(r) + (k.inPlace ? " buffer" : " sendbuff"));
+      sendX[r] = std::make_unique<Expectation>(bufs[r].sendB,
+                                               tag + std::to_string(r) + (k.inPlace ? " buffer" : " sendbuff"));
       if (!k.inPlace) recvX[r] = std::make_unique<Expectation>(bufs[r].recvB, tag + std::to_string(r) + " recvbuff");
     }
     auto inputs = [&](size_t i) {
@@ -98,9 +99,7 @@ struct RingOp {
           for (int r = 0; r < n; ++r) out(r)->expect(i, e);
           break;
         }
-        case CollKind::kReduce:
-          out(k.root)->expect(i, reference(k.v, inputs(i)));
-          break;
+        case CollKind::kReduce: out(k.root)->expect(i, reference(k.v, inputs(i))); break;
         case CollKind::kBroadcast:
           for (int r = 0; r < n; ++r) out(r)->expectCopyOf(i, bufs[k.root].sendB, i);
           break;
@@ -111,8 +110,7 @@ struct RingOp {
         case CollKind::kReduceScatter:
           for (int r = 0; r < n; ++r) out(r)->expect(bufs[r].recvOff + i, reference(k.v, inputs(size_t(r) * c + i)));
           break;
-        default:
-          break;
+        default: break;
       }
     }
   }
@@ -171,10 +169,10 @@ const CollKind kRingKinds[] = {CollKind::kAllReduce, CollKind::kBroadcast, CollK
 const size_t kCounts[] = {0, 1, 2, 7, 63, 64, 65, 1000, 4099};
 const uint32_t kSlotBytes[] = {64, 256, 4096};
 const Variant kVariants[] = {
-    {ncclInt32, Red::kSum},  {ncclInt32, Red::kMax},         {ncclFloat32, Red::kSum},
+    {ncclInt32, Red::kSum},   {ncclInt32, Red::kMax},          {ncclFloat32, Red::kSum},
     {ncclFloat32, Red::kAvg}, {ncclInt32, Red::kPreMulSum, 3}, {ncclFloat32, Red::kPreMulSum, 0.375},
-    {ncclInt32, Red::kAvg},  {ncclFloat64, Red::kSum},       {ncclInt8, Red::kMax},
-    {ncclInt8, Red::kSum},   {ncclFloat32, Red::kMax},        {ncclInt32, Red::kPreMulSum, -7},
+    {ncclInt32, Red::kAvg},   {ncclFloat64, Red::kSum},        {ncclInt8, Red::kMax},
+    {ncclInt8, Red::kSum},    {ncclFloat32, Red::kMax},        {ncclInt32, Red::kPreMulSum, -7},
 };
 
 int rootFor(int n, uint64_t pick) {
@@ -313,9 +311,11 @@ TEST(RingPrograms, SampledMatrixMatchesReference) {
     const std::string kn = collName(kind);
     for (int ch = 1; ch <= 4; ++ch) EXPECT_TRUE(seen.count(kn + " channels " + std::to_string(ch))) << kn << " " << ch;
     for (uint32_t sb : kSlotBytes) EXPECT_TRUE(seen.count(kn + " slotBytes " + std::to_string(sb))) << kn << " " << sb;
-    for (uint32_t ns = 2; ns <= 8; ++ns) EXPECT_TRUE(seen.count(kn + " nSlots " + std::to_string(ns))) << kn << " " << ns;
+    for (uint32_t ns = 2; ns <= 8; ++ns)
+      EXPECT_TRUE(seen.count(kn + " nSlots " + std::to_string(ns))) << kn << " " << ns;
     for (const Variant& v : kVariants) EXPECT_TRUE(seen.count(kn + " " + v.name())) << kn << " " << v.name();
-    for (const char* pos : {"first", "middle", "last"}) EXPECT_TRUE(seen.count(kn + " root " + pos)) << kn << " " << pos;
+    for (const char* pos : {"first", "middle", "last"})
+      EXPECT_TRUE(seen.count(kn + " root " + pos)) << kn << " " << pos;
   }
 }
 
@@ -380,7 +380,8 @@ TEST(RingPrograms, AllReduceFloatBitIdenticalOnEveryRank) {
         k.inPlace = channels % 2 == 0;
         std::vector<std::vector<unsigned char>> res;
         ASSERT_TRUE(runRing(k, &res));
-        for (int r = 1; r < n; ++r) ASSERT_TRUE(res[r] == res[0]) << k.str() << ": rank " << r << " differs from rank 0";
+        for (int r = 1; r < n; ++r)
+          ASSERT_TRUE(res[r] == res[0]) << k.str() << ": rank " << r << " differs from rank 0";
       }
 }
 

@@ -48,18 +48,46 @@ inline bool isFloatType(ncclDataType_t dt) { return dt == ncclFloat32 || dt == n
 // The element types the tests use: a 1-, 4- and 8-byte type change how many elements fit a slot.
 inline double loadValue(ncclDataType_t dt, const void* p) {
   switch (dt) {
-    case ncclInt8: { int8_t v; memcpy(&v, p, 1); return v; }
-    case ncclInt32: { int32_t v; memcpy(&v, p, 4); return v; }
-    case ncclFloat32: { float v; memcpy(&v, p, 4); return v; }
-    case ncclFloat64: { double v; memcpy(&v, p, 8); return v; }
+    case ncclInt8: {
+      int8_t v;
+      memcpy(&v, p, 1);
+      return v;
+    }
+    case ncclInt32: {
+      int32_t v;
+      memcpy(&v, p, 4);
+      return v;
+    }
+    case ncclFloat32: {
+      float v;
+      memcpy(&v, p, 4);
+      return v;
+    }
+    case ncclFloat64: {
+      double v;
+      memcpy(&v, p, 8);
+      return v;
+    }
     default: return 0;
   }
 }
 inline void storeValue(ncclDataType_t dt, void* p, double x) {
   switch (dt) {
-    case ncclInt8: { auto v = static_cast<int8_t>(static_cast<int64_t>(x)); memcpy(p, &v, 1); break; }
-    case ncclInt32: { auto v = static_cast<int32_t>(static_cast<int64_t>(x)); memcpy(p, &v, 4); break; }
-    case ncclFloat32: { auto v = static_cast<float>(x); memcpy(p, &v, 4); break; }
+    case ncclInt8: {
+      auto v = static_cast<int8_t>(static_cast<int64_t>(x));
+      memcpy(p, &v, 1);
+      break;
+    }
+    case ncclInt32: {
+      auto v = static_cast<int32_t>(static_cast<int64_t>(x));
+      memcpy(p, &v, 4);
+      break;
+    }
+    case ncclFloat32: {
+      auto v = static_cast<float>(x);
+      memcpy(p, &v, 4);
+      break;
+    }
     case ncclFloat64: memcpy(p, &x, 8); break;
     default: break;
   }
@@ -206,8 +234,8 @@ class Expectation {
       if (ok) continue;
       ++bad;
       if (shown++ < 4)
-        d += "\n    " + name_ + (body ? "[" : " guard[") + std::to_string(i) + "] = " +
-             std::to_string(loadValue(buf_->dtype(), &got[e * es])) + ", want " +
+        d += "\n    " + name_ + (body ? "[" : " guard[") + std::to_string(i) +
+             "] = " + std::to_string(loadValue(buf_->dtype(), &got[e * es])) + ", want " +
              std::to_string(loadValue(buf_->dtype(), &want_[e * es])) +
              (body && tol_[i] >= 0 ? " +- " + std::to_string(tol_[i]) : std::string(" exactly"));
     }
@@ -236,8 +264,8 @@ struct CollCase {
   bool inPlace = false;
 
   std::string str() const {
-    return std::string(collName(kind)) + " nranks=" + std::to_string(nranks) + " channels=" +
-           std::to_string(channels) + " count=" + std::to_string(count) + " slotBytes=" + std::to_string(slotBytes) +
+    return std::string(collName(kind)) + " nranks=" + std::to_string(nranks) + " channels=" + std::to_string(channels) +
+           " count=" + std::to_string(count) + " slotBytes=" + std::to_string(slotBytes) +
            " nSlots=" + std::to_string(nSlots) + " " + v.name() + " root=" + std::to_string(root) +
            (inPlace ? " in-place" : " out-of-place");
   }

@@ -157,8 +157,8 @@ TEST(TopologyPlacement, MergeKeepsTheFilesPlacement) {
   mergeDetected(&file, detected);
   const Pci* g = findPci(file, bus("0001:00:00.0"));
   ASSERT_NE(g, nullptr);
-  EXPECT_EQ(g->vendor, "0x10de");          // filled in
-  EXPECT_EQ(g->linkSpeed, "16 GT/s");      // the file's
+  EXPECT_EQ(g->vendor, "0x10de");      // filled in
+  EXPECT_EQ(g->linkSpeed, "16 GT/s");  // the file's
   EXPECT_EQ(formatBusId(pciAncestors(file, g->busId).at(0)), "ffff:ff:01.0");
   EXPECT_EQ(findPci(file, bus("0000:10:01.0")), nullptr);  // the detected bridge is dropped
   ASSERT_NE(findPci(file, bus("0000:11:00.0")), nullptr);  // the NIC the file lacks is added

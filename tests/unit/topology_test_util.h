@@ -8,7 +8,9 @@
 
 namespace weft::topo::testing {
 
-inline std::string dataPath(const std::string& name) { return std::string(WEFT_SOURCE_DIR) + "/tests/unit/data/" + name; }
+inline std::string dataPath(const std::string& name) {
+  return std::string(WEFT_SOURCE_DIR) + "/tests/unit/data/" + name;
+}
 
 inline std::string readText(const std::string& path) {
   std::ifstream in(path, std::ios::binary);

@@ -142,7 +142,8 @@ TEST(TopologyXml, UnknownAttributesAndElementsAreKept) {
   ASSERT_EQ(parseTopology(text, "edited.xml", &t, &error), ncclSuccess) << error;
   EXPECT_EQ(countKind(t, PciKind::kGpu), 8);
   std::string dumped = topologyToXmlText(t);
-  EXPECT_NE(dumped.find("<system version=\"1\" name=\"weft-test-8gpu-2socket\" vendor_build=\"42\">"), std::string::npos);
+  EXPECT_NE(dumped.find("<system version=\"1\" name=\"weft-test-8gpu-2socket\" vendor_build=\"42\">"),
+            std::string::npos);
   EXPECT_NE(dumped.find("gdr=\"1\" mlopart=\"0\">"), std::string::npos);
   EXPECT_NE(dumped.find("<c2c bw=\"40\" count=\"10\"/>"), std::string::npos);
   EXPECT_NE(dumped.find("<future_thing a=\"1\">"), std::string::npos);

@@ -1,7 +1,7 @@
 // The double binary tree (collectives/tree): its shape on its own, then its programs for every
 // rank at once through the simulator in program_sim.h, which runs them with the host executor's
-// own stepping core over in-memory FIFOs: results against a plain reference, in place and not, deadlock freedom with FIFOs
-// of one or two slots, bit-identical AllReduce results, groups of trees of different roots.
+// own stepping core over in-memory FIFOs: results against a plain reference, in place and not, deadlock freedom with
+// FIFOs of one or two slots, bit-identical AllReduce results, groups of trees of different roots.
 #include <gtest/gtest.h>
 
 #include <cstdlib>
@@ -11,11 +11,11 @@
 #include <string>
 #include <vector>
 
-#include "collectives/tree/tree_shape.h"
 #include "base/params.h"
-#include "tests/unit/program_sim.h"
+#include "collectives/tree/tree_shape.h"
 #include "comm/comm_algorithms.h"
 #include "tests/unit/algorithm_names.h"
+#include "tests/unit/program_sim.h"
 #include "tuning/select.h"
 #include "tuning/tuner.h"
 
@@ -114,7 +114,8 @@ struct TreeOp {
     }
     for (int r = 0; r < n; ++r) {
       x.push_back(std::make_unique<Expectation>(send[r].get(), "rank " + std::to_string(r) + " sendbuff"));
-      if (!k.inPlace) x.push_back(std::make_unique<Expectation>(recv[r].get(), "rank " + std::to_string(r) + " recvbuff"));
+      if (!k.inPlace)
+        x.push_back(std::make_unique<Expectation>(recv[r].get(), "rank " + std::to_string(r) + " recvbuff"));
     }
     auto expectation = [&](int r) { return x[k.inPlace ? r : 2 * r + 1].get(); };
     for (size_t i = 0; i < k.count; ++i) {
@@ -174,10 +175,10 @@ const CollKind kTreeKinds[] = {CollKind::kAllReduce, CollKind::kBroadcast, CollK
 const size_t kCounts[] = {0, 1, 2, 3, 7, 63, 64, 65, 1000, 4099};
 const uint32_t kSlotBytes[] = {64, 256, 4096};
 const Variant kVariants[] = {
-    {ncclInt32, Red::kSum},  {ncclInt32, Red::kMax},         {ncclFloat32, Red::kSum},
+    {ncclInt32, Red::kSum},   {ncclInt32, Red::kMax},          {ncclFloat32, Red::kSum},
     {ncclFloat32, Red::kAvg}, {ncclInt32, Red::kPreMulSum, 3}, {ncclFloat32, Red::kPreMulSum, 0.375},
-    {ncclInt32, Red::kAvg},  {ncclFloat64, Red::kSum},       {ncclInt8, Red::kMax},
-    {ncclInt8, Red::kSum},   {ncclFloat32, Red::kMax},        {ncclInt32, Red::kPreMulSum, -7},
+    {ncclInt32, Red::kAvg},   {ncclFloat64, Red::kSum},        {ncclInt8, Red::kMax},
+    {ncclInt8, Red::kSum},    {ncclFloat32, Red::kMax},        {ncclInt32, Red::kPreMulSum, -7},
     {ncclFloat64, Red::kAvg},
 };
 
@@ -352,8 +353,8 @@ TEST(TreeDispatch, NcclAlgoTreeSelectsTheTree) {
   comm.nChannels = 2;
   comm.ranks.resize(4);  // one host
   // The tuner as init builds it, from the (here: this process's) agreed settings.
-  comm.tuner.reset(new weft::Tuner(weft::modelInputFor(&comm), weft::HostConstants{},
-                                   weft::tunerOptionsFrom(comm.agreed, "none")));
+  comm.tuner.reset(
+      new weft::Tuner(weft::modelInputFor(&comm), weft::HostConstants{}, weft::tunerOptionsFrom(comm.agreed, "none")));
   std::vector<float> in(100), outv(400);
   for (CollKind kind : {CollKind::kAllReduce, CollKind::kBroadcast, CollKind::kReduce, CollKind::kAllGather}) {
     Task t;

@@ -3,10 +3,10 @@
 #pragma once
 #include <cstdlib>
 #include <initializer_list>
-#include <utility>
 #include <map>
 #include <optional>
 #include <string>
+#include <utility>
 
 #include "base/params.h"
 #include "tuning/calibration.h"

@@ -2,8 +2,8 @@
 // and v4 (fallbacks); a plugin whose init fails, or that cannot be loaded, is left out.
 #include <gtest/gtest.h>
 
-#include "tuner_env.h"
 #include "algorithm_names.h"
+#include "tuner_env.h"
 #include "tuning/tuner.h"
 
 namespace weft {

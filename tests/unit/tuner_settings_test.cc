@@ -1,9 +1,9 @@
 // NCCL_ALGO / NCCL_PROTO in every form NCCL accepts, and RCCL_OVERRIDE_ALGO / _PROTO.
 #include <gtest/gtest.h>
 
+#include "algorithm_names.h"
 #include "tuner_env.h"
 #include "tuning/algo_filter.h"
-#include "algorithm_names.h"
 #include "tuning/tuner.h"
 
 namespace weft {

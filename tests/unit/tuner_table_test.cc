@@ -3,8 +3,8 @@
 // calibration_test.cc).
 #include <gtest/gtest.h>
 
-#include "tuning/calibration.h"
 #include "algorithm_names.h"
+#include "tuning/calibration.h"
 #include "tuning/tuner.h"
 
 namespace weft {
@@ -50,7 +50,7 @@ TEST(TunerTable, FilledWhereTheModelHasAFormula) {
     EXPECT_GT(t.cost(ar, b, Algo::kDdaFlat, Protocol::kSimple), 0);
     EXPECT_GT(t.cost(ar, b, Algo::kDdaTree, Protocol::kSimple), 0);
     EXPECT_GT(t.cost(ar, b, Algo::kLowPrecision, Protocol::kSimple), 0);
-    EXPECT_LT(t.cost(ar, b, Algo::kDdaFlat, Protocol::kLL), 0);  // no protocols for DDA
+    EXPECT_LT(t.cost(ar, b, Algo::kDdaFlat, Protocol::kLL), 0);      // no protocols for DDA
     EXPECT_LT(t.cost(bc, b, Algo::kDdaFlat, Protocol::kSimple), 0);  // AllReduce only
     // The one-shot ring (Ring + LL) only within WEFT_ONESHOT_MAX_BYTES.
     bool fits = Tuner::bucketBytes(b) <= 8192;
@@ -72,8 +72,7 @@ TEST(TunerTable, DirectAccessNeedsOneHost) {
   EXPECT_GT(estimateUs(in, HostConstants{}, CollKind::kAllReduce, Algo::kRing, Protocol::kSimple, 1, 4096), 0);
   // Crossing hosts costs more than staying on one.
   EXPECT_GT(estimateUs(in, HostConstants{}, CollKind::kAllGather, Algo::kRing, Protocol::kSimple, 1, 1 << 20),
-            estimateUs(fourRanks(), HostConstants{}, CollKind::kAllGather, Algo::kRing, Protocol::kSimple, 1,
-                       1 << 20));
+            estimateUs(fourRanks(), HostConstants{}, CollKind::kAllGather, Algo::kRing, Protocol::kSimple, 1, 1 << 20));
 }
 
 TEST(TunerTable, CheapestUsableEntryWins) {

@@ -24,9 +24,7 @@ uint64_t NetConnection::handshakeTag() const {
   return (uint64_t(0x4e4554) << 40) | (uint64_t(spec_.id.lane) << 32) | uint32_t(spec_.id.channel);
 }
 
-std::string NetConnection::failure() const {
-  return link_ ? net::Proxy::instance().failureOf(*link_) : std::string();
-}
+std::string NetConnection::failure() const { return link_ ? net::Proxy::instance().failureOf(*link_) : std::string(); }
 
 void NetConnection::shutdown() {
   if (link_) net::Proxy::instance().shutdown(link_);
@@ -45,8 +43,9 @@ ncclResult_t NetConnection::tryConnect(FifoView* view, bool* ready, std::string*
       state_ = State::kAwaitHandle;
     } else {
       ncclResult_t r = spec_.network->listen(spec_.device, handle_, &listenComm_);
-      if (r != ncclSuccess) return fail(r, std::string("listen on ") + spec_.network->name() + " device " +
-                                                std::to_string(spec_.device) + " failed");
+      if (r != ncclSuccess)
+        return fail(r, std::string("listen on ") + spec_.network->name() + " device " + std::to_string(spec_.device) +
+                           " failed");
       std::string detail;
       r = spec_.bootstrap->send(peer, handshakeTag(), handle_, sizeof handle_, &detail);
       if (r != ncclSuccess) return fail(r, "sending the connection handle failed: " + detail);

@@ -19,7 +19,7 @@ constexpr size_t kHandleBytes = 128;  // NCCL_NET_HANDLE_MAXSIZE: what listen() 
 enum PtrType : int { kPtrHost = 1, kPtrCuda = 2, kPtrDmaBuf = 4 };
 
 struct Properties {
-  std::string name;      // interface or device name, e.g. "eth0"
+  std::string name;  // interface or device name, e.g. "eth0"
   std::string pciPath;
   uint64_t guid = 0;
   int ptrSupport = kPtrHost;

@@ -57,7 +57,10 @@ class Proxy {
   void kick();
   // GPU kernels publish and release network slots without ringing the doorbell: while a GPU
   // communicator with network links exists, the proxy keeps polling (naps, never long sleeps).
-  void holdPolling() { gpuHolders_.fetch_add(1, std::memory_order_relaxed); kick(); }
+  void holdPolling() {
+    gpuHolders_.fetch_add(1, std::memory_order_relaxed);
+    kick();
+  }
   void releasePolling() { gpuHolders_.fetch_sub(1, std::memory_order_relaxed); }
   // One pass over every link from the calling thread, unless another thread is in one now.
   // An executor waiting on the network calls it, so a message moves without a thread switch to

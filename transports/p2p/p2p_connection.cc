@@ -141,8 +141,8 @@ ncclResult_t P2pConnection::attach(FifoView* view, bool* ready, std::string* why
   if (rv->ownerPid == static_cast<int32_t>(getpid())) {
     // Same process: the pointer is valid here already; another GPU's memory needs peer access.
     if (rv->ownerDevice != spec_.device && rt.enablePeerAccess(rv->ownerDevice) != ncclSuccess) {
-      *why = "GPU " + std::to_string(spec_.device) + " cannot access GPU " + std::to_string(rv->ownerDevice) +
-             " for " + spec_.id.describe();
+      *why = "GPU " + std::to_string(spec_.device) + " cannot access GPU " + std::to_string(rv->ownerDevice) + " for " +
+             spec_.id.describe();
       return ncclUnhandledCudaError;
     }
     fifo_ = reinterpret_cast<void*>(rv->ownerAddress);

@@ -21,7 +21,7 @@ struct P2pSpec {
   bool isSender;
   bool readMode;  // the sender owns the FIFO
   uint32_t nslots, slotBytes;
-  int device;     // this rank's GPU
+  int device;              // this rank's GPU
   int64_t drainTimeoutMs;  // read mode: how long destruction waits for the reader to catch up
 };
 
@@ -44,8 +44,8 @@ class P2pConnection final : public ConnectionBackend {
 
   P2pSpec spec_;
   ShmSegment rendezvous_;
-  void* fifo_ = nullptr;     // owner: our allocation; other side: the mapping
-  bool ipcMapped_ = false;   // the mapping came from ipcOpen (close it)
+  void* fifo_ = nullptr;    // owner: our allocation; other side: the mapping
+  bool ipcMapped_ = false;  // the mapping came from ipcOpen (close it)
   size_t fifoBytes_ = 0;
   bool abandoned_ = false;
 };

@@ -31,8 +31,9 @@ ncclResult_t DirectAreas::tryConnect(uint64_t commHash, int rank, int nranks, bo
     mine_ = std::make_unique<ShmSegment>();
     ncclResult_t r = mine_->create(directAreaName(commHash, rank), kDirectDataOffset + bytes, why);
     if (r != ncclSuccess) {
-      *why = "rank " + std::to_string(rank) + " cannot create its direct-access staging area (RCCL_DDA_SENDBUF_BYTES=" +
-             std::to_string(bytes) + "): " + *why;
+      *why = "rank " + std::to_string(rank) +
+             " cannot create its direct-access staging area (RCCL_DDA_SENDBUF_BYTES=" + std::to_string(bytes) +
+             "): " + *why;
       mine_.reset();
       return r;
     }

@@ -15,10 +15,10 @@ struct alignas(64) RankBlock {
   int32_t pid;
   int32_t rank;
   uint64_t startTime;  // the process's start time (/proc/<pid>/stat), to tell it from a reused pid
-  alignas(64) std::atomic<uint32_t> doorbell;  // bumped by a peer that wakes this rank
-  std::atomic<uint32_t> sleeping;              // 1 while this rank waits on doorbell
-  alignas(64) std::atomic<uint32_t> aborted;   // 1 once this rank aborted or failed
-  char reason[256];                             // why, written before `aborted` is set
+  alignas(64) std::atomic<uint32_t> doorbell;    // bumped by a peer that wakes this rank
+  std::atomic<uint32_t> sleeping;                // 1 while this rank waits on doorbell
+  alignas(64) std::atomic<uint32_t> aborted;     // 1 once this rank aborted or failed
+  char reason[256];                              // why, written before `aborted` is set
   alignas(64) std::atomic<uint64_t> mailboxSeq;  // ncclCommShrink: which shrink the id belongs to
   ncclUniqueId mailboxId;
 };

@@ -45,8 +45,6 @@ typedef enum {
   ncclFuncRecv = 7
 } ncclFunc_t;
 
-
-
 /* v5 and v6: what NCCL knows of the NVLink domains. Weft fills it with its shared-memory domains
  * (one per host). */
 typedef struct {

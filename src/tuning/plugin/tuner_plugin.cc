@@ -102,8 +102,8 @@ TunerPlugin::~TunerPlugin() {
   if (lib_ != nullptr) dlclose(lib_);
 }
 
-bool TunerPlugin::getCollInfo(ncclFunc_t coll, size_t nBytes, int numPipeOps, float** table, int numAlgo,
-                              int numProto, int* nChannels) const {
+bool TunerPlugin::getCollInfo(ncclFunc_t coll, size_t nBytes, int numPipeOps, float** table, int numAlgo, int numProto,
+                              int* nChannels) const {
   return getCollInfo_(context_, coll, nBytes, numPipeOps, table, numAlgo, numProto, /*regBuff=*/0, nChannels) ==
          ncclSuccess;
 }

@@ -9,8 +9,8 @@ namespace netcheck {
 
 std::vector<size_t> countsFor(const Ctx& ctx, size_t elemBytes) {
   std::vector<size_t> out;
-  for (size_t c : {size_t(0), size_t(1), size_t(7), size_t(1000), (size_t(1) << 20) / elemBytes,
-                   (size_t(16) << 20) / elemBytes})
+  for (size_t c :
+       {size_t(0), size_t(1), size_t(7), size_t(1000), (size_t(1) << 20) / elemBytes, (size_t(16) << 20) / elemBytes})
     if (c * elemBytes <= ctx.maxBytes) out.push_back(c);
   return out;
 }
@@ -61,8 +61,8 @@ void broadcast(Ctx& ctx, size_t count, bool inPlace) {
   Buf<T>& dst = inPlace ? in : out;
   const std::string name = label<T>("broadcast", ("root=" + std::to_string(root)).c_str(), count, inPlace);
   ctx.rep->step(name);
-  ctx.rep->call(ncclBroadcast(in.data(), dst.data(), count, TypeInfo<T>::kType, root, ctx.comm, nullptr),
-                name.c_str(), ctx.comm);
+  ctx.rep->call(ncclBroadcast(in.data(), dst.data(), count, TypeInfo<T>::kType, root, ctx.comm, nullptr), name.c_str(),
+                ctx.comm);
   verify(ctx, name, dst, 0, count, ncclSum, [&](size_t i) { return input<T>(ncclSum, ctx.nranks, seed, root, i); });
 }
 
@@ -78,8 +78,8 @@ void reduce(Ctx& ctx, size_t count, ncclRedOp_t op, bool inPlace) {
   const std::string name = label<T>("reduce", (std::string(opName(op)) + " root=" + std::to_string(root)).c_str(),
                                     count, inPlace);
   ctx.rep->step(name);
-  ctx.rep->call(ncclReduce(in.data(), dst.data(), count, TypeInfo<T>::kType, op, root, ctx.comm, nullptr),
-                name.c_str(), ctx.comm);
+  ctx.rep->call(ncclReduce(in.data(), dst.data(), count, TypeInfo<T>::kType, op, root, ctx.comm, nullptr), name.c_str(),
+                ctx.comm);
   if (ctx.rank == root)
     verify(ctx, name, dst, 0, count, op, [&](size_t i) { return reduced<T>(op, n, seed, i); });
   else if (!inPlace)  // only the root's receive buffer may be written
@@ -120,8 +120,8 @@ void reduceScatter(Ctx& ctx, size_t total, ncclRedOp_t op, bool inPlace) {
                   name.c_str(), ctx.comm);
     verify(ctx, name, in, mine, c, op, [&](size_t i) { return reduced<T>(op, n, seed, mine + i); });
   } else {
-    ctx.rep->call(ncclReduceScatter(in.data(), out.data(), c, TypeInfo<T>::kType, op, ctx.comm, nullptr),
-                  name.c_str(), ctx.comm);
+    ctx.rep->call(ncclReduceScatter(in.data(), out.data(), c, TypeInfo<T>::kType, op, ctx.comm, nullptr), name.c_str(),
+                  ctx.comm);
     verify(ctx, name, out, 0, c, op, [&](size_t i) { return reduced<T>(op, n, seed, mine + i); });
   }
 }
@@ -137,8 +137,7 @@ void alltoall(Ctx& ctx, size_t total) {
   for (size_t j = 0; j < c * n; ++j) in.v[j] = input<T>(ncclSum, n, seed, ctx.rank, j);
   const std::string name = label<T>("alltoall", "", c, false);
   ctx.rep->step(name);
-  ctx.rep->call(ncclAlltoAll(in.data(), out.data(), c, TypeInfo<T>::kType, ctx.comm, nullptr), name.c_str(),
-                ctx.comm);
+  ctx.rep->call(ncclAlltoAll(in.data(), out.data(), c, TypeInfo<T>::kType, ctx.comm, nullptr), name.c_str(), ctx.comm);
   const size_t cc = c ? c : 1;
   verify(ctx, name, out, 0, c * n, ncclSum,
          [&](size_t j) { return input<T>(ncclSum, n, seed, int(j / cc), size_t(ctx.rank) * c + j % cc); });
@@ -160,7 +159,8 @@ void gather(Ctx& ctx, size_t total, bool inPlace) {
   ctx.rep->call(ncclGather(src, out.data(), c, TypeInfo<T>::kType, root, ctx.comm, nullptr), name.c_str(), ctx.comm);
   const size_t cc = c ? c : 1;
   if (ctx.rank == root)
-    verify(ctx, name, out, 0, c * n, ncclSum, [&](size_t j) { return input<T>(ncclSum, n, seed, int(j / cc), j % cc); });
+    verify(ctx, name, out, 0, c * n, ncclSum,
+           [&](size_t j) { return input<T>(ncclSum, n, seed, int(j / cc), j % cc); });
   else
     ctx.rep->pass(name);
 }

@@ -45,8 +45,10 @@ size_t parseBytes(const std::string& s) {
   char* end = nullptr;
   unsigned long long v = std::strtoull(s.c_str(), &end, 10);
   if (end == s.c_str()) usage(("not a size: " + s).c_str());
-  if (*end == 'K' || *end == 'k') v <<= 10, ++end;
-  else if (*end == 'M' || *end == 'm') v <<= 20, ++end;
+  if (*end == 'K' || *end == 'k')
+    v <<= 10, ++end;
+  else if (*end == 'M' || *end == 'm')
+    v <<= 20, ++end;
   if (*end) usage(("not a size: " + s).c_str());
   return size_t(v);
 }
@@ -66,13 +68,20 @@ Options parseArgs(int argc, char** argv) {
       if (i + 1 >= argc) usage((a + " needs a value").c_str());
       return argv[++i];
     };
-    if (a == "--max-bytes") o.maxBytes = parseBytes(value());
-    else if (a == "--until-error") o.untilError = parseNumber(value());
-    else if (a == "--die-after") o.dieAfter = long(parseNumber(value()));
-    else if (a == "--event-file") o.eventFile = value();
-    else if (a == "--deadline") o.deadline = parseNumber(value());
-    else if (a == "--loop-count") o.loopCount = parseBytes(value());
-    else usage(("unknown argument " + a).c_str());
+    if (a == "--max-bytes")
+      o.maxBytes = parseBytes(value());
+    else if (a == "--until-error")
+      o.untilError = parseNumber(value());
+    else if (a == "--die-after")
+      o.dieAfter = long(parseNumber(value()));
+    else if (a == "--event-file")
+      o.eventFile = value();
+    else if (a == "--deadline")
+      o.deadline = parseNumber(value());
+    else if (a == "--loop-count")
+      o.loopCount = parseBytes(value());
+    else
+      usage(("unknown argument " + a).c_str());
   }
   if (o.untilError > 0 && o.dieAfter >= 0) usage("--until-error and --die-after exclude each other");
   return o;
@@ -121,8 +130,8 @@ int loop(const Options& o, Ctx& ctx) {
     }
     const char* last = ncclGetLastError(ctx.comm);
     if (o.untilError <= 0 || (r != ncclRemoteError && r != ncclSystemError)) {
-      rep.fail("allreduce loop", "iteration " + std::to_string(it) + ": " + ncclGetErrorString(r) + ": " +
-                                     (last ? last : ""));
+      rep.fail("allreduce loop",
+               "iteration " + std::to_string(it) + ": " + ncclGetErrorString(r) + ": " + (last ? last : ""));
       return 1;
     }
     std::string since;
@@ -130,9 +139,9 @@ int loop(const Options& o, Ctx& ctx) {
     if (!o.eventFile.empty() && (std::ifstream(o.eventFile) >> eventNs) && eventNs > 0)
       since = std::to_string((nowEpochNs() - eventNs) / 1000000) + " ms after the event";
     else
-      since = std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(
-                                 std::chrono::steady_clock::now() - lastOk)
-                                 .count()) +
+      since = std::to_string(
+                  std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - lastOk)
+                      .count()) +
               " ms after the last successful call (no event time)";
     std::printf("[rank %d] ERROR-REPORTED after %ld iterations, %s: %s (%d): %s\n", ctx.rank, it, since.c_str(),
                 ncclGetErrorString(r), int(r), last && *last ? last : "(no message)");

@@ -48,8 +48,8 @@ Watchdog::Watchdog(const Report& report, double seconds, const char* meaning) {
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
     while (!done_.load()) {
       if (std::chrono::steady_clock::now() >= deadline) {
-        std::printf("[rank %d] FAIL watchdog: %s within %.0f s; the rank was at: %s\n", report.rank(), meaning,
-                    seconds, report.currentStep().c_str());
+        std::printf("[rank %d] FAIL watchdog: %s within %.0f s; the rank was at: %s\n", report.rank(), meaning, seconds,
+                    report.currentStep().c_str());
         std::fflush(stdout);
         _exit(3);
       }

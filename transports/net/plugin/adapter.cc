@@ -32,12 +32,33 @@ ncclResult_t profilerCallback(void** eHandle, int, void*, int64_t, void*) {
   return ncclSuccess;
 }
 
-template <int V> struct Abi;
-template <> struct Abi<8> { using Net = ncclNet_v8_t; using Props = ncclNetProperties_v8_t; };
-template <> struct Abi<9> { using Net = ncclNet_v9_t; using Props = ncclNetProperties_v9_t; };
-template <> struct Abi<10> { using Net = ncclNet_v10_t; using Props = ncclNetProperties_v10_t; };
-template <> struct Abi<11> { using Net = ncclNet_v11_t; using Props = ncclNetProperties_v11_t; };
-template <> struct Abi<12> { using Net = ncclNet_v12_t; using Props = ncclNetProperties_v12_t; };
+template <int V>
+struct Abi;
+template <>
+struct Abi<8> {
+  using Net = ncclNet_v8_t;
+  using Props = ncclNetProperties_v8_t;
+};
+template <>
+struct Abi<9> {
+  using Net = ncclNet_v9_t;
+  using Props = ncclNetProperties_v9_t;
+};
+template <>
+struct Abi<10> {
+  using Net = ncclNet_v10_t;
+  using Props = ncclNetProperties_v10_t;
+};
+template <>
+struct Abi<11> {
+  using Net = ncclNet_v11_t;
+  using Props = ncclNetProperties_v11_t;
+};
+template <>
+struct Abi<12> {
+  using Net = ncclNet_v12_t;
+  using Props = ncclNetProperties_v12_t;
+};
 
 // v8 properties carry no transfer limit; NCCL assumes 1 GiB for such plugins.
 constexpr size_t kV8MaxBytes = 1ull << 30;
@@ -106,8 +127,10 @@ class PluginNetwork final : public Network {
   }
 
   ncclResult_t listen(int dev, void* handle, void** listenComm) override {
-    if constexpr (V >= 11) return t_->listen(ctx_, dev, handle, listenComm);
-    else return t_->listen(dev, handle, listenComm);
+    if constexpr (V >= 11)
+      return t_->listen(ctx_, dev, handle, listenComm);
+    else
+      return t_->listen(dev, handle, listenComm);
   }
 
   ncclResult_t connect(int dev, void* handle, void** sendComm) override {
@@ -222,9 +245,7 @@ std::unique_ptr<Network> adaptPlugin(int version, const void* table, const std::
     case 10: return make<10>(table, origin, why);
     case 11: return make<11>(table, origin, why);
     case 12: return make<12>(table, origin, why);
-    default:
-      *why = "ncclNet version " + std::to_string(version) + " is not one Weft knows (8 to 12)";
-      return nullptr;
+    default: *why = "ncclNet version " + std::to_string(version) + " is not one Weft knows (8 to 12)"; return nullptr;
   }
 }
 

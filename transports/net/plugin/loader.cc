@@ -152,8 +152,8 @@ void ensureLoaded(Registry& reg) {
 std::string available(const Registry& reg) {
   std::string list;
   for (const Entry& e : reg.nets) {
-    list += (list.empty() ? "" : ", ") + std::string(e.net->name()) + " (" + e.origin + ", " +
-            std::to_string(e.ndev) + " device(s))";
+    list += (list.empty() ? "" : ", ") + std::string(e.net->name()) + " (" + e.origin + ", " + std::to_string(e.ndev) +
+            " device(s))";
   }
   return list.empty() ? "none" : list;
 }
@@ -189,8 +189,9 @@ ncclResult_t selectNetwork(const char* netName, Network** out, std::string* why)
   for (const Entry& e : reg.nets) {
     if (strcasecmp(e.net->name(), want.c_str()) != 0) continue;
     if (e.ndev <= 0) {
-      *why = label + ": that network has no usable device (for Socket: see NCCL_SOCKET_IFNAME and "
-                     "NCCL_SOCKET_FAMILY)";
+      *why = label +
+             ": that network has no usable device (for Socket: see NCCL_SOCKET_IFNAME and "
+             "NCCL_SOCKET_FAMILY)";
       return ncclSystemError;
     }
     *out = e.net.get();

@@ -39,10 +39,8 @@ ncclResult_t errnoResult(int err) {
     case ECONNREFUSED:
     case EHOSTUNREACH:
     case ENETUNREACH:
-    case ECONNABORTED:
-      return ncclRemoteError;
-    default:
-      return ncclSystemError;
+    case ECONNABORTED: return ncclRemoteError;
+    default: return ncclSystemError;
   }
 }
 
@@ -65,9 +63,7 @@ void configureSocket(int fd, int64_t timeoutMs) {
 // ---------------------------------------------------------------------------------------------
 // Worker
 
-Worker::Worker(Comm* comm, bool send) : comm_(comm), send_(send) {
-  eventFd_ = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-}
+Worker::Worker(Comm* comm, bool send) : comm_(comm), send_(send) { eventFd_ = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK); }
 
 Worker::~Worker() {
   stop();
@@ -80,7 +76,9 @@ int Worker::addSocket(int fd) {
   return static_cast<int>(fds_.size()) - 1;
 }
 
-void Worker::start() { thread_ = std::thread([this] { run(); }); }
+void Worker::start() {
+  thread_ = std::thread([this] { run(); });
+}
 
 void Worker::wake() {
   uint64_t one = 1;
@@ -197,7 +195,8 @@ void Comm::fail(ncclResult_t code, const std::string& what, bool quiet) {
     failCode_.store(code, std::memory_order_release);
   }
   if (quiet)
-    WEFT_INFO(kLogNet, "Socket network: connection %s %s ended: %s", send_ ? "to" : "from", peer_.c_str(), what.c_str());
+    WEFT_INFO(kLogNet, "Socket network: connection %s %s ended: %s", send_ ? "to" : "from", peer_.c_str(),
+              what.c_str());
   else
     WEFT_WARN("Socket network: connection %s %s failed: %s", send_ ? "to" : "from", peer_.c_str(), what.c_str());
   ::shutdown(ctrl_.fd(), SHUT_RDWR);
@@ -294,8 +293,7 @@ ncclResult_t Comm::progressControl() {
         r->ctrlDone += static_cast<size_t>(n);
       }
     } else {
-      while (r->ctrlDone < sizeof(r->header) ||
-             (r->inlinePayload && r->ctrlDone < sizeof(r->header) + r->size)) {
+      while (r->ctrlDone < sizeof(r->header) || (r->inlinePayload && r->ctrlDone < sizeof(r->header) + r->size)) {
         char* dst;
         size_t want;
         if (r->ctrlDone < sizeof(r->header)) {
@@ -332,8 +330,8 @@ ncclResult_t Comm::progressControl() {
           r->inlinePayload = (r->header & kInlineFlag) != 0;
           if (r->size > r->capacity) {
             fail(ncclInvalidUsage, "the peer sent a message of " + std::to_string(r->size) +
-                                       " bytes, larger than the receive posted for it (" +
-                                       std::to_string(r->capacity) + " bytes)");
+                                       " bytes, larger than the receive posted for it (" + std::to_string(r->capacity) +
+                                       " bytes)");
             return failure();
           }
           if (!r->inlinePayload) postChunks(r);

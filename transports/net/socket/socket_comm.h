@@ -19,16 +19,16 @@
 #include <thread>
 #include <vector>
 
-#include "sockets/socket.h"
 #include "nccl.h"
+#include "sockets/socket.h"
 
 namespace weft::net::socketnet {
 
 // The top bit of a message's size word: its payload follows inline on the control socket.
 constexpr uint64_t kInlineFlag = uint64_t(1) << 63;
-constexpr size_t kMinChunk = 64 * 1024;     // below this, splitting costs more than it gains
-constexpr int kMaxRequests = 32;            // NCCL_NET_MAX_REQUESTS
-constexpr int kMaxDataSockets = 64;         // NCCL's limit on threads x sockets per thread
+constexpr size_t kMinChunk = 64 * 1024;  // below this, splitting costs more than it gains
+constexpr int kMaxRequests = 32;         // NCCL_NET_MAX_REQUESTS
+constexpr int kMaxDataSockets = 64;      // NCCL's limit on threads x sockets per thread
 
 class Comm;
 
@@ -41,7 +41,7 @@ struct Request {
   uint64_t header = 0;  // the size header, as written or being read
   size_t ctrlDone = 0;  // bytes of header (+ inline payload) moved on the control socket
   bool ctrlFinished = false;
-  bool inlinePayload = false;  // the payload travels on the control socket
+  bool inlinePayload = false;         // the payload travels on the control socket
   std::atomic<int> pendingChunks{0};  // chunks the helper threads still have to move
 };
 
@@ -120,8 +120,8 @@ class Comm {
   Request reqs_[kMaxRequests];
   std::deque<Request*> ctrlQueue_;  // posted requests whose control part is not finished
   size_t nextSocket_ = 0;           // round-robin start, advanced identically on both ends
-  size_t inlineLimit_;       // sender: messages up to this many bytes go inline
-  bool peerClosed_ = false;  // receiver: the sender closed cleanly between messages (guarded by mu_)
+  size_t inlineLimit_;              // sender: messages up to this many bytes go inline
+  bool peerClosed_ = false;         // receiver: the sender closed cleanly between messages (guarded by mu_)
   std::atomic<ncclResult_t> failCode_{ncclSuccess};
   std::mutex failMu_;
   std::string failText_;

@@ -18,11 +18,11 @@
 #include <string>
 #include <vector>
 
-#include "sockets/random.h"
-#include "sockets/interfaces.h"
-#include "sockets/socket.h"
 #include "base/log.h"
 #include "base/params.h"
+#include "sockets/interfaces.h"
+#include "sockets/random.h"
+#include "sockets/socket.h"
 #include "transports/net/socket/socket_comm.h"
 
 namespace weft::net::socketnet {
@@ -31,7 +31,7 @@ namespace {
 
 constexpr uint64_t kHandleMagic = 0x57656674536f636bull;  // "WeftSock"
 constexpr uint64_t kHelloMagic = 0x5765667448656c6full;   // "WeftHelo"
-constexpr size_t kMaxMessage = 1ull << 30;  // test() reports int sizes; NCCL's MAX_NET_SIZE
+constexpr size_t kMaxMessage = 1ull << 30;                // test() reports int sizes; NCCL's MAX_NET_SIZE
 
 struct ConnectState;
 
@@ -115,9 +115,10 @@ ncclResult_t socketInit(void** ctx, uint64_t, ncclNetCommConfig_v12_t*, ncclDebu
   s.nSocksPerThread = param::nSocksPerThread() > 0 ? static_cast<int>(param::nSocksPerThread()) : 1;
   if (s.nThreads * s.nSocksPerThread > kMaxDataSockets) {
     int clamped = std::max(1, kMaxDataSockets / s.nThreads);
-    WEFT_WARN("Socket network: NCCL_SOCKET_NTHREADS=%d x NCCL_NSOCKS_PERTHREAD=%d exceeds %d sockets; using %d "
-              "sockets per thread",
-              s.nThreads, s.nSocksPerThread, kMaxDataSockets, clamped);
+    WEFT_WARN(
+        "Socket network: NCCL_SOCKET_NTHREADS=%d x NCCL_NSOCKS_PERTHREAD=%d exceeds %d sockets; using %d "
+        "sockets per thread",
+        s.nThreads, s.nSocksPerThread, kMaxDataSockets, clamped);
     s.nSocksPerThread = clamped;
   }
   s.timeoutMs = param::netLinkTimeoutMs();
@@ -335,8 +336,10 @@ ncclResult_t socketAccept(void* listenComm, void** recvComm, ncclNetDeviceHandle
       drop = true;
     }
     if (drop || in.got < sizeof(hl)) {
-      if (drop) lc->incoming.erase(lc->incoming.begin() + static_cast<long>(k));
-      else ++k;
+      if (drop)
+        lc->incoming.erase(lc->incoming.begin() + static_cast<long>(k));
+      else
+        ++k;
       continue;
     }
     Group& g = lc->groups[hl.connId];
@@ -458,11 +461,11 @@ ncclResult_t socketFinalize(void*) { return ncclSuccess; }
 ncclResult_t socketSetNetAttr(void*, ncclNetAttr_v12_t*) { return ncclSuccess; }  // hints only
 
 const ncclNet_v12_t kSocketNet = {
-    "Socket",          socketInit,      socketDevices,     socketGetProperties, socketListen,
-    socketConnect,     socketAccept,    socketRegMr,       socketRegMrDmaBuf,   socketDeregMr,
-    socketIsend,       socketIrecv,     socketIflush,      socketTest,          socketCloseComm,
-    socketCloseComm,   socketCloseListen, socketGetDeviceMr, socketIrecvConsumed, socketMakeVDevice,
-    socketFinalize,    socketSetNetAttr,
+    "Socket",        socketInit,        socketDevices,     socketGetProperties, socketListen,
+    socketConnect,   socketAccept,      socketRegMr,       socketRegMrDmaBuf,   socketDeregMr,
+    socketIsend,     socketIrecv,       socketIflush,      socketTest,          socketCloseComm,
+    socketCloseComm, socketCloseListen, socketGetDeviceMr, socketIrecvConsumed, socketMakeVDevice,
+    socketFinalize,  socketSetNetAttr,
 };
 
 }  // namespace
