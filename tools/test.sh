@@ -15,8 +15,14 @@ nvcc=/usr/local/cuda/bin/nvcc
 section() { printf '\n== %s (%s)\n' "$1" "$(date +%T)"; }
 
 section "host build"
-cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo -DWEFT_WERROR=ON -DWEFT_BUILD_TESTS=ON -DWEFT_BUILD_BENCHMARKS=ON
+cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo -DWEFT_WERROR=ON -DWEFT_BUILD_TESTS=ON -DWEFT_BUILD_BENCHMARKS=ON \
+  -DCMAKE_EXPORT_COMPILE_COMMANDS=ON
 cmake --build build -j"$jobs"
+
+# clang-tidy on the files changed since the merge-base with main (docs/style.md); the format of
+# every file is checked by ctest's style label below.
+section "clang-tidy (changed files)"
+bash tools/check_style.sh --tidy -p build -j "$jobs"
 
 # The single-source primitives must keep compiling with nvcc (compile only: no GPU needed). The
 # CUDA build below does this too; without it, a check of its own.
