@@ -275,6 +275,13 @@ const char* readEnv(std::string_view name) {
   return (v != nullptr && v[0] != '\0') ? v : nullptr;
 }
 
+// A second spelling of a knob (NCCL_MIN_CTAS for NCCL_MIN_NCHANNELS) set to another value than the
+// primary is worth a warning. A general variable of the system (XDG_CACHE_HOME) is only a fallback:
+// a desktop session sets it for every program, so a job that also sets WEFT_CACHE_DIR is normal.
+bool isLibraryName(std::string_view name) {
+  return name.rfind("NCCL_", 0) == 0 || name.rfind("RCCL_", 0) == 0 || name.rfind("WEFT_", 0) == 0;
+}
+
 std::vector<std::string> splitAliases(const char* aliases) {
   std::vector<std::string> out;
   std::string_view s = aliases;
@@ -309,7 +316,7 @@ std::unique_ptr<State> readEnvironment() {
         v.set = true;
         v.source = name;
         v.envText = text;
-      } else if (v.envText != text) {
+      } else if (v.envText != text && isLibraryName(name)) {
         state->warnings.push_back(name + "=\"" + text + "\" is ignored: " + v.source + "=\"" + v.envText +
                                   "\" is also set and takes precedence");
       }

@@ -356,6 +356,10 @@ TEST_F(ParamsTest, PrimaryNameWinsOverAlias) {
   // An empty primary is unset, so the alias counts.
   EXPECT_TRUE(load({{"NCCL_MIN_NCHANNELS", ""}, {"NCCL_MIN_CTAS", "3"}}).empty());
   EXPECT_EQ(weft::param::localAgreed().minNChannels, 3);
+  // A system variable that serves as a fallback (XDG_CACHE_HOME) may differ without a warning:
+  // desktops set it for every program. The primary still wins.
+  EXPECT_TRUE(load({{"WEFT_CACHE_DIR", "/tmp/a"}, {"XDG_CACHE_HOME", "/tmp/b"}}).empty());
+  EXPECT_EQ(weft::param::cacheDir(), "/tmp/a");
 }
 
 TEST_F(ParamsTest, RejectedAliasNamesBothNames) {
