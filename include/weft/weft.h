@@ -37,8 +37,8 @@ ncclResult_t weftCommGetBackend(ncclComm_t comm, const char** name);
  * a call on comm waits, the operation's number, the step it waits on with its lane and channel,
  * and the peer it waits for) into buf, truncated to len bytes and always NUL-terminated when
  * len > 0. Safe to call from another thread while a call on comm is blocked: it is meant for
- * finding out which rank is stuck where. Host mode: a wait shows once the executor stops spinning
- * (a few microseconds); GPU communicators report no waits yet. */
+ * finding out which rank is stuck where. Host mode: a wait shows once the executor goes to sleep
+ * (after WEFT_SPIN_US, 100 us by default); GPU communicators report no waits yet. */
 ncclResult_t weftCommDumpState(ncclComm_t comm, char* buf, size_t len);
 
 #ifdef __cplusplus

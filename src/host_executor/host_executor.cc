@@ -102,12 +102,6 @@ ncclResult_t Executor::run(const Program& prog, std::span<const Task> tasks) {
     }
     int64_t now = nowNs();
     if (idleSince == 0) idleSince = lastCheck = now;
-    // About to yield or sleep: say where each communicator waits, once per idle period, so that
-    // weftCommDumpState can tell; a wait this short costs nothing here.
-    if (!waitsShown && now - idleSince > kPureSpinNs) {
-      publishWaits(runner_, idleSince);
-      waitsShown = true;
-    }
     if (now - idleSince < spinNs) {
       // A few microseconds of pure spinning catch a peer that is running on another core; after
       // that, yield, so a peer that shares our core (or a busy machine) gets to run.
@@ -121,6 +115,13 @@ ncclResult_t Executor::run(const Program& prog, std::span<const Task> tasks) {
     if (checkAny && now - idleSince >= exchangeNs && now - lastExchange >= exchangeNs) {
       lastExchange = now;
       if (exchangeStamps(runner_, exchange_) != ncclSuccess) break;
+    }
+    // About to sleep: say where each communicator waits, once per idle period, so that
+    // weftCommDumpState can tell. A wait that ends while spinning or yielding publishes nothing:
+    // the latency path (oversubscribed ranks yield within microseconds) pays nothing for it.
+    if (!waitsShown) {
+      publishWaits(runner_, idleSince);
+      waitsShown = true;
     }
     // Sleep until a peer rings. Announce the sleep, then look once more, so a peer that published
     // just before it saw the flag is not missed (see ringIfSleeping).
