@@ -1,8 +1,8 @@
 // The latest WaitPoint of a communicator, written by the thread that runs its operations and read
 // by any other (weftCommDumpState, typically called because a call seems stuck). The executor
 // writes it only when it is about to sleep (after WEFT_SPIN_US of spinning and yielding), and
-// clears it when it moves again or returns, so neither moving data nor a short wait costs anything. A sequence counter (a seqlock) lets the reader
-// take a consistent copy without ever blocking the writer.
+// clears it when it moves again or returns, so neither moving data nor a short wait costs anything. A sequence counter
+// (a seqlock) lets the reader take a consistent copy without ever blocking the writer.
 #pragma once
 #include <atomic>
 #include <cstdint>
