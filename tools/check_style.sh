@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
 # Checks the C/C++/CUDA sources against .clang-format and .clang-tidy (docs/style.md).
-#   bash tools/check_style.sh              the format check of every tracked source, then clang-tidy
+#   bash tools/check_style.sh              the format check of every source, then clang-tidy
 #                                          on the files changed since the merge-base with origin/main
 #   bash tools/check_style.sh --format     the format check only (ctest's style.format runs this)
 #   bash tools/check_style.sh --tidy       clang-tidy only (on changed files; add --all for all)
 #   bash tools/check_style.sh --all        clang-tidy on every translation unit, not just changed ones
-#   bash tools/check_style.sh --fix        reformat every tracked source in place, check nothing
+#   bash tools/check_style.sh --fix        reformat every source in place, check nothing
 # Options:
 #   --base REF   "changed" means changed since the merge-base of HEAD and REF (default: origin/main,
 #                else main), plus uncommitted and untracked changes
@@ -20,7 +20,7 @@ cd "$(dirname "$0")/.."
 
 do_format=1 do_tidy=1 tidy_all=0 fix=0 base="" build=build
 jobs=$(nproc 2>/dev/null || echo 2)
-usage() { sed -n '2,18p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
+usage() { awk 'NR > 1 && !/^#/ { exit } NR > 1 { sub(/^# ?/, ""); print }' "$0" >&2; exit 2; }
 while [ $# -gt 0 ]; do
   case "$1" in
     --format) do_format=1 do_tidy=0 ;;
@@ -54,13 +54,26 @@ find_tool() {
 
 skip() { echo "check_style: SKIPPED $1: $2 not found (tools/setup-debian.sh installs it)"; }
 
-# Every tracked C/C++/CUDA source (outside a git checkout: every one on disk).
+# Every C/C++/CUDA source git knows of, tracked or new but not ignored (outside a git checkout:
+# every one on disk).
 list_sources() {
   if git rev-parse --is-inside-work-tree >/dev/null 2>&1; then
-    git ls-files -- "${source_dirs[@]}"
+    git ls-files --cached --others --exclude-standard -- "${source_dirs[@]}"
   else
     find "${source_dirs[@]}" -type f
-  fi | grep -E "\.($source_exts)$" | sort -u
+  fi | grep -E "\.($source_exts)$" | sort -u | while read -r f; do [ ! -f "$f" ] || echo "$f"; done
+}
+
+# clang-format 14 splits the ">>>" that closes a CUDA/HIP kernel launch into "> > >" when the
+# launch sits in a preprocessor branch after the first; nvcc and hipcc then reject the file.
+# Formatted C++ has no "> > >" otherwise, so any occurrence is such a launch.
+check_launches() {
+  if xargs -r grep -nE '> > >[[:space:]]*\(' <"$tmp/sources" >"$tmp/launches"; then
+    cat "$tmp/launches"
+    echo "check_style: FAILED: clang-format split the '>>>' of the kernel launch(es) above: restore it and"
+    echo "put '// clang-format off' and '// clang-format on' around the launch, as step_kernel.cu does."
+    return 1
+  fi
 }
 
 if [ "$fix" = 1 ]; then
@@ -71,6 +84,7 @@ if [ "$fix" = 1 ]; then
   list_sources >"$tmp/sources"
   xargs -r -P "$jobs" -n 16 "$clang_format" -i --style=file <"$tmp/sources"
   echo "check_style: formatted $(grep -c . "$tmp/sources") files with $("$clang_format" --version)"
+  check_launches || exit 1
   exit 0
 fi
 
@@ -100,6 +114,7 @@ if [ "$do_format" = 1 ]; then
       echo "Run 'bash tools/check_style.sh --fix' (clang-format 14) and commit the result."
       status=1
     fi
+    check_launches || status=1
   else
     skip "the format check" clang-format-14
   fi
@@ -160,6 +175,7 @@ if [ "$do_tidy" = 1 ]; then
   # The findings, without clang-tidy's counts, and with a build-tree copy named as its original.
   sed_args=()
   while IFS=$'\t' read -r copy orig; do sed_args+=(-e "s|$copy|$orig|g"); done <"$tmp/tidy/aliases"
+  sed_args+=(-e "s|^$PWD/||")  # paths relative to the repository root
   failed=0
   for r in "$tmp"/tidy/reports/*; do
     case "$r" in *.failed) failed=$((failed + 1)); continue ;; esac

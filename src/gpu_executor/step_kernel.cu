@@ -380,7 +380,10 @@ int launchStepKernel(const dev::KernelLaunch& l, void* stream, const char** what
   const auto* h = static_cast<const LaunchHeader*>(l.desc);
   return emulation::runBlocks(l.blocks, [h] { stepKernel(h); });
 #else
-  stepKernel<<<l.blocks, l.threads, 0, static_cast<gpuStream_t>(stream)> > >(static_cast<const LaunchHeader*>(l.desc));
+  // clang-format 14 splits a launch's ">>>" into "> > >" in a preprocessor branch after the first.
+  // clang-format off
+  stepKernel<<<l.blocks, l.threads, 0, static_cast<gpuStream_t>(stream)>>>(static_cast<const LaunchHeader*>(l.desc));
+  // clang-format on
   const gpuError_t e = gpuGetLastError();
   if (e != gpuSuccess && what != nullptr) *what = gpuGetErrorString(e);
   return static_cast<int>(e);
