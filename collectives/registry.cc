@@ -7,12 +7,14 @@
 // New algorithms go at the end.
 #include "collectives/registry.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <iterator>
 
 #include "collectives/dda/dda.h"
 #include "collectives/lowprec/lowprec.h"
+#include "collectives/model/cost_path.h"
 #include "collectives/p2p/p2p.h"
 #include "collectives/ring/ring.h"
 #include "collectives/tree/tree.h"
@@ -79,6 +81,21 @@ size_t algorithmScratchBytes(const CommShape& shape, const Task& task) {
 
 void buildProgram(const CommShape& shape, const Task& task, Program* prog) {
   algorithmDesc(task.algorithm).build(shape, task, prog);
+}
+
+double estimateUs(const ModelInput& in, const HostConstants& hc, CollKind coll, Algorithm algo, Protocol proto,
+                  int nChannels, size_t nBytes) {
+  if (tunedCollIndex(coll) < 0 || in.nranks < 1) return -1;
+  const double S = std::max<double>(1.0, double(nBytes));
+  const int c = std::max(1, nChannels);
+  const bool multiHost = in.nHosts > 1;
+  // What one host's ranks touch: their inputs and outputs (and staging copies of them).
+  const double workingSet = 3.0 * S * std::max(1, in.ranksPerHost);
+  const Path p = pathFor(in, hc, multiHost, workingSet);
+  if (in.nranks == 1) return p.stepUs + S * p.copyPerB;  // a local copy whatever the algorithm
+  if (int(algo) >= algorithmCount()) return -1;
+  const AlgorithmDesc& d = algorithmDesc(algo);
+  return d.cost != nullptr ? d.cost(in, p, coll, proto, c, S) : -1;
 }
 
 }  // namespace weft

@@ -8,45 +8,12 @@
 #include <cstdint>
 #include <string>
 
-#include "collectives/comm_shape.h"
-#include "collectives/cost_path.h"
+#include "collectives/model/algorithm_desc.h"
+#include "collectives/model/cost_model.h"
 #include "program/program.h"
 #include "task/task.h"
 
 namespace weft {
-
-// How an algorithm may come to run a task.
-enum class Eligibility : uint8_t {
-  kNo,      // it cannot run the task here, or the agreed settings leave it out
-  kModel,   // the tuner may choose it, where the cost model ranks it first
-  kForced,  // a setting asks for it for this task (RCCL_ENABLE_DDA_*, RCCL_LOW_PRECISION_ENABLE*)
-};
-
-struct AlgorithmDesc {
-  const char* name;     // as logs, mismatch messages and weft-info print it; NCCL_ALGO takes it
-  const char* aliases;  // other spellings NCCL_ALGO takes, comma separated ("": none)
-  const char* summary;  // what it does, in one line (weft-info)
-  uint32_t kinds;       // the CollKinds it builds, as kindBit() bits
-  const char* needs;    // its conditions beyond the kind, in words (weft-info; "" when none)
-  // It changes results (low precision): the model never picks it, and a setting that asks for it
-  // wins over one that asks for an exact algorithm (RCCL's order).
-  bool lossy;
-  // It spreads a collective over several channels; otherwise it runs on one, and the tuner costs
-  // only that.
-  bool channelled;
-  // The one rule of when it may run a task of one of its kinds: ranks, hosts, types, ops and the
-  // agreed settings (never a per-rank parameter).
-  Eligibility (*eligible)(const CommShape& shape, const Task& task);
-  // Scratch bytes the task needs from the communicator (null: never any).
-  size_t (*scratchBytes)(const CommShape& shape, const Task& task);
-  // Appends this rank's sequences for the task.
-  void (*build)(const CommShape& shape, const Task& task, Program* prog);
-  // Its cost formula for a tuned collective of `bytes` (cost_model.h's convention) on `in` with
-  // one hop costing `p`: microseconds, or < 0 where it has none. Null: the tuner never costs it.
-  double (*cost)(const ModelInput& in, const Path& p, CollKind coll, Protocol proto, int nChannels, double bytes);
-};
-
-constexpr uint32_t kindBit(CollKind k) { return 1u << static_cast<int>(k); }
 
 // The table, in registration order (the tuner breaks ties in this order).
 int algorithmCount();
@@ -65,5 +32,13 @@ Eligibility eligibility(Algorithm a, const CommShape& shape, const Task& task);
 size_t algorithmScratchBytes(const CommShape& shape, const Task& task);
 // Appends the task's sequences, built by its algorithm, task.algorithm.
 void buildProgram(const CommShape& shape, const Task& task, Program* prog);
+
+// Estimated microseconds for `nBytes` (NCCL's size convention: AllGather and ReduceScatter count
+// the whole gathered buffer, the others one rank's buffer), or a negative value when the model
+// has no formula for the combination (such entries are never chosen by the model). The parts all
+// algorithms share are computed here (one rank is a local copy whatever the algorithm); the rest is the
+// algorithm's own formula.
+double estimateUs(const ModelInput& in, const HostConstants& hc, CollKind coll, Algorithm algo, Protocol proto,
+                  int nChannels, size_t nBytes);
 
 }  // namespace weft

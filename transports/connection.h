@@ -15,7 +15,7 @@
 #include "nccl.h"
 #include "program/lane.h"
 #include "transports/fifo.h"
-#include "transports/shm/rank_block.h"
+#include "transports/rank_block.h"
 
 namespace weft {
 

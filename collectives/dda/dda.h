@@ -1,7 +1,7 @@
 // DDA (collectives/dda): AllReduce (flat or tree, two registry entries), AllGather, ReduceScatter
 // and AlltoAll by direct reads of the peers' staging areas.
 #pragma once
-#include "collectives/registry.h"
+#include "collectives/model/algorithm_desc.h"
 
 namespace weft {
 

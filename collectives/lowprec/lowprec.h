@@ -1,7 +1,7 @@
 // Low precision (collectives/lowprec): FP8 e4m3 with block scales over the DDA staging areas, for
 // AllReduce, AllGather, ReduceScatter and AlltoAll.
 #pragma once
-#include "collectives/registry.h"
+#include "collectives/model/algorithm_desc.h"
 
 namespace weft {
 

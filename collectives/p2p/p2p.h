@@ -1,7 +1,7 @@
 // Point-to-point patterns (collectives/p2p): Send, Recv, a local copy, AlltoAll, AlltoAllv,
 // Gather and Scatter, one sequence per (peer, direction).
 #pragma once
-#include "collectives/registry.h"
+#include "collectives/model/algorithm_desc.h"
 
 namespace weft {
 

@@ -3,7 +3,7 @@
 #pragma once
 #include <cstddef>
 
-#include "collectives/registry.h"
+#include "collectives/model/algorithm_desc.h"
 
 namespace weft {
 

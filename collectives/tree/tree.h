@@ -1,7 +1,7 @@
 // Double binary tree (collectives/tree): AllReduce, Broadcast and Reduce over two complementary
 // trees per channel, on tree-lane connection channels 2c and 2c + 1 of channel c.
 #pragma once
-#include "collectives/registry.h"
+#include "collectives/model/algorithm_desc.h"
 
 namespace weft {
 

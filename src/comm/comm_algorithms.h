@@ -4,8 +4,8 @@
 #pragma once
 #include <string>
 
-#include "collectives/comm_shape.h"
-#include "collectives/cost_model.h"
+#include "collectives/model/comm_shape.h"
+#include "collectives/model/cost_model.h"
 #include "nccl.h"
 #include "task/task.h"
 

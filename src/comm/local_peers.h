@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "bootstrap/bootstrap.h"
-#include "transports/shm/rank_block.h"
+#include "transports/rank_block.h"
 #include "transports/shm/shm_segment.h"
 
 namespace weft {

@@ -120,7 +120,7 @@ ncclResult_t runTasks(GroupState& g) {
                       "a group mixes GPU and host-mode communicators (rank %d's is %s); issue them in separate groups",
                       t.comm->rank, t.comm->hostMode ? "host mode" : "on a GPU");
   for (Task& t : g.tasks) {
-    // The algorithms see the communicator only through its shape (collectives/comm_shape.h).
+    // The algorithms see the communicator only through its shape (collectives/model/comm_shape.h).
     const CommShape shape = commShape(t.comm);
     selectAlgorithm(t.comm->tuner.get(), shape, &t);
     t.stamp = makeStamp(t);  // once per task: the hot path copies it, never rebuilds it

@@ -11,8 +11,8 @@
 #include "host_executor/connection_fabric.h"
 #include "host_executor/stamp_exchange.h"
 #include "host_executor/wait_report.h"
+#include "transports/futex.h"
 #include "transports/net/proxy.h"
-#include "transports/shm/futex.h"
 
 namespace weft {
 namespace {

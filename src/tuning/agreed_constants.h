@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "collectives/cost_model.h"
+#include "collectives/model/cost_model.h"
 
 namespace weft {
 

@@ -18,7 +18,7 @@
 #include <string>
 #include <vector>
 
-#include "collectives/cost_model.h"
+#include "collectives/model/cost_model.h"
 #include "task/algorithm.h"
 
 namespace weft {

@@ -1,12 +1,12 @@
 // Picks the algorithm, protocol and channel count of each task when its group runs, from the
 // registry's eligibility rules (collectives/registry.h) and the communicator's Tuner (tuner.h).
-// Nothing here reads a communicator: the caller passes its shape (collectives/comm_shape.h), whose
+// Nothing here reads a communicator: the caller passes its shape (collectives/model/comm_shape.h), whose
 // settings are the agreed ones, so every rank decides the same.
 #pragma once
 #include <cstddef>
 #include <cstdint>
 
-#include "collectives/comm_shape.h"
+#include "collectives/model/comm_shape.h"
 #include "task/task.h"
 #include "tuning/tuner.h"
 

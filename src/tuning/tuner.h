@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "base/params.h"
-#include "collectives/cost_model.h"
+#include "collectives/model/cost_model.h"
 #include "tuning/algo_filter.h"
 #include "tuning/plugin/tuner_plugin.h"
 

@@ -11,7 +11,7 @@
 
 #include "base/params.h"
 #include "bootstrap/bootstrap.h"
-#include "collectives/cost_model.h"
+#include "collectives/model/cost_model.h"
 #include "nccl.h"
 #include "tuning/tuner.h"
 

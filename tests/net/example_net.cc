@@ -1,5 +1,5 @@
 // An example external network plugin for the loader tests: one TCP socket per connection over
-// 127.0.0.1, built against nothing but transports/net/plugin/net_abi.h.
+// 127.0.0.1, built against nothing but transports/net/net_abi.h.
 //
 // Built three ways (tests/net/CMakeLists.txt):
 //   libnccl-net-example.so     exports ncclNetPlugin_v8 only (the loader must fall back to it)
@@ -22,7 +22,7 @@
 #include <cstring>
 #include <deque>
 
-#include "transports/net/plugin/net_abi.h"
+#include "transports/net/net_abi.h"
 
 namespace {
 

@@ -9,7 +9,7 @@
 
 #include "base/clock.h"
 #include "base/log.h"
-#include "transports/shm/futex.h"
+#include "transports/futex.h"
 
 namespace weft::net {
 namespace {

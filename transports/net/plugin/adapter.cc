@@ -6,7 +6,7 @@
 
 #include "base/errors.h"
 #include "base/log.h"
-#include "transports/net/plugin/net_abi.h"
+#include "transports/net/net_abi.h"
 
 namespace weft::net {
 

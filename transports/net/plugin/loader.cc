@@ -11,9 +11,9 @@
 
 #include "base/log.h"
 #include "base/params.h"
+#include "transports/net/net_abi.h"
 #include "transports/net/network.h"
 #include "transports/net/plugin/adapter.h"
-#include "transports/net/plugin/net_abi.h"
 #include "transports/net/socket/socket_net.h"
 
 namespace weft::net {

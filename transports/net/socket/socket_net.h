@@ -3,7 +3,7 @@
 // and reached, like external plugins, through the loader's adapter (transports/net/plugin).
 #pragma once
 #include "sockets/socket.h"
-#include "transports/net/plugin/net_abi.h"
+#include "transports/net/net_abi.h"
 
 namespace weft::net::socketnet {
 

@@ -65,13 +65,6 @@ constexpr int kNumTunedColls = 5;
 int tunedCollIndex(CollKind k);
 CollKind tunedCollKind(int index);
 
-// Estimated microseconds for `nBytes` (NCCL's size convention: AllGather and ReduceScatter count
-// the whole gathered buffer, the others one rank's buffer), or a negative value when the model
-// has no formula for the combination (such entries are never chosen by the model). The parts all
-// algorithms share are here (one rank is a local copy whatever the algorithm); the rest is the
-// algorithm's own formula.
-double estimateUs(const ModelInput& in, const HostConstants& hc, CollKind coll, Algorithm algo, Protocol proto,
-                  int nChannels, size_t nBytes);
 // A point-to-point transfer of nBytes (ncclGroupSimulateEnd).
 double estimateP2pUs(const ModelInput& in, const HostConstants& hc, size_t nBytes, bool crossHost);
 

@@ -1,7 +1,7 @@
 // The building blocks of every algorithm's cost formula (cost_model.h): what one hop costs on the
 // path the algorithm takes, a pipeline over slot-sized pieces, and a barrier of the local ranks.
 #pragma once
-#include "collectives/cost_model.h"
+#include "collectives/model/cost_model.h"
 
 namespace weft {
 

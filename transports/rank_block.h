@@ -6,7 +6,7 @@
 #include <cstdint>
 
 #include "nccl.h"
-#include "transports/shm/futex.h"
+#include "transports/futex.h"
 
 namespace weft {
 

@@ -1,10 +1,9 @@
-#include "collectives/cost_model.h"
+#include "collectives/model/cost_model.h"
 
 #include <algorithm>
 #include <cmath>
 
-#include "collectives/cost_path.h"
-#include "collectives/registry.h"
+#include "collectives/model/cost_path.h"
 
 namespace weft {
 
@@ -50,63 +49,6 @@ CollKind tunedCollKind(int index) {
   constexpr CollKind kKinds[kNumTunedColls] = {CollKind::kAllReduce, CollKind::kBroadcast, CollKind::kReduce,
                                                CollKind::kAllGather, CollKind::kReduceScatter};
   return kKinds[index];
-}
-
-Path pathFor(const ModelInput& in, const HostConstants& hc, bool crossesHosts, double workingSet) {
-  Path p;
-  double bw = workingSet > hc.cacheMiB * 1048576.0 ? std::min(hc.copyGBps, hc.memGBps) : hc.copyGBps;
-  double lat = hc.handoffUs;
-  if (in.intraLink == LinkClass::kShmCrossNuma) {
-    bw *= hc.crossNumaBwScale;
-    lat *= hc.crossNumaLatScale;
-  }
-  p.workScale = std::max(1.0, double(in.ranksPerHost) / std::max(1, in.cores));
-  // More ranks than cores: the executor yields at once, so a peer's answer costs a switch to it.
-  if (in.ranksPerHost > in.cores) lat = hc.yieldHandoffUs;
-  if (crossesHosts) {
-    bw = std::min(bw, hc.netGBps);
-    lat = std::max(lat, hc.netLatUs);
-  }
-  p.latUs = lat;
-  p.copyPerB = 1.0 / (bw * 1e3);
-  p.reducePerB = 1.0 / (std::min(bw, hc.reduceGBps) * 1e3);
-  p.peerReadPerB = 1.0 / (std::min(bw, hc.peerReadGBps) * 1e3);
-  p.stepUs = hc.stepUs;
-  return p;
-}
-
-double pipelined(const ModelInput& in, const Path& p, int c, double fillHops, double stepsPerLoop, double stepBytes,
-                 double perByte) {
-  double perChannel = stepBytes / c;
-  double loops = std::max(1.0, std::ceil(perChannel / double(in.slotBytes)));
-  double pieceBytes = perChannel / loops;
-  double pieces = loops * stepsPerLoop;  // per channel
-  double work = c * pieces * (p.stepUs + pieceBytes * perByte) * p.workScale;
-  double chain = pieces * (p.latUs + p.stepUs);
-  return fillHops * p.latUs + std::max(work, chain);
-}
-
-double barrierUs(const ModelInput& in, const Path& p) { return p.latUs * p.workScale + in.nranks * p.stepUs; }
-
-int log2Ceil(int n) {
-  int d = 0;
-  while ((1 << d) < n) ++d;
-  return d;
-}
-
-double estimateUs(const ModelInput& in, const HostConstants& hc, CollKind coll, Algorithm algo, Protocol proto,
-                  int nChannels, size_t nBytes) {
-  if (tunedCollIndex(coll) < 0 || in.nranks < 1) return -1;
-  const double S = std::max<double>(1.0, double(nBytes));
-  const int c = std::max(1, nChannels);
-  const bool multiHost = in.nHosts > 1;
-  // What one host's ranks touch: their inputs and outputs (and staging copies of them).
-  const double workingSet = 3.0 * S * std::max(1, in.ranksPerHost);
-  const Path p = pathFor(in, hc, multiHost, workingSet);
-  if (in.nranks == 1) return p.stepUs + S * p.copyPerB;  // a local copy whatever the algorithm
-  if (int(algo) >= algorithmCount()) return -1;
-  const AlgorithmDesc& d = algorithmDesc(algo);
-  return d.cost != nullptr ? d.cost(in, p, coll, proto, c, S) : -1;
 }
 
 double estimateP2pUs(const ModelInput& in, const HostConstants& hc, size_t nBytes, bool crossHost) {
