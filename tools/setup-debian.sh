@@ -4,7 +4,7 @@
 #   bash tools/setup-debian.sh --hip    also Debian's ROCm 5.2 compiler and runtime (WEFT_GPU=hip)
 # CUDA is not in Debian: the CUDA build uses the toolkit at /usr/local/cuda when it is there.
 set -euo pipefail
-pkgs=(cmake make g++ pkg-config libgtest-dev libgmock-dev libhwloc-dev python3 iproute2 procps)
+pkgs=(cmake make g++ gcc pkg-config dpkg-dev libgtest-dev libgmock-dev libhwloc-dev python3 iproute2 procps)
 # The style checks (tools/check_style.sh, ctest label style) pin clang 14's formatter and linter.
 pkgs+=(clang-format-14 clang-tidy-14)
 if [ "${1:-}" = "--hip" ]; then
