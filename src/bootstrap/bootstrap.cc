@@ -19,6 +19,7 @@
 #include "bootstrap/bootstrap.h"
 #include "bootstrap/protocol.h"
 #include "bootstrap/root.h"
+#include "sockets/intake.h"
 #include "sockets/interfaces.h"
 #include "sockets/socket.h"
 
@@ -315,36 +316,32 @@ ncclResult_t TcpBootstrap::connectRing(const Socket& listener, const std::vector
     return fail(ioStatusResult(st),
                 "bootstrap: " + me + " cannot introduce itself to " + rankText(next) + " (" + detail + ")", why);
 
-  for (;;) {
-    Socket s;
-    SocketAddress peer;
-    st = listener.accept(deadline, setupCancelFd_, &s, &peer, &detail);
-    if (st == IoStatus::kTimeout)
-      return fail(ncclRemoteError,
-                  "bootstrap: " + me + " got no connection from " + rankText(prev) + " within " +
-                      std::to_string(timeoutMs_) + " ms",
-                  why);
-    if (st != IoStatus::kOk)
-      return fail(ioStatusResult(st), "bootstrap: " + me + " waiting for " + rankText(prev) + ": " + detail, why);
+  // Strangers are read side by side with the predecessor and dropped (acceptIntroduced): one that
+  // connects and stays silent must not hold this rank's init, and with it every other rank's.
+  IntakeOptions intake;
+  intake.helloBytes = sizeof(RingHello);
+  intake.strangerMs = std::min<int64_t>(timeoutMs_ <= 0 ? 10000 : timeoutMs_, 10000);
+  intake.isExpected = [&](const void* bytes) {
     RingHello got;
-    st = s.recvAll(&got, sizeof(got), deadline, setupCancelFd_, &detail);
-    if (st == IoStatus::kAborted)
-      return fail(ncclRemoteError, "bootstrap: " + me + " was aborted while waiting for " + rankText(prev), why);
-    if (st == IoStatus::kTimeout) {
-      return fail(ncclRemoteError,
-                  "bootstrap: " + me + " got no introduction from " + rankText(prev) + " within " +
-                      std::to_string(timeoutMs_) + " ms (" + detail + ")",
-                  why);
-    }
-    if (st == IoStatus::kOk && got.magic == kMagic && got.rank == prev && secretEqual(got.secret, secret_)) {
-      prev_ = std::move(s);
-      return ncclSuccess;
-    }
-    // Something else knocked on our port (a scanner, a stale peer of another communicator): drop it
-    // and keep waiting for the real predecessor.
-    WEFT_INFO(kLogBootstrap, "bootstrap: rank %d dropped an unexpected connection from %s while waiting for rank %d",
-              rank_, socketAddressToString(peer).c_str(), prev);
-  }
+    memcpy(&got, bytes, sizeof(got));
+    return got.magic == kMagic && got.rank == prev && secretEqual(got.secret, secret_);
+  };
+  RingHello got;
+  int dropped = 0;
+  st = acceptIntroduced(listener, intake, deadline, setupCancelFd_, &prev_, &got, &dropped, &detail);
+  if (st == IoStatus::kOk) return ncclSuccess;
+  if (st == IoStatus::kAborted)
+    return fail(ncclRemoteError, "bootstrap: " + me + " was aborted while waiting for " + rankText(prev), why);
+  const std::string strangers = dropped > 0 ? " (dropped " + std::to_string(dropped) +
+                                                  " other connections that did not introduce themselves)"
+                                            : "";
+  if (st == IoStatus::kTimeout)
+    return fail(ncclRemoteError,
+                "bootstrap: " + me + " got no connection from " + rankText(prev) + " within " +
+                    std::to_string(timeoutMs_) + " ms" + strangers,
+                why);
+  return fail(ioStatusResult(st), "bootstrap: " + me + " waiting for " + rankText(prev) + ": " + detail + strangers,
+              why);
 }
 
 ncclResult_t TcpBootstrap::sendWithin(int peer, uint64_t tag, const void* data, size_t bytes, int64_t timeoutMs,

@@ -106,6 +106,10 @@ int main(int argc, char** argv) {
   }
   applyTestEnv();
   setenv("WEFT_DEVICE", "host", 0);
+  // Below the harness's 60 s per-rank deadline (RunOptions): a wait stuck inside Weft then ends with
+  // Weft's own message, which names the rank, the peer and the operation, instead of the harness
+  // killing a rank that says nothing. Tests and variants that set their own keep it.
+  setenv("WEFT_TIMEOUT_MS", "40000", 0);
   ::testing::InitGoogleTest(&argc, argv);
 
   weft_test::ResolvedTable table;

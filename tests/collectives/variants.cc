@@ -41,7 +41,7 @@ const Env kLowPrec = kDda + Env{{"RCCL_LOW_PRECISION_ENABLE", "1"}, {"WEFT_LOW_P
 const Env kTree = {{"NCCL_ALGO", "Tree"}};
 // The network transport between ranks of one host: every connection goes through the proxy and the
 // built-in Socket network over TCP.
-const Env kNet = {{"NCCL_SHM_DISABLE", "1"}, {"WEFT_TIMEOUT_MS", "60000"}};
+const Env kNet = {{"NCCL_SHM_DISABLE", "1"}, {"WEFT_TIMEOUT_MS", "40000"}};
 
 // The kinds the tree runs, small sizes (2..8 ranks where the binary has them).
 MatrixSel treeKinds(std::vector<int> nranks) {

@@ -21,6 +21,7 @@
 #include "bootstrap/bootstrap.h"
 #include "bootstrap/protocol.h"
 #include "bootstrap/unique_id.h"
+#include "sockets/intake.h"
 #include "sockets/interfaces.h"
 #include "sockets/socket.h"
 
@@ -309,6 +310,60 @@ TEST(BootstrapSocket, ConnectRetriesUntilTheListenerAppears) {
   EXPECT_EQ(Socket::connect(addr2, Deadline::afterMs(300), -1, &nobody, &detail), IoStatus::kTimeout);
   EXPECT_NE(detail.find("refused"), std::string::npos) << detail;
   EXPECT_GE(msSince(t0), 290);
+}
+
+// The wait for a ring predecessor reads every arriving connection side by side: a stranger that
+// connects and says nothing, one that sends junk and one that sends half a hello do not hold it,
+// and the silent one is dropped after its own deadline.
+TEST(BootstrapSocket, SilentStrangersDoNotHoldTheWaitForThePeer) {
+  SocketAddress any;
+  std::string why;
+  ASSERT_TRUE(parseHostPort("127.0.0.1:1", AddressFamily::kAny, &any, &why)) << why;
+  setSocketAddressPort(&any, 0);  // any free port
+  Socket listener;
+  SocketAddress addr;
+  ASSERT_EQ(Socket::listen(any, false, &listener, &addr, &why), ncclSuccess) << why;
+  std::string detail;
+  Socket silent, junk, half, real;
+  ASSERT_EQ(Socket::connect(addr, Deadline::afterMs(5000), -1, &silent, &detail), IoStatus::kOk) << detail;
+  ASSERT_EQ(Socket::connect(addr, Deadline::afterMs(5000), -1, &junk, &detail), IoStatus::kOk) << detail;
+  ASSERT_EQ(Socket::connect(addr, Deadline::afterMs(5000), -1, &half, &detail), IoStatus::kOk) << detail;
+  const char junkBytes[8] = {'n', 'o', 't', ' ', 'w', 'e', 'f', 't'};
+  ASSERT_EQ(junk.sendAll(junkBytes, sizeof junkBytes, Deadline::afterMs(1000), -1, &detail), IoStatus::kOk);
+  const uint64_t want = 0x1122334455667788ull;
+  ASSERT_EQ(half.sendAll(&want, 4, Deadline::afterMs(1000), -1, &detail), IoStatus::kOk);
+  std::thread late([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    std::string d;
+    ASSERT_EQ(Socket::connect(addr, Deadline::afterMs(5000), -1, &real, &d), IoStatus::kOk) << d;
+    ASSERT_EQ(real.sendAll(&want, sizeof want, Deadline::afterMs(1000), -1, &d), IoStatus::kOk) << d;
+  });
+  IntakeOptions opts;
+  opts.helloBytes = sizeof want;
+  opts.strangerMs = 100;
+  opts.isExpected = [&](const void* b) { return memcmp(b, &want, sizeof want) == 0; };
+  Socket got;
+  uint64_t hello = 0;
+  int dropped = 0;
+  auto t0 = Clock::now();
+  EXPECT_EQ(acceptIntroduced(listener, opts, Deadline::afterMs(20000), -1, &got, &hello, &dropped, &detail),
+            IoStatus::kOk)
+      << detail;
+  late.join();
+  EXPECT_LT(msSince(t0), 3000);
+  EXPECT_TRUE(got.valid());
+  EXPECT_EQ(hello, want);
+  // The junk at least is gone (the silent ones too, unless this thread was held up for 100 ms).
+  EXPECT_GE(dropped, 1);
+
+  // With only a stranger, the wait ends at the caller's deadline and counts the stranger.
+  Socket another;
+  ASSERT_EQ(Socket::connect(addr, Deadline::afterMs(5000), -1, &another, &detail), IoStatus::kOk) << detail;
+  t0 = Clock::now();
+  EXPECT_EQ(acceptIntroduced(listener, opts, Deadline::afterMs(1000), -1, &got, &hello, &dropped, &detail),
+            IoStatus::kTimeout);
+  EXPECT_GE(msSince(t0), 990);
+  EXPECT_EQ(dropped, 1);
 }
 
 TEST(BootstrapSocket, SendRecvAllMovesLargeBuffersBothWays) {
