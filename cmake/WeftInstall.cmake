@@ -25,13 +25,19 @@ foreach(part MAJOR MINOR PATCH)
 endforeach()
 set(WEFT_NCCL_API_VERSION ${WEFT_NCCL_VERSION_MAJOR}.${WEFT_NCCL_VERSION_MINOR}.${WEFT_NCCL_VERSION_PATCH})
 
-# weft_install_tree(<component> <libdir> [EXCLUDE_FROM_ALL]): installs the whole tree with its
-# libraries, CMake package and pkg-config files under <libdir> (relative to the prefix), as install
-# component <component>. Called twice: for `cmake --install` (GNUInstallDirs' libdir) and for the
-# .deb (Debian's multiarch libdir, cmake/WeftPackage.cmake), because install rules fix their
-# destinations when CMake configures, and the .deb must not depend on the prefix configured.
+# weft_install_tree(<component> <libdir> [EXCLUDE_FROM_ALL] [PC_PREFIX <dir>]): installs the whole
+# tree with its libraries, CMake package and pkg-config files under <libdir> (relative to the
+# prefix), as install component <component>. Called twice: for `cmake --install` (GNUInstallDirs'
+# libdir) and for the .deb (Debian's multiarch libdir, cmake/WeftPackage.cmake), because install
+# rules fix their destinations when CMake configures, and the .deb must not depend on the prefix
+# configured. PC_PREFIX writes that prefix into the pc files instead of one found from the file's
+# own place (see below).
 function(weft_install_tree component libdir)
-  set(only_if_asked ${ARGN})
+  cmake_parse_arguments(PARSE_ARGV 2 arg "EXCLUDE_FROM_ALL" "PC_PREFIX" "")
+  set(only_if_asked "")
+  if(arg_EXCLUDE_FROM_ALL)
+    set(only_if_asked EXCLUDE_FROM_ALL)
+  endif()
   set(cmakedir ${libdir}/cmake/weft)
   set(gen ${PROJECT_BINARY_DIR}/install-${component})
 
@@ -61,9 +67,15 @@ function(weft_install_tree component libdir)
 
   # pkg-config: weft.pc links libweft.so, nccl.pc libnccl.so (NCCL's own `make install` writes an
   # nccl.pc; NVIDIA's and Debian's .debs ship none, so build scripts that ask pkg-config for nccl
-  # find Weft's). The prefix is found from ${pcfiledir}, so the files follow the tree.
-  # (A libdir or includedir given as an absolute path is written as it is: such a tree cannot move.)
-  if(IS_ABSOLUTE ${libdir})
+  # find Weft's). The prefix is found from ${pcfiledir}, so the files follow the tree. A package for
+  # a fixed place (the .deb's /usr) writes it instead: pkg-config then recognises its system
+  # directories and leaves -I/usr/include and -L/usr/lib/<multiarch> out of the flags, and an
+  # unpacked copy is still used with --define-variable=prefix=<dir>. (A libdir or includedir given
+  # as an absolute path is written as it is: such a tree cannot move.)
+  if(arg_PC_PREFIX)
+    set(WEFT_PC_PREFIX ${arg_PC_PREFIX})
+    set(WEFT_PC_LIBDIR "\${prefix}/${libdir}")
+  elseif(IS_ABSOLUTE ${libdir})
     set(WEFT_PC_PREFIX ${CMAKE_INSTALL_PREFIX})
     set(WEFT_PC_LIBDIR ${libdir})
   else()

@@ -20,7 +20,8 @@ else()
 endif()
 
 # The .deb's own copy of the tree: component "deb", left out of a plain `cmake --install`.
-weft_install_tree(deb ${WEFT_DEB_LIBDIR} EXCLUDE_FROM_ALL)
+set(CPACK_PACKAGING_INSTALL_PREFIX /usr)
+weft_install_tree(deb ${WEFT_DEB_LIBDIR} EXCLUDE_FROM_ALL PC_PREFIX ${CPACK_PACKAGING_INSTALL_PREFIX})
 # Debian policy: every package has /usr/share/doc/<package>/copyright.
 install(FILES ${PROJECT_SOURCE_DIR}/LICENSE DESTINATION ${CMAKE_INSTALL_DATAROOTDIR}/doc/weft RENAME copyright
   COMPONENT deb EXCLUDE_FROM_ALL)
@@ -36,7 +37,6 @@ set(CPACK_PACKAGE_DESCRIPTION_SUMMARY "collective communication library with the
 set(CPACK_RESOURCE_FILE_LICENSE ${PROJECT_SOURCE_DIR}/LICENSE)
 # Only the "deb" component, as one package (no per-component packages).
 set(CPACK_INSTALL_CMAKE_PROJECTS "${PROJECT_BINARY_DIR};weft;deb;/")
-set(CPACK_PACKAGING_INSTALL_PREFIX /usr)
 # The libraries are one set of objects three times over; with their debug information the .deb
 # would be about 55 MB, stripped it is about 4 MB.
 set(CPACK_STRIP_FILES ON)

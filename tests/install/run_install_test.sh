@@ -15,6 +15,14 @@ trap 'rm -rf "$work"' EXIT
 fail() { echo "FAIL: $*" >&2; exit 1; }
 configured_prefix=$(sed -n 's/^CMAKE_INSTALL_PREFIX:PATH=//p' "$build/CMakeCache.txt")
 
+# pkg-config on the tree's pc files. The .deb's name /usr as their prefix (cmake/WeftInstall.cmake
+# says why): an unpacked copy is used by defining prefix, as a user of one would.
+pc() {
+  local define=()
+  [ "$mode" = deb ] && define=(--define-variable=prefix="$prefix")
+  PKG_CONFIG_PATH=$prefix/$libdir/pkgconfig pkg-config "${define[@]}" "$@"
+}
+
 # dpkg-deb -f prints one control field; the checks below read the fields they name.
 check_deb() {
   local deb=$1 field
@@ -43,7 +51,7 @@ check_deb() {
   echo "$contents" | grep -v '^\./usr/' | grep -v '^\./$' && fail "the .deb has files outside /usr (above)"
   echo "$contents" | grep -E '^\./usr/lib/[^/]+$' | grep -v "^\./usr/$libdir/\?$" \
     && fail "the .deb has files directly in /usr/lib (above), not in /usr/$libdir"
-  [ -n "$(echo "$contents" | grep -x "./usr/share/doc/weft/copyright")" ] || fail "no /usr/share/doc/weft/copyright"
+  grep -qx './usr/share/doc/weft/copyright' <<<"$contents" || fail "no /usr/share/doc/weft/copyright"
   dpkg-deb -x "$deb" "$work/root"
 }
 
@@ -57,26 +65,33 @@ check_tree() {
     [ -f "$prefix/$f" ] || fail "missing $f under the prefix"
   done
   local nccl_version
-  nccl_version=$(PKG_CONFIG_PATH=$lib/pkgconfig pkg-config --modversion nccl)
+  nccl_version=$(pc --modversion nccl)
   # lib<name>.so -> lib<name>.so.<soversion> -> lib<name>.so.<version>, a file whose SONAME is
   # lib<name>.so.<soversion>. libnccl's file carries the NCCL version nccl.pc reports.
+  local name soversion fileversion
   for entry in "weft 0 $version" "nccl 2 $nccl_version" "rccl 1 1.0.0"; do
-    set -- $entry
-    local so=lib$1.so.$2 real=lib$1.so.$3
-    [ "$(readlink "$lib/lib$1.so")" = "$so" ] || fail "lib$1.so should link to $so"
+    read -r name soversion fileversion <<<"$entry"
+    local so=lib$name.so.$soversion real=lib$name.so.$fileversion
+    [ "$(readlink "$lib/lib$name.so")" = "$so" ] || fail "lib$name.so should link to $so"
     [ "$(readlink "$lib/$so")" = "$real" ] || fail "$so should link to $real, not $(readlink "$lib/$so")"
-    [ -f "$lib/$real" ] && [ ! -L "$lib/$real" ] || fail "$real is not a file"
+    if [ ! -f "$lib/$real" ] || [ -L "$lib/$real" ]; then fail "$real is not a file"; fi
     grep -q "(SONAME).*\[$so\]" <<<"$(readelf -d "$lib/$real")" || fail "$real's SONAME is not $so"
   done
   "$prefix/bin/weft-info" >"$work/weft-info.out" || fail "bin/weft-info failed"
   head -1 "$work/weft-info.out" | grep -q "^Weft $version " || fail "bin/weft-info printed $(head -1 "$work/weft-info.out")"
   # The CMake and pkg-config files find the tree from where they lie: no path of the source or
-  # build tree, of this test's directories, or of the prefix configured may be written in them.
+  # build tree, of this test's directories, or of the prefix configured may be written in them
+  # (the .deb's pc files excepted, on their prefix= line only, which must say /usr).
   local forbidden=("$src" "$build" "$work" "$configured_prefix")
-  [ "$mode" = deb ] && forbidden+=(/usr)
+  if [ "$mode" = deb ]; then
+    forbidden+=(/usr)
+    for f in weft nccl; do
+      [ "$(pkg-config --variable=prefix "$lib/pkgconfig/$f.pc")" = /usr ] || fail "$f.pc's prefix is not /usr"
+    done
+  fi
   for f in "$lib"/cmake/weft/*.cmake "$lib"/pkgconfig/*.pc; do
     for p in "${forbidden[@]}"; do
-      ! grep -qF "$p" "$f" || fail "$f holds the path $p: the tree could not be moved"
+      ! grep -v '^prefix=/usr$' "$f" | grep -qF "$p" || fail "$f holds the path $p: the tree could not be moved"
     done
   done
 }
@@ -117,18 +132,18 @@ build_consumers() {
   refused "-DWEFT_CONSUMER_VERSION=9.0" 'requested version "9.0"'
   refused "-DWEFT_CONSUMER_COMPONENTS=nccl;mpi" "weft has no component 'mpi'"
 
-  export PKG_CONFIG_PATH=$lib/pkgconfig
-  for pc in weft nccl; do
-    cc -o "$out/pc-$pc" "$src/tests/install/consumer/consumer.c" $(pkg-config --cflags --libs "$pc")
-    (export LD_LIBRARY_PATH=$lib && run_consumer "$out/pc-$pc" "$lib/$(readlink "$lib/lib$pc.so")")
+  for name in weft nccl; do
+    local flags
+    read -ra flags <<<"$(pc --cflags --libs "$name")"
+    cc -o "$out/pc-$name" "$src/tests/install/consumer/consumer.c" "${flags[@]}"
+    (export LD_LIBRARY_PATH=$lib && run_consumer "$out/pc-$name" "$lib/$(readlink "$lib/lib$name.so")")
   done
-  unset PKG_CONFIG_PATH
   # The versions the pc files state are the ones the library reports.
   local code
   code=$(sed -n 's/^nccl version //p' "$out/pc-nccl.out")
-  IFS=. read -r major minor patch <<<"$(PKG_CONFIG_PATH=$lib/pkgconfig pkg-config --modversion nccl)"
+  IFS=. read -r major minor patch <<<"$(pc --modversion nccl)"
   [ "$code" = $((major * 10000 + minor * 100 + patch)) ] || fail "nccl.pc says $major.$minor.$patch, the library $code"
-  grep -q "^Weft $(PKG_CONFIG_PATH=$lib/pkgconfig pkg-config --modversion weft) " "$out/pc-weft.out" \
+  grep -q "^Weft $(pc --modversion weft) " "$out/pc-weft.out" \
     || fail "weft.pc's version is not the library's: $(head -2 "$out/pc-weft.out")"
 }
 
@@ -146,7 +161,7 @@ case $mode in
     (cd "$work" && "$cpack" -G DEB --config "$build/CPackConfig.cmake" -B "$work/deb" >"$work/cpack.log" 2>&1) \
       || fail "cpack: $(cat "$work/cpack.log")"
     debs=("$work"/deb/*.deb)
-    [ ${#debs[@]} = 1 ] && [ -f "${debs[0]}" ] || fail "cpack made ${#debs[@]} .deb files: ${debs[*]}"
+    if [ ${#debs[@]} != 1 ] || [ ! -f "${debs[0]}" ]; then fail "cpack made ${#debs[@]} .deb files: ${debs[*]}"; fi
     [ "$(basename "${debs[0]}")" = "weft_${version}-1_$(dpkg --print-architecture).deb" ] || fail "file name ${debs[0]}"
     check_deb "${debs[0]}"
     prefix=$work/root/usr
