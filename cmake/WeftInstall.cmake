@@ -1,7 +1,8 @@
 # What `cmake --install` puts under a prefix, laid out as NCCL's packages are, and the two ways a
 # consumer finds it: a CMake package (find_package(weft) -> weft::weft, weft::nccl, weft::rccl) and
 # pkg-config files (weft.pc, nccl.pc). Every path written into those files is relative to the file
-# itself, so an installed tree (or an unpacked .deb) can be moved and is still found.
+# itself, so an installed tree can be moved and is still found (the .deb's pc files name /usr:
+# see weft_install_tree).
 include(CMakePackageConfigHelpers)
 
 # The names a consumer links, also in this build tree, so a project that adds Weft with
