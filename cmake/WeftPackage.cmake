@@ -46,18 +46,22 @@ set(CPACK_DEBIAN_PACKAGE_RELEASE 1)
 set(CPACK_DEBIAN_PACKAGE_MAINTAINER "${WEFT_DEB_MAINTAINER}")
 set(CPACK_DEBIAN_PACKAGE_SECTION libs)
 set(CPACK_DEBIAN_PACKAGE_PRIORITY optional)
-# The extended description; CPack puts the summary above it as the synopsis and wraps it.
-set(CPACK_DEBIAN_PACKAGE_DESCRIPTION "Weft provides libnccl.so.2 and librccl.so.1 (one library \
-under NCCL's and RCCL's names) and libweft.so. Every collective also runs in host mode, on CPUs, \
-between threads or processes. The package holds the libraries, the headers (nccl.h, rccl.h, \
-weft/weft.h), a CMake package (find_package(weft)), pkg-config files (weft, nccl) and the \
-weft-info tool.")
+# The extended description, below the summary (CPack puts that first, as the synopsis). Debian
+# wants lines of at most 80 columns; CPack indents them by one.
+string(JOIN "\n" CPACK_DEBIAN_PACKAGE_DESCRIPTION
+  "Weft provides libnccl.so.2 and librccl.so.1 (one library under NCCL's and"
+  "RCCL's names) and libweft.so. Every collective also runs in host mode, on"
+  "CPUs, between threads or processes. The package holds the libraries, the"
+  "headers (nccl.h, rccl.h, weft/weft.h), a CMake package (find_package(weft)),"
+  "pkg-config files (weft, nccl) and the weft-info tool.")
 # dpkg-shlibdeps reads what the libraries need (libc6, libstdc++6, libgcc-s1, libhwloc15) into
-# Depends; the shlibs file lets packages built against libnccl.so.2 depend on this one, and makes
-# dpkg run ldconfig after installing.
+# Depends; the shlibs file lets packages built against libnccl.so.2 depend on this one. ldconfig
+# runs through the trigger in cmake/deb/triggers, as Debian's library packages have it (CPack's
+# postinst and postrm also call it directly: twice is harmless).
 set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
 set(CPACK_DEBIAN_PACKAGE_GENERATE_SHLIBS ON)
 set(CPACK_DEBIAN_PACKAGE_GENERATE_SHLIBS_POLICY ">=")
+set(CPACK_DEBIAN_PACKAGE_CONTROL_EXTRA ${PROJECT_SOURCE_DIR}/cmake/deb/triggers)
 # NVIDIA's and Debian's NCCL packages, and Debian's RCCL ones, install files of the same names
 # (libnccl.so.2, nccl.h, librccl.so.1, rccl.h): only one of them can be installed.
 set(CPACK_DEBIAN_PACKAGE_CONFLICTS "libnccl2, libnccl-dev, librccl1, librccl-dev")

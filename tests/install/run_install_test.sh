@@ -39,12 +39,12 @@ check_deb() {
     [[ ", $depends," == *", $dep "* ]] || fail "Depends lacks $dep: $depends"
   done
   grep -qw libnccl2 <<<"$(dpkg-deb -f "$deb" Conflicts)" || fail "the .deb does not conflict with libnccl2"
-  # The shlibs file names the three libraries, and makes dpkg run ldconfig (postinst).
+  # The shlibs file names the three libraries; dpkg runs ldconfig after installing (the trigger).
   dpkg-deb -e "$deb" "$work/control"
   for lib in 'libnccl 2' 'librccl 1' 'libweft 0'; do
     grep -q "^$lib weft " "$work/control/shlibs" || fail "shlibs lacks '$lib'"
   done
-  grep -q ldconfig "$work/control/postinst" || fail "postinst does not run ldconfig"
+  grep -qx 'activate-noawait ldconfig' "$work/control/triggers" || fail "the .deb has no ldconfig trigger"
   # Every path is under /usr, and nothing but the multiarch directory is directly in /usr/lib.
   local contents
   contents=$(dpkg-deb -c "$deb" | awk '{print $6}')
