@@ -1,15 +1,25 @@
-/* A program as a Weft user writes it, built against an installed Weft: it reports the versions and
- * runs a 2-rank AllReduce in one process (host mode), checking the sum. */
+/* A program as a Weft user writes it, built against an installed Weft (tests/install): it reports
+ * the versions and runs a 2-rank AllReduce in one process (host mode), checking the sum. Built with
+ * -DWEFT_CONSUMER_RCCL it includes rccl.h instead of nccl.h, as an RCCL program does. */
 #include <stdio.h>
 #include <string.h>
 
+#ifdef WEFT_CONSUMER_RCCL
+#include <rccl.h>
+#else
 #include <nccl.h>
+#endif
 #include <weft/weft.h>
 
 int main(void) {
   int version = 0;
   if (ncclGetVersion(&version) != ncclSuccess) return 1;
   printf("nccl version %d\n%s\n", version, weftGetVersionString());
+  /* The installed header and the installed library must be the same release. */
+  if (version != NCCL_VERSION_CODE) {
+    fprintf(stderr, "the library reports %d, the header says %d\n", version, NCCL_VERSION_CODE);
+    return 1;
+  }
 
   ncclComm_t comms[2];
   ncclResult_t r = ncclCommInitAll(comms, 2, NULL);
