@@ -34,10 +34,10 @@ size_t algorithmScratchBytes(const CommShape& shape, const Task& task);
 void buildProgram(const CommShape& shape, const Task& task, Program* prog);
 
 // Estimated microseconds for `nBytes` (NCCL's size convention: AllGather and ReduceScatter count
-// the whole gathered buffer, the others one rank's buffer), or a negative value when the model
-// has no formula for the combination (such entries are never chosen by the model). The parts all
-// algorithms share are computed here (one rank is a local copy whatever the algorithm); the rest is the
-// algorithm's own formula.
+// the whole gathered buffer, AllGatherv and ReduceScatterv the sum of all counts, the others one
+// rank's buffer), or a negative value when the model has no formula for the combination (such
+// entries are never chosen by the model). The parts all algorithms share are computed here (one
+// rank is a local copy whatever the algorithm); the rest is the algorithm's own formula.
 double estimateUs(const ModelInput& in, const HostConstants& hc, CollKind coll, Algorithm algo, Protocol proto,
                   int nChannels, size_t nBytes);
 

@@ -95,7 +95,7 @@ std::string jsonValue(const std::string& type, const std::string& v) {
 // The kinds an algorithm runs, by name.
 std::vector<std::string> kindNames(uint32_t kinds) {
   std::vector<std::string> out;
-  for (int k = 0; k <= static_cast<int>(weft::CollKind::kCopy); ++k)
+  for (int k = 0; k < weft::kNumCollKinds; ++k)
     if (kinds >> k & 1) out.emplace_back(weft::collName(static_cast<weft::CollKind>(k)));
   return out;
 }

@@ -1,5 +1,5 @@
-// DDA (collectives/dda): AllReduce (flat or tree, two registry entries), AllGather, ReduceScatter
-// and AlltoAll by direct reads of the peers' staging areas.
+// DDA (collectives/dda): AllReduce (flat or tree, two registry entries), AllGather, ReduceScatter,
+// AlltoAll, AllGatherv and ReduceScatterv by direct reads of the peers' staging areas.
 #pragma once
 #include "collectives/model/algorithm_desc.h"
 
@@ -15,5 +15,7 @@ bool directLaneUsable(const CommShape& shape);
 // Builds any of the four kinds; AllReduce is the tree variant when treeAllReduce is set (the two
 // entries differ only there).
 void buildDdaProgram(const CommShape& shape, const Task& task, bool treeAllReduce, Program* prog);
+// AllGatherv and ReduceScatterv (dda_v_programs.cc).
+void buildDdaVProgram(const CommShape& shape, const Task& task, Program* prog);
 
 }  // namespace weft

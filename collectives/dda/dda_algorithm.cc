@@ -2,6 +2,7 @@
 // model chooses between them (and the ring and the tree) within RCCL_ENABLE_DDA_ALL_REDUCE and
 // the flat/tree size limits. AllGather, ReduceScatter and AlltoAll have no cost formula: they run
 // by direct reads only where RCCL_ENABLE_DDA_* asks for it, up to its limit, and then as DDAFlat.
+// AllGatherv and ReduceScatterv (DDAFlat) are costed, so the model may choose them for small sizes.
 #include "collectives/dda/dda.h"
 
 namespace weft {
@@ -26,6 +27,14 @@ Eligibility flatEligible(const CommShape& sh, const Task& t) {
     case CollKind::kAllGather: return forcedIf(a.ddaAllGather && all <= size_t(a.ddaAllGatherMaxBytes));
     case CollKind::kReduceScatter: return forcedIf(a.ddaReduceScatter && all <= size_t(a.ddaReduceScatterMaxBytes));
     case CollKind::kAlltoAll: return forcedIf(a.ddaAllToAll && all <= size_t(a.ddaAllToAllMaxBytes));
+    // The uneven kinds (count: the total) follow their even counterparts' settings where those ask
+    // for DDA; elsewhere the model weighs DDA against the ring (and, for AllGatherv, the direct
+    // point-to-point pattern).
+    case CollKind::kAllGatherv:
+      return a.ddaAllGather && bytes <= size_t(a.ddaAllGatherMaxBytes) ? Eligibility::kForced : Eligibility::kModel;
+    case CollKind::kReduceScatterv:
+      return a.ddaReduceScatter && bytes <= size_t(a.ddaReduceScatterMaxBytes) ? Eligibility::kForced
+                                                                               : Eligibility::kModel;
     default: return Eligibility::kNo;
   }
 }
@@ -48,9 +57,18 @@ bool costed(const ModelInput& in, CollKind coll, Protocol proto) {
 // Copy the input to the staging area, barrier, every rank folds all n inputs of the whole message,
 // reading n-1 of them from its peers. Staging halves alternate between operations, so a round
 // needs one barrier.
+// AllGatherv: a rank stages its block and reads all the others. ReduceScatterv: every rank stages
+// the whole vector and folds its own block from every area. The tuner sees only the total, so both
+// are costed as the skewed case, one rank's block being nearly all of it (the ring's strength):
+// DDA is chosen where the barrier's latency beats the ring's n-1 hops, not for its bandwidth.
 double flatCost(const ModelInput& in, const Path& p, CollKind coll, Protocol proto, int, double S) {
-  if (!costed(in, coll, proto)) return -1;
   const double n = in.nranks;
+  if (proto == Protocol::kSimple && in.nHosts <= 1) {
+    if (coll == CollKind::kAllGatherv) return S * (p.copyPerB + p.peerReadPerB) * p.workScale + barrierUs(in, p);
+    if (coll == CollKind::kReduceScatterv)
+      return (S * p.copyPerB + (n - 1) * S * (p.reducePerB + p.peerReadPerB)) * p.workScale + barrierUs(in, p);
+  }
+  if (!costed(in, coll, proto)) return -1;
   return (S * p.copyPerB + (n - 1) * S * (p.reducePerB + p.peerReadPerB)) * p.workScale + barrierUs(in, p);
 }
 
@@ -71,9 +89,10 @@ const AlgorithmDesc kDdaFlatAlgorithm = {
     "",
     "direct reads: every rank stages its input, then folds all staged inputs (AllReduce) or copies them",
     kindBit(CollKind::kAllReduce) | kindBit(CollKind::kAllGather) | kindBit(CollKind::kReduceScatter) |
-        kindBit(CollKind::kAlltoAll),
+        kindBit(CollKind::kAlltoAll) | kindBit(CollKind::kAllGatherv) | kindBit(CollKind::kReduceScatterv),
     "every rank on one host, shared memory, host mode; AllReduce up to RCCL_DDA_ALL_REDUCE_FLAT_MAX_BYTES "
-    "(RCCL_ENABLE_DDA_ALL_REDUCE), the others only where RCCL_ENABLE_DDA_* asks, up to its limit",
+    "(RCCL_ENABLE_DDA_ALL_REDUCE), AllGatherv and ReduceScatterv where the model picks it, the others only "
+    "where RCCL_ENABLE_DDA_* asks, up to its limit",
     /*lossy=*/false,
     /*channelled=*/false,
     flatEligible,

@@ -111,6 +111,7 @@ void alltoAll(const CommShape& sh, const Task& t, Program* p) {
 }  // namespace
 
 void buildDdaProgram(const CommShape& sh, const Task& t, bool treeAllReduce, Program* p) {
+  if (isVariableKind(t.kind)) return buildDdaVProgram(sh, t, p);
   switch (t.kind) {
     case CollKind::kAllReduce:
       if (treeAllReduce)

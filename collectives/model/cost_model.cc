@@ -41,13 +41,17 @@ int tunedCollIndex(CollKind k) {
     case CollKind::kReduce: return 2;
     case CollKind::kAllGather: return 3;
     case CollKind::kReduceScatter: return 4;
+    case CollKind::kAllGatherv: return 5;
+    case CollKind::kReduceScatterv: return 6;
     default: return -1;
   }
 }
 
 CollKind tunedCollKind(int index) {
-  constexpr CollKind kKinds[kNumTunedColls] = {CollKind::kAllReduce, CollKind::kBroadcast, CollKind::kReduce,
-                                               CollKind::kAllGather, CollKind::kReduceScatter};
+  constexpr CollKind kKinds[kNumTunedColls] = {CollKind::kAllReduce,     CollKind::kBroadcast,
+                                               CollKind::kReduce,        CollKind::kAllGather,
+                                               CollKind::kReduceScatter, CollKind::kAllGatherv,
+                                               CollKind::kReduceScatterv};
   return kKinds[index];
 }
 

@@ -60,8 +60,10 @@ struct ModelInput {
 };
 
 // The collectives the tuner chooses for (point-to-point patterns have one way to run).
-constexpr int kNumTunedColls = 5;
-// 0..4 for AllReduce, Broadcast, Reduce, AllGather, ReduceScatter; -1 for the others.
+constexpr int kNumTunedColls = 7;
+// 0..6 for AllReduce, Broadcast, Reduce, AllGather, ReduceScatter, AllGatherv, ReduceScatterv; -1
+// for the others. The uneven kinds are costed at their total size as if split evenly: the tuner's
+// table has one size axis, and the total is a value every rank agrees on.
 int tunedCollIndex(CollKind k);
 CollKind tunedCollKind(int index);
 

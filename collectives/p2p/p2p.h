@@ -1,5 +1,5 @@
 // Point-to-point patterns (collectives/p2p): Send, Recv, a local copy, AlltoAll, AlltoAllv,
-// Gather and Scatter, one sequence per (peer, direction).
+// Gather, Scatter and AllGatherv, one sequence per (peer, direction).
 #pragma once
 #include "collectives/model/algorithm_desc.h"
 

@@ -3,6 +3,8 @@
 // deadlock on full FIFOs. Data to or from the rank itself is a local copy.
 #include "collectives/p2p/p2p.h"
 
+#include "collectives/model/vlayout.h"
+
 namespace weft {
 namespace {
 
@@ -50,6 +52,18 @@ void buildP2pProgram(const CommShape& sh, const Task& t, Program* p) {
         recv(t, from, rdispls[from], recvcounts[from], p);
       }
       copy(t, sdispls[r], rdispls[r], recvcounts[r] < sendcounts[r] ? recvcounts[r] : sendcounts[r], p);
+      break;
+    }
+    case CollKind::kAllGatherv: {
+      // Every rank sends its block to every peer directly: one hop, for latency-bound sizes. Empty
+      // blocks have no sequence at all (every rank knows every count), so they open no FIFO.
+      const VLayout l = vlayoutOf(t, n);
+      for (int k = 1; k < n; ++k) {
+        int to = (r + k) % n, from = (r - k + n) % n;
+        if (l.counts[r] > 0) send(t, to, 0, l.counts[r], p);
+        if (l.counts[from] > 0) recv(t, from, l.displs[from], l.counts[from], p);
+      }
+      if (l.counts[r] > 0) copy(t, 0, l.displs[r], l.counts[r], p);
       break;
     }
     case CollKind::kGather:

@@ -27,8 +27,12 @@ double cost(const ModelInput& in, const Path& p, CollKind coll, Protocol proto, 
       }
       // Reduce-scatter then all-gather: 2(n-1) steps of S/n each.
       return pipelined(in, p, c, 2.0 * (n - 1), 2.0 * (n - 1), S / n, avgAR);
-    case CollKind::kAllGather: return pipelined(in, p, c, n - 1, n - 1, S / n, p.copyPerB);
-    case CollKind::kReduceScatter: return pipelined(in, p, c, n - 1, n - 1, S / n, p.reducePerB);
+    // The uneven kinds as if split evenly: with skewed blocks a link still carries about the total
+    // (every block but one), so the estimate holds within a factor of nranks / (nranks - 1).
+    case CollKind::kAllGather:
+    case CollKind::kAllGatherv: return pipelined(in, p, c, n - 1, n - 1, S / n, p.copyPerB);
+    case CollKind::kReduceScatter:
+    case CollKind::kReduceScatterv: return pipelined(in, p, c, n - 1, n - 1, S / n, p.reducePerB);
     // A chain from (to) the root: n-1 hops of fill, then every rank forwards each piece once.
     case CollKind::kBroadcast: return pipelined(in, p, c, n - 1, 1, S, p.copyPerB);
     case CollKind::kReduce: return pipelined(in, p, c, n - 1, 1, S, p.reducePerB);
@@ -41,9 +45,11 @@ double cost(const ModelInput& in, const Path& p, CollKind coll, Protocol proto, 
 const AlgorithmDesc kRingAlgorithm = {
     "Ring",
     "",
-    "rings in rank order, one per channel; small AllReduce as the one-shot ring (Ring/LL)",
+    "rings in rank order, one per channel (uneven blocks for the v kinds); small AllReduce as the one-shot ring "
+    "(Ring/LL)",
     kindBit(CollKind::kAllReduce) | kindBit(CollKind::kBroadcast) | kindBit(CollKind::kReduce) |
-        kindBit(CollKind::kAllGather) | kindBit(CollKind::kReduceScatter),
+        kindBit(CollKind::kAllGather) | kindBit(CollKind::kReduceScatter) | kindBit(CollKind::kAllGatherv) |
+        kindBit(CollKind::kReduceScatterv),
     "",
     /*lossy=*/false,
     /*channelled=*/true,

@@ -144,6 +144,7 @@ size_t ringOneShotScratchBytes(const CommShape& sh, const Task& t) {
 }
 
 void buildRingProgram(const CommShape& sh, const Task& t, int nChannels, Program* p) {
+  if (isVariableKind(t.kind)) return buildRingVProgram(sh, t, nChannels, p);
   if (sh.nranks == 1) return singleRank(t, p);
   if (t.scratch != nullptr && t.kind == CollKind::kAllReduce) return allReduceOneShot(sh, t, p);
   for (int ch = 0; ch < nChannels; ++ch) {

@@ -41,6 +41,39 @@ ncclResult_t weftCommGetBackend(ncclComm_t comm, const char** name);
  * (after WEFT_SPIN_US, 100 us by default); GPU communicators report no waits yet. */
 ncclResult_t weftCommDumpState(ncclComm_t comm, char* buf, size_t len);
 
+/* Uneven AllGather (like MPI_Allgatherv): rank r contributes recvcounts[r] elements from sendbuff;
+ * every rank receives rank r's elements at recvbuff + displs[r] elements. In place when
+ * sendbuff == recvbuff + displs[rank]. recvcounts/displs have nranks entries and must be equal on
+ * every rank; any mix of counts, zeros included.
+ *
+ * Weft checks, on every rank: neither array is NULL; no displs[r] + recvcounts[r] of a non-empty
+ * block overflows size_t or the address space (an empty block's displacement is ignored); the
+ * non-empty ranges [displs[r], displs[r] + recvcounts[r]) do not overlap, which Weft checks since
+ * sorting nranks ranges is cheap (all ncclInvalidArgument, with a message naming the ranks).
+ * Ranks that pass different arrays fail with ncclInvalidUsage naming both calls (a hash of the
+ * arrays travels with every message), not with wrong data; only a rank whose own arrays move no
+ * data at all (every count zero) returns at once, and its peers then fail when they time out
+ * (WEFT_TIMEOUT_MS) or at its next call, as for any collective of count 0 against a non-zero one. recvbuff must hold
+ * max(displs[r] + recvcounts[r]) elements; elements between the ranges are left as they were.
+ * Host-mode communicators only so far (never run on a GPU): on a GPU communicator the call returns
+ * ncclInvalidUsage. Works inside ncclGroupStart/End like any collective. The stream is the type
+ * the nccl* collectives take (WEFT_STREAM_T: cudaStream_t, or hipStream_t in a HIP build). */
+#define WEFT_HAS_ALLGATHERV 1
+ncclResult_t weftAllGatherv(const void* sendbuff, void* recvbuff, const size_t recvcounts[],
+                            const size_t displs[], ncclDataType_t datatype, ncclComm_t comm,
+                            WEFT_STREAM_T stream);
+
+/* Uneven ReduceScatter: every rank's sendbuff holds the whole vector; rank r receives, in recvbuff,
+ * the recvcounts[r] elements at sendbuff + displs[r] reduced with op over all ranks. In place when
+ * recvbuff == sendbuff + displs[rank]. Any op a ReduceScatter takes (ncclAvg and ops from
+ * ncclRedOpCreatePreMulSum included). The same checks and limits as weftAllGatherv: the ranges
+ * must not overlap, so each element of the vector goes to at most one rank; sendbuff must hold
+ * max(displs[r] + recvcounts[r]) elements. */
+#define WEFT_HAS_REDUCESCATTERV 1
+ncclResult_t weftReduceScatterv(const void* sendbuff, void* recvbuff, const size_t recvcounts[],
+                                const size_t displs[], ncclDataType_t datatype, ncclRedOp_t op,
+                                ncclComm_t comm, WEFT_STREAM_T stream);
+
 #ifdef __cplusplus
 } /* extern "C" */
 #endif

@@ -5,6 +5,7 @@
 #include <cstdarg>
 #include <cstdio>
 
+#include "base/hash.h"
 #include "collectives/registry.h"
 #include "comm/comm.h"
 #include "math/reduce_host.h"
@@ -21,9 +22,6 @@ constexpr const char* kMismatchMarker = " but rank ";
 
 bool isRooted(CollKind k) {
   return k == CollKind::kBroadcast || k == CollKind::kReduce || k == CollKind::kGather || k == CollKind::kScatter;
-}
-bool reduces(CollKind k) {
-  return k == CollKind::kAllReduce || k == CollKind::kReduce || k == CollKind::kReduceScatter;
 }
 bool isP2p(uint8_t kind) { return kind == kStampKindSend || kind == kStampKindRecv; }
 
@@ -52,6 +50,15 @@ const char* redopName(uint8_t r) {
 
 uint64_t stampCount(const OpStamp& s) { return uint64_t(s.countLo) | (uint64_t(s.countHi) << 32); }
 
+// The uneven collectives' counts and displacements must be equal on every rank, yet the messages
+// only show that their sizes fit this rank's view. Their stamps carry 32 bits of a hash of both
+// arrays in `root` (unused by these kinds), so ranks that passed different arrays fail as a
+// mismatch naming both calls instead of exchanging misplaced data or hanging.
+int32_t layoutHash(const Task& t) {
+  const uint64_t h = hashBytes(t.vcounts.data(), t.vcounts.size() * sizeof(size_t), 0x7663);
+  return static_cast<int32_t>(static_cast<uint32_t>(h ^ (h >> 32)));
+}
+
 }  // namespace
 
 void assignOpNumber(Task* t) {
@@ -74,10 +81,10 @@ OpStamp makeStamp(const Task& t) {
   s.countHi = static_cast<uint16_t>(count >> 32);
   s.kind = static_cast<uint8_t>(t.kind);
   s.dtype = static_cast<uint8_t>(t.dtype);
-  s.root = isRooted(t.kind) || isP2p(s.kind) ? t.root : 0;
+  s.root = isRooted(t.kind) || isP2p(s.kind) ? t.root : isVariableKind(t.kind) ? layoutHash(t) : 0;
   // The base reduction, never a user op's handle: ranks may create their ops in different orders,
   // and a PreMulSum scalar may differ per rank by design.
-  s.redop = !reduces(t.kind) ? kStampNoRedop : t.op < ncclNumOps ? static_cast<uint8_t>(t.op) : kStampPreMulSum;
+  s.redop = !collReduces(t.kind) ? kStampNoRedop : t.op < ncclNumOps ? static_cast<uint8_t>(t.op) : kStampPreMulSum;
   // Point-to-point calls choose nothing: their algorithm fields stay 0 on both sides.
   if (!isP2p(s.kind)) {
     s.algorithm = static_cast<uint8_t>(t.algorithm);
@@ -111,8 +118,10 @@ bool findOwnStamp(const ncclComm* comm, const OpStamp& theirs, int peerRank, OpS
 std::string describeCall(const OpStamp& s, const OpStamp& other) {
   char buf[256];
   const CollKind kind = static_cast<CollKind>(s.kind);
-  int n = snprintf(buf, sizeof buf, "nccl%s(%" PRIu64 " x %s", collName(kind), stampCount(s),
+  int n = snprintf(buf, sizeof buf, "%s%s(%" PRIu64 " x %s", collApiPrefix(kind), collName(kind), stampCount(s),
                    dataTypeName(static_cast<ncclDataType_t>(s.dtype)));
+  if (isVariableKind(kind))
+    appendf(buf, sizeof buf, &n, " in all, counts and displacements hashing to %08x", static_cast<uint32_t>(s.root));
   if (kind == CollKind::kSend) appendf(buf, sizeof buf, &n, " to rank %d", s.root);
   if (kind == CollKind::kRecv) appendf(buf, sizeof buf, &n, " from rank %d", s.root);
   if (s.redop != kStampNoRedop) appendf(buf, sizeof buf, &n, ", %s", redopName(s.redop));
@@ -138,8 +147,8 @@ std::string mismatchText(uint64_t commHash, int rank, const OpStamp& mine, int p
              mine.op, commHash, kind == CollKind::kSend ? "sends" : "receives", rank,
              kind == CollKind::kSend ? "to" : "from", mine.root);
   else
-    snprintf(head, sizeof head, "nccl%s: operation #%u of communicator %016" PRIx64 ": ", collName(kind), mine.op,
-             commHash);
+    snprintf(head, sizeof head, "%s%s: operation #%u of communicator %016" PRIx64 ": ", collApiPrefix(kind),
+             collName(kind), mine.op, commHash);
   std::string text = std::string(head) + "rank " + std::to_string(rank) + " called " + describeCall(mine, theirs) +
                      kMismatchMarker + std::to_string(peer) + " called " + describeCall(theirs, mine);
   // A different number in the same space means an earlier operation already went out of step

@@ -33,11 +33,9 @@ thread_local GroupState tGroup;
 // pre-multiply scalar is read now, as NCCL reads it when the kernel runs).
 ncclResult_t resolve(Task& t) {
   ncclComm* comm = t.comm;
-  const bool reduces = t.kind == CollKind::kAllReduce || t.kind == CollKind::kReduce ||
-                       t.kind == CollKind::kReduceScatter;
   ReduceSpec spec;
   spec.dtype = t.dtype;
-  if (!reduces) {
+  if (!collReduces(t.kind)) {
     t.spec = spec;
     return ncclSuccess;
   }

@@ -16,8 +16,17 @@ const char* collName(CollKind k) {
     case CollKind::kSend: return "Send";
     case CollKind::kRecv: return "Recv";
     case CollKind::kCopy: return "SelfCopy";
+    case CollKind::kAllGatherv: return "AllGatherv";
+    case CollKind::kReduceScatterv: return "ReduceScatterv";
   }
   return "?";
+}
+
+const char* collApiPrefix(CollKind k) { return isVariableKind(k) ? "weft" : "nccl"; }
+
+bool collReduces(CollKind k) {
+  return k == CollKind::kAllReduce || k == CollKind::kReduce || k == CollKind::kReduceScatter ||
+         k == CollKind::kReduceScatterv;
 }
 
 }  // namespace weft

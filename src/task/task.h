@@ -27,16 +27,28 @@ enum class CollKind : uint8_t {
   kSend,
   kRecv,
   kCopy,  // a send to self matched with a receive from self
+  // Weft's uneven collectives (weft.h): per-rank counts and displacements in Task::vcounts.
+  kAllGatherv,
+  kReduceScatterv,
 };
 
+// How many kinds there are (the last one's value + 1), for code that lists them.
+constexpr int kNumCollKinds = static_cast<int>(CollKind::kReduceScatterv) + 1;
+
 const char* collName(CollKind k);
+// "nccl", or "weft" for Weft's own operations: how messages name the call (weftAllGatherv).
+const char* collApiPrefix(CollKind k);
+// The kinds that reduce (they take an op and resolve a ReduceSpec).
+bool collReduces(CollKind k);
+// The uneven kinds, whose Task::vcounts holds counts then displacements (2 x nranks).
+inline bool isVariableKind(CollKind k) { return k == CollKind::kAllGatherv || k == CollKind::kReduceScatterv; }
 
 struct Task {
   ncclComm* comm = nullptr;
   CollKind kind = CollKind::kAllReduce;
   const void* sendbuff = nullptr;
   void* recvbuff = nullptr;
-  size_t count = 0;  // per-rank count, as the API call defines it
+  size_t count = 0;  // per-rank count, as the API call defines it; the uneven kinds: the sum of all counts
   ncclDataType_t dtype = ncclFloat32;
   ncclRedOp_t op = ncclSum;
   int root = 0;            // root, or the peer of a send/recv
@@ -53,7 +65,9 @@ struct Task {
   Algorithm algorithm{};    // a registry row (collectives/registry.h), chosen when the group runs
   Protocol protocol = Protocol::kSimple;
   int nChannels = 1;
-  std::vector<size_t> vcounts;  // AlltoAllv: sendcounts, sdispls, recvcounts, rdispls (4 x nranks)
+  // AlltoAllv: sendcounts, sdispls, recvcounts, rdispls (4 x nranks). AllGatherv and
+  // ReduceScatterv: recvcounts, then displs (2 x nranks), equal on every rank.
+  std::vector<size_t> vcounts;
 };
 
 }  // namespace weft

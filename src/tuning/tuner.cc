@@ -36,8 +36,11 @@ ncclFunc_t ncclFuncOf(CollKind k) {
   switch (k) {
     case CollKind::kBroadcast: return ncclFuncBroadcast;
     case CollKind::kReduce: return ncclFuncReduce;
-    case CollKind::kAllGather: return ncclFuncAllGather;
-    case CollKind::kReduceScatter: return ncclFuncReduceScatter;
+    // A plugin knows NCCL's functions only: the uneven kinds ask as their even counterparts.
+    case CollKind::kAllGather:
+    case CollKind::kAllGatherv: return ncclFuncAllGather;
+    case CollKind::kReduceScatter:
+    case CollKind::kReduceScatterv: return ncclFuncReduceScatter;
     default: return ncclFuncAllReduce;
   }
 }

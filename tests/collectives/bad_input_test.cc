@@ -279,6 +279,54 @@ TEST_F(BadInput, AlltoAllvArrays) {
   expectStillWorks();
 }
 
+// weftAllGatherv and weftReduceScatterv: their arrays, and the checks every collective makes.
+TEST_F(BadInput, UnevenCollectiveArguments) {
+  float* b = buf_.data();
+  const size_t counts[1] = {4}, displs[1] = {0}, far[1] = {SIZE_MAX - 2}, huge[1] = {SIZE_MAX / 2};
+  EXPECT_NCCL_ERR(weftAllGatherv(b, b + 8, nullptr, displs, ncclFloat32, comm_, nullptr), ncclInvalidArgument, comm_,
+                  "recvcounts");
+  EXPECT_NCCL_ERR(weftAllGatherv(b, b + 8, counts, nullptr, ncclFloat32, comm_, nullptr), ncclInvalidArgument, comm_,
+                  "displs");
+  EXPECT_NCCL_ERR(weftReduceScatterv(b, b + 8, nullptr, displs, ncclFloat32, ncclSum, comm_, nullptr),
+                  ncclInvalidArgument, comm_, "recvcounts");
+  EXPECT_NCCL_ERR(weftReduceScatterv(b, b + 8, counts, nullptr, ncclFloat32, ncclSum, comm_, nullptr),
+                  ncclInvalidArgument, comm_, "displs");
+  // displs + count beyond size_t, and a block beyond the address space.
+  EXPECT_NCCL_ERR(weftAllGatherv(b, b + 8, counts, far, ncclFloat32, comm_, nullptr), ncclInvalidArgument, comm_,
+                  "overflow");
+  EXPECT_NCCL_ERR(weftReduceScatterv(b, b + 8, counts, far, ncclFloat32, ncclSum, comm_, nullptr), ncclInvalidArgument,
+                  comm_, "overflow");
+  EXPECT_NCCL_ERR(weftAllGatherv(b, b + 8, huge, displs, ncclFloat32, comm_, nullptr), ncclInvalidArgument, comm_,
+                  "overflow");
+  // Datatype, op, stream, communicator, buffers.
+  EXPECT_NCCL_ERR(weftAllGatherv(b, b + 8, counts, displs, static_cast<ncclDataType_t>(-1), comm_, nullptr),
+                  ncclInvalidArgument, comm_, "datatype");
+  EXPECT_NCCL_ERR(weftReduceScatterv(b, b + 8, counts, displs, ncclFloat32, static_cast<ncclRedOp_t>(999), comm_,
+                                     nullptr),
+                  ncclInvalidArgument, comm_, "op");
+  EXPECT_NCCL_ERR(weftAllGatherv(b, b + 8, counts, displs, ncclFloat32, comm_, badStream()), ncclInvalidArgument, comm_,
+                  "stream");
+  EXPECT_NCCL_ERR(weftReduceScatterv(b, b + 8, counts, displs, ncclFloat32, ncclSum, comm_, badStream()),
+                  ncclInvalidArgument, comm_, "stream");
+  EXPECT_NCCL_ERR(weftAllGatherv(b, b + 8, counts, displs, ncclFloat32, nullptr, nullptr), ncclInvalidArgument, nullptr,
+                  "comm");
+  EXPECT_NCCL_ERR(weftAllGatherv(nullptr, b + 8, counts, displs, ncclFloat32, comm_, nullptr), ncclInvalidArgument,
+                  comm_, "sendbuff");
+  EXPECT_NCCL_ERR(weftReduceScatterv(b, nullptr, counts, displs, ncclFloat32, ncclSum, comm_, nullptr),
+                  ncclInvalidArgument, comm_, "recvbuff");
+  // Zero counts need no buffers.
+  const size_t zero[1] = {0};
+  EXPECT_EQ(weftAllGatherv(nullptr, nullptr, zero, displs, ncclFloat32, comm_, nullptr), ncclSuccess)
+      << lastError(comm_);
+  EXPECT_EQ(weftReduceScatterv(nullptr, nullptr, zero, far, ncclFloat32, ncclAvg, comm_, nullptr), ncclSuccess)
+      << lastError(comm_);
+  // Inside a group, a refused call fails the group.
+  ASSERT_EQ(ncclGroupStart(), ncclSuccess);
+  EXPECT_EQ(weftAllGatherv(b, b + 8, nullptr, displs, ncclFloat32, comm_, nullptr), ncclInvalidArgument);
+  EXPECT_EQ(ncclGroupEnd(), ncclInvalidArgument);
+  expectStillWorks();
+}
+
 TEST_F(BadInput, NonNullStreamInHostMode) {
   float* b = buf_.data();
   const Stream s = badStream();

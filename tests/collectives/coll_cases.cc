@@ -22,6 +22,8 @@ const char* collName(Coll coll) {
     case Coll::kGather: return "Gather";
     case Coll::kScatter: return "Scatter";
     case Coll::kAlltoAllv: return "AlltoAllv";
+    case Coll::kAllGatherv: return "AllGatherv";
+    case Coll::kReduceScatterv: return "ReduceScatterv";
   }
   return "?";
 }
@@ -33,8 +35,14 @@ const std::vector<Coll>& allColls() {
   return all;
 }
 
+const std::vector<Coll>& unevenColls() {
+  static const std::vector<Coll> all = {Coll::kAllGatherv, Coll::kReduceScatterv};
+  return all;
+}
+
 bool collReduces(Coll coll) {
-  return coll == Coll::kAllReduce || coll == Coll::kReduce || coll == Coll::kReduceScatter;
+  return coll == Coll::kAllReduce || coll == Coll::kReduce || coll == Coll::kReduceScatter ||
+         coll == Coll::kReduceScatterv;
 }
 
 bool builtinRedOp(Red red, ncclRedOp_t* op) {
@@ -174,6 +182,9 @@ struct CaseRun::Impl {
   const unsigned char* sendCheck = nullptr;
   // AlltoAllv layout (elements), with a one-element gap after every block.
   std::vector<size_t> scounts, sdispls, rcounts, rdispls;
+  // AllGatherv and ReduceScatterv layout (vcollLayout) and the elements it spans.
+  std::vector<size_t> vcounts, vdispls;
+  size_t vextent = 0;
   // PreMulSum.
   ncclRedOp_t op = ncclSum;
   bool opCreated = false;
@@ -291,6 +302,29 @@ void CaseRun::Impl::setup() {
       recv = b.data();
       break;
     }
+    case Coll::kAllGatherv:
+      vextent = vcollLayout(cnt, nranks, &vcounts, &vdispls);
+      if (inPlace) {
+        a.allocate(shift, vextent * esize);
+        fillJunk(a.data(), vextent);
+        fillInput(a.data() + vdispls[rank] * esize, vcounts[rank], 0);
+        recv = a.data();
+        send = a.data() + vdispls[rank] * esize;
+      } else {
+        outOfPlace(vcounts[rank], vextent);
+      }
+      break;
+    case Coll::kReduceScatterv:
+      vextent = vcollLayout(cnt, nranks, &vcounts, &vdispls);
+      if (inPlace) {
+        a.allocate(shift, vextent * esize);
+        fillInput(a.data(), vextent, 0);
+        send = a.data();
+        recv = a.data() + vdispls[rank] * esize;
+      } else {
+        outOfPlace(vextent, vcounts[rank]);
+      }
+      break;
   }
   if (b.allocated()) {  // out of place: the send buffer is only read
     sendCopy.assign(a.data(), a.data() + a.bytes());
@@ -347,6 +381,10 @@ ncclResult_t CaseRun::issue(ncclComm_t comm) const {
     case Coll::kAlltoAllv:
       return ncclAlltoAllv(m.send, m.scounts.data(), m.sdispls.data(), m.recv, m.rcounts.data(), m.rdispls.data(),
                            c.dtype, comm, nullptr);
+    case Coll::kAllGatherv:
+      return weftAllGatherv(m.send, m.recv, m.vcounts.data(), m.vdispls.data(), c.dtype, comm, nullptr);
+    case Coll::kReduceScatterv:
+      return weftReduceScatterv(m.send, m.recv, m.vcounts.data(), m.vdispls.data(), c.dtype, m.op, comm, nullptr);
   }
   return ncclInternalError;
 }
@@ -412,6 +450,20 @@ void CaseRun::verify(Reporter* rep) const {
         checkRange(rep, label, "gap between receive blocks", c.dtype, out, m.rdispls[p] + m.rcounts[p], 1,
                    [&](size_t i) { return exactly(m.ref.junk(r, m.rdispls[p] + m.rcounts[p] + i)); });
       }
+      break;
+    case Coll::kAllGatherv:
+      for (int p = 0; p < n; ++p) {
+        checkRange(rep, label, ("block from rank " + std::to_string(p)).c_str(), c.dtype, out, m.vdispls[p],
+                   m.vcounts[p], [&](size_t i) { return input(p, i); });
+        // Gaps belong to no block: they keep what they held (the rank's own input, in place).
+        const size_t gap = m.vdispls[p] + m.vcounts[p];
+        checkRange(rep, label, "gap between blocks", c.dtype, out, gap, 1,
+                   [&](size_t i) { return exactly(m.ref.junk(r, gap + i)); });
+      }
+      break;
+    case Coll::kReduceScatterv:
+      checkRange(rep, label, "result block", c.dtype, out, 0, m.vcounts[r],
+                 [&](size_t i) { return reduced(m.vdispls[r] + i); });
       break;
   }
   if (m.sendCheck && memcmp(m.sendCheck, m.sendCopy.data(), m.sendCopy.size()) != 0)

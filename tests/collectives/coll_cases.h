@@ -24,10 +24,14 @@ enum class Coll {
   kAlltoAll,
   kGather,
   kScatter,
-  kAlltoAllv
+  kAlltoAllv,
+  kAllGatherv,     // weftAllGatherv: the layout of vcollLayout (reference.h)
+  kReduceScatterv  // weftReduceScatterv: the same layout
 };
 const char* collName(Coll coll);
+// The NCCL and RCCL collectives; Weft's uneven ones (weft.h) are listed apart.
 const std::vector<Coll>& allColls();
+const std::vector<Coll>& unevenColls();
 bool collReduces(Coll coll);
 bool collHasRoot(Coll coll);
 bool collAllowsInPlace(Coll coll);     // AlltoAll and AlltoAllv do not
@@ -44,7 +48,8 @@ struct CollCase {
   Coll coll = Coll::kAllReduce;
   ncclDataType_t dtype = ncclFloat32;
   Red red = Red::kSum;  // ignored unless the collective reduces
-  size_t count = 0;     // NCCL's count argument (per rank block for AllGather, ReduceScatter, ...)
+  size_t count = 0;     // NCCL's count argument (per rank block for AllGather, ReduceScatter, ...);
+                        // the uneven kinds: the largest block of their layout
   bool inPlace = false;
   bool evenRanksOnly = false;  // with inPlace: only even ranks work in place, odd ones out of place
   bool shifted = false;        // buffers aligned to the element size only (64-byte boundary + 1 element)

@@ -89,6 +89,30 @@ TEST(Groups, SpansCommAndItsSplit) {
   }));
 }
 
+// Weft's uneven collectives in one group with NCCL's, on a communicator and on a split of it, next
+// to point-to-point traffic on the same peers.
+TEST(Groups, UnevenCollectivesBesideOthersOnTwoComms) {
+  EXPECT_RUN_OK(runRanks(kTier, 4, [](RankCtx& ctx) {
+    ncclComm_t sub = nullptr;
+    if (!ctx.ok(ncclCommSplit(ctx.comm, ctx.rank % 2, ctx.rank, &sub, nullptr), "ncclCommSplit", ctx.comm)) return;
+    int subRank = -1, subN = -1;
+    ctx.ok(ncclCommUserRank(sub, &subRank), "ncclCommUserRank", sub);
+    ctx.ok(ncclCommCount(sub, &subN), "ncclCommCount", sub);
+    const int r = ctx.rank, n = ctx.nranks;
+    std::vector<Planned> plan = {
+        {makeCase(Coll::kAllGatherv, ncclFloat32, Red::kSum, 5000, false, 0, 31), ctx.comm, r, n},
+        {makeCase(Coll::kAllReduce, ncclFloat32, Red::kSum, 999, false, 0, 32), ctx.comm, r, n},
+        {makeCase(Coll::kReduceScatterv, ncclInt32, Red::kPreMulDev, 3000, true, 0, 33), sub, subRank, subN},
+        {makeCase(Coll::kAlltoAllv, ncclInt8, Red::kSum, 40, false, 0, 34), ctx.comm, r, n},
+        {makeCase(Coll::kReduceScatterv, ncclBfloat16, Red::kAvg, 700, false, 0, 35), ctx.comm, r, n},
+        {makeCase(Coll::kAllGatherv, ncclInt64, Red::kSum, 65, true, 0, 36), sub, subRank, subN},
+        {makeCase(Coll::kAllGather, ncclFloat16, Red::kSum, 300, false, 0, 37), sub, subRank, subN},
+    };
+    if (subRank >= 0 && subN > 0) runInOneGroup(ctx, plan);
+    ctx.ok(ncclCommDestroy(sub), "ncclCommDestroy(split)");
+  }));
+}
+
 // Inside a group nothing runs before the outermost ncclGroupEnd; nesting only counts depth.
 TEST(Groups, NestedRunAtOutermostEnd) {
   EXPECT_RUN_OK(runRanks(kTier, 2, [](RankCtx& ctx) {

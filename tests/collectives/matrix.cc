@@ -34,6 +34,16 @@ void addFull(std::vector<MatrixParam>* out, Mode mode, int nranks, const std::ve
   }
 }
 
+// Weft's uneven collectives (weftAllGatherv, weftReduceScatterv) with the skewed layout of
+// vcollLayout: one large block, empty ones, small ones, gaps.
+void addUneven(std::vector<MatrixParam>* out, Mode mode, int nranks, const std::vector<ncclDataType_t>& dataTypes,
+               const std::vector<ncclDataType_t>& reduceTypes, const std::vector<Red>& reds,
+               const std::vector<size_t>& counts) {
+  for (Coll coll : unevenColls())
+    for (ncclDataType_t dt : collReduces(coll) ? reduceTypes : dataTypes)
+      out->push_back({mode, coll, nranks, dt, reds, counts, "small"});
+}
+
 void addBig(std::vector<MatrixParam>* out, Mode mode, Coll coll, int nranks, ncclDataType_t dt, Red red) {
   out->push_back({mode, coll, nranks, dt, {red}, {kBigCount}, "big"});
 }
@@ -65,12 +75,23 @@ std::vector<MatrixParam> threadsMatrix() {
   addBig(&v, Mode::kThreads, Coll::kGather, 3, ncclFloat16, Red::kSum);
   addBig(&v, Mode::kThreads, Coll::kScatter, 3, ncclFloat16, Red::kSum);
   addBig(&v, Mode::kThreads, Coll::kAlltoAllv, 3, ncclInt32, Red::kSum);
+  // The uneven collectives: a type per size, the reducing families, every op, 1 to 5 and 8 ranks.
+  const std::vector<ncclDataType_t> unevenReduceTypes = {ncclUint8, ncclInt32, ncclFloat32, ncclBfloat16,
+                                                         ncclFloat8e4m3};
+  for (int n : {1, 2, 3, 4, 5})
+    addUneven(&v, Mode::kThreads, n, kOneTypePerSize, unevenReduceTypes, allReds(), kSmallCounts);
+  addUneven(&v, Mode::kThreads, 8, {ncclFloat32}, {ncclFloat32, ncclInt64}, {Red::kSum, Red::kAvg, Red::kPreMulDev},
+            kSmallCounts);
+  addBig(&v, Mode::kThreads, Coll::kAllGatherv, 4, ncclFloat32, Red::kSum);
+  addBig(&v, Mode::kThreads, Coll::kReduceScatterv, 3, ncclFloat32, Red::kSum);
+  addBig(&v, Mode::kThreads, Coll::kReduceScatterv, 5, ncclInt32, Red::kMax);
   // One thread driving every rank (ncclCommInitAll + groups), as single-process multi-GPU code does.
   for (int n : {2, 3, 4})
     addFull(&v, Mode::kClique, n, {ncclInt8, ncclFloat32}, {ncclFloat32, ncclBfloat16, ncclInt8, ncclFloat8e5m2},
             {Red::kSum, Red::kMin, Red::kAvg, Red::kPreMulImm, Red::kPreMulDev}, {0, 1, 1023});
   addBig(&v, Mode::kClique, Coll::kAllReduce, 3, ncclFloat32, Red::kSum);
   addBig(&v, Mode::kClique, Coll::kReduceScatter, 2, ncclInt32, Red::kMax);
+  addUneven(&v, Mode::kClique, 3, {ncclInt8}, {ncclFloat32}, {Red::kSum, Red::kPreMulImm, Red::kPreMulDev}, {0, 1023});
   return v;
 }
 
@@ -92,6 +113,11 @@ std::vector<MatrixParam> procsMatrix() {
   addBig(&v, Mode::kProcs, Coll::kAlltoAllv, 4, ncclInt8, Red::kSum);
   addBig(&v, Mode::kProcs, Coll::kGather, 4, ncclInt32, Red::kSum);
   addBig(&v, Mode::kProcs, Coll::kScatter, 2, ncclFloat32, Red::kSum);
+  for (int n : {2, 3, 4})
+    addUneven(&v, Mode::kProcs, n, {ncclFloat16}, {ncclFloat32, ncclInt32},
+              {Red::kSum, Red::kMax, Red::kAvg, Red::kPreMulDev}, kSmallCounts);
+  addBig(&v, Mode::kProcs, Coll::kAllGatherv, 3, ncclFloat64, Red::kSum);
+  addBig(&v, Mode::kProcs, Coll::kReduceScatterv, 2, ncclFloat32, Red::kSum);
   return v;
 }
 

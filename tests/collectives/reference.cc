@@ -191,6 +191,18 @@ std::string describe(ncclDataType_t dtype, const Expect& e) {
   return buf;
 }
 
+size_t vcollLayout(size_t c, int n, std::vector<size_t>* counts, std::vector<size_t>* displs) {
+  counts->assign(n, 0);
+  displs->assign(n, 0);
+  for (int p = 0; p < n && c > 0; ++p) (*counts)[p] = p == (n > 1 ? 1 : 0) ? c : p % 2 == 0 ? 0 : c / 16 + 1;
+  size_t at = 0;
+  for (int p = n - 1; p >= 0; --p) {
+    (*displs)[p] = at;
+    at += (*counts)[p] + 1;
+  }
+  return at;
+}
+
 size_t alltoallvCount(size_t c, int src, int dst) {
   if (c == 0) return 0;
   return c + static_cast<size_t>((src + 2 * dst) % 3) - 1;

@@ -42,6 +42,13 @@ std::string describe(ncclDataType_t dtype, const Expect& e);
 // AlltoAllv: elements rank src sends to rank dst for a case of count c (0, 1 or 2 around c).
 size_t alltoallvCount(size_t c, int src, int dst);
 
+// The uneven collectives' layout for a case of count c on n ranks, the same on every rank: rank 1
+// (rank 0 alone) has the large block of c elements, even ranks have none, the other odd ranks a
+// small one (c / 16 + 1); all empty when c is 0. Blocks lie in reverse rank order with a
+// one-element gap after each, so displacements neither follow rank order nor touch. Returns the
+// elements the layout spans.
+size_t vcollLayout(size_t c, int n, std::vector<size_t>* counts, std::vector<size_t>* displs);
+
 // Every rank's input of one case, and what the reductions of them must give. Inputs are a pure
 // function of (case, rank, index), so any rank can compute any other rank's input.
 class Reference {

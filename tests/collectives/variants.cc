@@ -43,6 +43,19 @@ const Env kTree = {{"NCCL_ALGO", "Tree"}};
 // built-in Socket network over TCP.
 const Env kNet = {{"NCCL_SHM_DISABLE", "1"}, {"WEFT_TIMEOUT_MS", "40000"}};
 
+// Weft's uneven collectives with each of their algorithms forced: the ring with tiny FIFOs and
+// several channels (many pieces per block), the direct point-to-point pattern (AllGatherv only;
+// ReduceScatterv and NCCL's collectives fall back on the model with a warning), and DDA with a
+// small staging area (many rounds). NCCL_ALGO names one algorithm for every collective: a
+// per-collective list needs characters CTest cannot carry.
+const Env kVRing = {{"NCCL_ALGO", "Ring"}, {"NCCL_BUFFSIZE", "8192"}, {"WEFT_NCHANNELS", "3"}};
+const Env kVP2p = {{"NCCL_ALGO", "P2p"}, {"NCCL_BUFFSIZE", "8192"}};
+const Env kVDda = {{"NCCL_ALGO", "DDAFlat"}, {"RCCL_DDA_SENDBUF_BYTES", "65536"}};
+const std::vector<Pick> kUnevenCases = {suite("VColl"), test("Groups", "UnevenCollectivesBesideOthersOnTwoComms")};
+MatrixSel uneven(std::vector<int> nranks) {
+  return {.colls = {Coll::kAllGatherv, Coll::kReduceScatterv}, .nranks = std::move(nranks)};
+}
+
 // The kinds the tree runs, small sizes (2..8 ranks where the binary has them).
 MatrixSel treeKinds(std::vector<int> nranks) {
   return {.colls = {kAllReduce, Coll::kReduce, Coll::kBroadcast, Coll::kBcast},
@@ -128,6 +141,15 @@ std::vector<Variant> threadsVariants() {
        .picks = {matrix(treeKinds({2, 3, 4, 5, 7, 8})),
                  onThreads({.colls = {kAllReduce}, .nranks = {3}, .dtypes = {ncclFloat32}, .tag = "big"}),
                  suite("Groups"), suite("SingleThread")}},
+      {.name = "vring",
+       .prefix = "vring.",
+       .env = kVRing,
+       .picks = kUnevenCases + std::vector<Pick>{matrix(uneven({2, 3, 5}))}},
+      {.name = "vp2p", .prefix = "vp2p.", .env = kVP2p, .picks = kUnevenCases + std::vector<Pick>{matrix(uneven({3}))}},
+      {.name = "vdda",
+       .prefix = "vdda.",
+       .env = kVDda,
+       .picks = kUnevenCases + std::vector<Pick>{onThreads(uneven({2, 4}))}},
       {.name = "net",
        .prefix = "net.",
        .labels = {"net"},
@@ -185,6 +207,8 @@ std::vector<Variant> procsVariants() {
                  test("Robustness", "MismatchedCountsFailOnBothRanks"),
                  test("Robustness", "PeerSkippingACollectiveIsReportedAfterTheTimeout"),
                  test("Failure", "PeerKilledDuringAllReduce")}},
+      {.name = "vring", .prefix = "vring.", .env = kVRing, .picks = {suite("VColl"), matrix(uneven({3}))}},
+      {.name = "vdda", .prefix = "vdda.", .env = kVDda, .picks = {suite("VColl")}},
       // Ring, tree and point-to-point over the network transport.
       {.name = "net",
        .prefix = "net.",

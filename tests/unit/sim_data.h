@@ -22,9 +22,7 @@ inline bool isRingKind(CollKind k) {
          k == CollKind::kAllGather || k == CollKind::kReduceScatter;
 }
 
-inline bool reducesKind(CollKind k) {
-  return k == CollKind::kAllReduce || k == CollKind::kReduce || k == CollKind::kReduceScatter;
-}
+inline bool reducesKind(CollKind k) { return collReduces(k); }
 
 // The spec group.cc resolves for a built-in op (reductions only; other kinds keep a plain copy).
 inline ReduceSpec resolveSpec(CollKind kind, ncclDataType_t dtype, ncclRedOp_t op, int nranks) {
