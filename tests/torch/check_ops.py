@@ -29,6 +29,7 @@ class Checker:
         self.gloo = dist.new_group(backend="gloo")
         self.case = 0
         self.count = 0
+        self.skipped = set()
 
     def data(self, rank, dtype, shape=(3, 5), low=-4, high=5):
         """Rank rank's input for the current case: the same on every rank that builds it."""
@@ -65,6 +66,21 @@ class Checker:
     def next_case(self):
         self.case += 1
 
+    def gloo_has(self, name, fn):
+        """Runs fn on the gloo group; False when gloo 1.13 lacks the operation (then only the local
+        reference checks weft). The answer is the same on every rank, so all ranks skip alike."""
+        try:
+            fn()
+            return True
+        except RuntimeError as e:
+            msg = str(e).lower()
+            if "support" not in msg and "invalid scalar type" not in msg:
+                raise
+            if self.rank == 0 and name not in self.skipped:
+                print(f"gloo has no {name}: checked against the local reference only", flush=True)
+            self.skipped.add(name)
+            return False
+
 
 def fold(tensors, op):
     acc = tensors[0].clone()
@@ -90,9 +106,8 @@ def check_all_reduce(c):
             t = inputs[c.rank].clone()
             dist.all_reduce(t, op=op)
             c.expect(f"all_reduce {dtype} {op}", t, want)
-            if dtype != torch.bfloat16:  # gloo 1.13 has no bfloat16
-                g = inputs[c.rank].clone()
-                dist.all_reduce(g, op=op, group=c.gloo)
+            g = inputs[c.rank].clone()
+            if c.gloo_has(f"all_reduce for {dtype}", lambda: dist.all_reduce(g, op=op, group=c.gloo)):
                 c.expect(f"all_reduce {dtype} {op} vs gloo", t, g)
     # A non-contiguous tensor (a transposed view): reduced in a copy, written back in place.
     c.next_case()
@@ -187,8 +202,9 @@ def check_gathers(c):
         dist.all_gather_into_tensor(flat, inputs[c.rank])
         c.expect(f"all_gather_into_tensor {dtype}", flat, torch.cat(inputs))
         gflat = torch.zeros_like(flat)
-        dist.all_gather_into_tensor(gflat, inputs[c.rank], group=c.gloo)
-        c.expect(f"all_gather_into_tensor {dtype} vs gloo", flat, gflat)
+        if c.gloo_has("all_gather_into_tensor",
+                      lambda: dist.all_gather_into_tensor(gflat, inputs[c.rank], group=c.gloo)):
+            c.expect(f"all_gather_into_tensor {dtype} vs gloo", flat, gflat)
     # reduce_scatter (gloo 1.13 has neither form): rank r gets the reduced r-th share.
     for op in (R.SUM, R.MIN):
         c.next_case()
@@ -213,8 +229,8 @@ def check_all_to_all(c):
     want = torch.cat([inputs[r][2 * c.rank:2 * c.rank + 2] for r in range(n)])
     c.expect("all_to_all_single equal", out, want)
     gout = torch.zeros_like(out)
-    dist.all_to_all_single(gout, inputs[c.rank], group=c.gloo)
-    c.expect("all_to_all_single equal vs gloo", out, gout)
+    if c.gloo_has("all_to_all_single", lambda: dist.all_to_all_single(gout, inputs[c.rank], group=c.gloo)):
+        c.expect("all_to_all_single equal vs gloo", out, gout)
     # Uneven splits: rank r sends (r + p) % 3 rows to rank p (zero rows included).
     c.next_case()
     splits = [[(r + p) % 3 for p in range(n)] for r in range(n)]
@@ -229,8 +245,9 @@ def check_all_to_all(c):
         pieces.append(inputs[r][start:start + splits[r][c.rank]])
     c.expect("all_to_all_single splits", out, torch.cat(pieces))
     gout = torch.zeros_like(out)
-    dist.all_to_all_single(gout, inputs[c.rank], out_splits, in_splits, group=c.gloo)
-    c.expect("all_to_all_single splits vs gloo", out, gout)
+    if c.gloo_has("all_to_all_single",
+                  lambda: dist.all_to_all_single(gout, inputs[c.rank], out_splits, in_splits, group=c.gloo)):
+        c.expect("all_to_all_single splits vs gloo", out, gout)
     # The list form, with a different size per pair.
     c.next_case()
     ins = [c.data(c.rank * n + p, torch.float32, shape=(c.rank + p + 1,)) for p in range(n)]
