@@ -146,8 +146,9 @@ def check_all_reduce(c):
                     "AVG", "bool")
     c.expect_raises("all_reduce BAND", lambda: dist.all_reduce(torch.ones(2, dtype=torch.int32), op=R.BAND),
                     "bitwise")
-    c.expect_raises("all_reduce on a non-CPU tensor", lambda: dist.all_reduce(torch.empty(2, device="meta")),
-                    "weft backend serves CPU tensors")
+    # (A tensor on another device cannot be made here: Debian's torch has CPU only, and torch's
+    # dispatcher stops "meta" tensors before any backend sees them.)
+    c.expect_raises("all_reduce on a sparse tensor", lambda: dist.all_reduce(torch.ones(2).to_sparse()), "dense")
     if weft.torch.HAS_COMPLEX:
         pg = dist.distributed_c10d._get_default_group()
         for dtype in (torch.complex64, torch.complex128):
@@ -292,7 +293,7 @@ def check_async(c):
     works = [dist.all_reduce(t, async_op=True) for t in mine]
     for k, w in enumerate(works):
         w.wait()
-        assert w.is_completed() and w.is_success()
+        assert w.is_completed() and w.exception() is None
         c.expect(f"async all_reduce {k}", mine[k], fold([inputs[r][k] for r in range(c.n)], R.SUM))
     # The Work's future completes with the output tensors (DDP's comm hooks rely on it).
     t = inputs[c.rank][0].clone()
