@@ -293,7 +293,7 @@ def check_async(c):
     works = [dist.all_reduce(t, async_op=True) for t in mine]
     for k, w in enumerate(works):
         w.wait()
-        assert w.is_completed() and w.exception() is None
+        assert w.is_completed()
         c.expect(f"async all_reduce {k}", mine[k], fold([inputs[r][k] for r in range(c.n)], R.SUM))
     # The Work's future completes with the output tensors (DDP's comm hooks rely on it).
     t = inputs[c.rank][0].clone()
