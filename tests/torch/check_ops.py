@@ -4,8 +4,8 @@ Run under torch.distributed.run (tests/torch/CMakeLists.txt): the default group 
 group of the same ranks runs the same calls. Inputs are small integers (also in the float
 types), so every sum and product is exact and results must match bit for bit whatever order the
 backends reduce in. Every rank builds every rank's input from (rank, case), so it can also compute
-the expected result itself: that covers what gloo lacks (bfloat16, reduce_scatter, list
-all_to_all, AVG, PREMUL_SUM). Exits non-zero, naming the failed check, on any mismatch.
+the expected result itself: that covers what gloo 1.13 lacks (it says which at run time) and AVG
+and PREMUL_SUM, which gloo has not. Exits non-zero, naming the failed check, on any mismatch.
 """
 
 import sys
@@ -213,6 +213,9 @@ def check_gathers(c):
         out = torch.zeros((2, 3))
         dist.reduce_scatter(out, lists[c.rank], op=op)
         c.expect(f"reduce_scatter {op}", out, fold([lists[r][c.rank] for r in range(c.n)], op))
+        gout = torch.zeros((2, 3))
+        if c.gloo_has("reduce_scatter", lambda: dist.reduce_scatter(gout, lists[c.rank], op=op, group=c.gloo)):
+            c.expect(f"reduce_scatter {op} vs gloo", out, gout)
         whole = [torch.cat(lists[r]) for r in range(c.n)]
         out = torch.zeros((2, 3))
         dist.reduce_scatter_tensor(out, whole[c.rank], op=op)
@@ -256,6 +259,10 @@ def check_all_to_all(c):
     dist.all_to_all(outs, ins)
     for r in range(n):
         c.expect(f"all_to_all list from {r}", outs[r], c.data(r * n + c.rank, torch.float32, shape=(r + c.rank + 1,)))
+    gouts = [torch.zeros(r + c.rank + 1) for r in range(n)]
+    if c.gloo_has("all_to_all (list)", lambda: dist.all_to_all(gouts, ins, group=c.gloo)):
+        for r in range(n):
+            c.expect(f"all_to_all list from {r} vs gloo", outs[r], gouts[r])
 
 
 def check_p2p(c):
