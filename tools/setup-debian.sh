@@ -5,8 +5,13 @@
 # CUDA is not in Debian: the CUDA build uses the toolkit at /usr/local/cuda when it is there.
 set -euo pipefail
 pkgs=(cmake make g++ gcc pkg-config dpkg-dev libgtest-dev libgmock-dev libhwloc-dev python3 iproute2 procps)
+# gdb: a collective test whose rank hangs prints that rank's thread stacks (tests/collectives/harness.cc).
+pkgs+=(gdb)
 # The style checks (tools/check_style.sh, ctest label style) pin clang 14's formatter and linter.
 pkgs+=(clang-format-14 clang-tidy-14)
+# The Python package (src/python: pybind11), its examples and tests (NumPy, mpi4py under Open MPI),
+# and the torch.distributed backend (src/torch: libtorch 1.13 and its Python module).
+pkgs+=(python3-dev python3-numpy python3-mpi4py pybind11-dev openmpi-bin libtorch-dev python3-torch)
 if [ "${1:-}" = "--hip" ]; then
   pkgs+=(hipcc libamdhip64-dev rocm-device-libs libhsa-runtime-dev)
 fi

@@ -414,7 +414,27 @@ struct Child {
   bool reaped = false;
   int status = 0;
   bool killedByUs = false;
+  std::string stacks;  // where a hung rank's threads were, when gdb could tell
 };
+
+// The call stacks of every thread of a hung rank, read with gdb when it is installed (it is on the
+// development and CI machines; elsewhere the report just lacks them). A hang that shows up once
+// in thousands of runs is only fixable with this.
+std::string threadStacks(pid_t pid) {
+  if (access("/usr/bin/gdb", X_OK) != 0) return "";
+  const std::string cmd = "timeout 30 /usr/bin/gdb -nx -batch -p " + std::to_string(pid) +
+                          " -ex 'thread apply all bt 25' 2>/dev/null";
+  FILE* f = popen(cmd.c_str(), "r");
+  if (f == nullptr) return "";
+  std::string out;
+  char line[1024];
+  while (fgets(line, sizeof line, f) != nullptr) {
+    // Only the frames and thread headers: gdb's banner and symbol-loading chatter say nothing.
+    if (line[0] == '#' || strncmp(line, "Thread ", 7) == 0) out += std::string("    ") + line;
+  }
+  pclose(f);
+  return out;
+}
 
 RunReport runProcs(int nranks, const std::function<void(RankCtx&)>& body, const RunOptions& opts) {
   RunReport report;
@@ -502,6 +522,7 @@ RunReport runProcs(int nranks, const std::function<void(RankCtx&)>& body, const 
     if (nowSeconds() > deadline) {
       for (Child& c : children) {
         if (c.reaped) continue;
+        c.stacks = threadStacks(c.pid);
         kill(c.pid, SIGKILL);
         waitpid(c.pid, &c.status, 0);
         c.reaped = true;
@@ -521,7 +542,8 @@ RunReport runProcs(int nranks, const std::function<void(RankCtx&)>& body, const 
     const std::string where = d.lastStep.empty() ? "" : " (last step: " + d.lastStep + ")";
     if (c.killedByUs) {
       report.failures.push_back(who + ": hung: still running after the " + std::to_string(opts.deadlineMs) +
-                                " ms deadline; killed by the harness" + where);
+                                " ms deadline; killed by the harness" + where +
+                                (c.stacks.empty() ? "" : "; its threads were at:\n" + c.stacks));
     } else if (WIFSIGNALED(c.status)) {
       const int sig = WTERMSIG(c.status);
       if (!(expectKill && sig == SIGKILL))
