@@ -264,23 +264,32 @@ Discovery discoverFrom(hwloc_topology_t topo) {
   return d;
 }
 
+namespace {
+// The process's topology, kept (see localDiscovery); reachable from here, so leak checkers do not
+// report it.
+hwloc_topology_t gLoadedTopology = nullptr;
+}  // namespace
+
 const Discovery& localDiscovery() {
   // A function-local static: C++ guarantees one initialisation even when threads race to it.
   static const Discovery kLocal = [] {
     Discovery d;
-    hwloc_topology_t topo = nullptr;
+    hwloc_topology_t& topo = gLoadedTopology;
     if (hwloc_topology_init(&topo) != 0) {
       d.problem = std::string("hwloc_topology_init failed: ") + std::strerror(errno);
       return d;
     }
     hwloc_topology_set_io_types_filter(topo, HWLOC_TYPE_FILTER_KEEP_IMPORTANT);
+    // The topology is never destroyed: hwloc_topology_destroy dlcloses hwloc's plugins, and a
+    // dlclose while other threads run (the network's proxy and socket threads, a framework's
+    // own) was seen to deadlock inside glibc (2.36: dlclose waiting in __thread_gscope_wait while
+    // holding the lock that a pthread_join in the proxy thread needed). One topology per
+    // process, loaded once, costs less than that risk.
     if (hwloc_topology_load(topo) != 0) {
       d.problem = std::string("hwloc_topology_load failed: ") + std::strerror(errno);
-      hwloc_topology_destroy(topo);
       return d;
     }
     d = discoverFrom(topo);
-    hwloc_topology_destroy(topo);
     WEFT_INFO(
         kLogGraph | kLogInit,
         "Topology: %d packages, %d NUMA nodes, %d cores, %d PUs, %d GPUs, %d NICs; bound to CPUs %s (NUMA node %d)",
