@@ -162,6 +162,8 @@ struct GpuCaseRun::Impl {
   bool sendInB = false, recvInB = false;                   // which buffer each pointer is in...
   size_t sendOff = 0, recvOff = 0;                         // ...and at which element
   std::vector<size_t> scounts, sdispls, rcounts, rdispls;  // AlltoAllv, one-element gaps
+  std::vector<size_t> vcounts, vdispls;                    // AllGatherv/ReduceScatterv (vcollLayout)
+  size_t vextent = 0;
   ncclRedOp_t op = ncclSum;
   bool opCreated = false;
   alignas(8) unsigned char hostScalar[8] = {};
@@ -247,6 +249,26 @@ void GpuCaseRun::Impl::layout() {
       for (int p = 0; p < nranks; ++p) fillInput(&hostA, sdispls[p], scounts[p], static_cast<size_t>(p) * (cnt + 2));
       break;
     }
+    case Coll::kAllGatherv:
+      vextent = vcollLayout(cnt, nranks, &vcounts, &vdispls);
+      if (inPlace) {
+        onlyBuffer(vextent);
+        fillInput(&hostA, vdispls[r], vcounts[r], 0);
+        sendOff = vdispls[r];
+      } else {
+        outOfPlace(vcounts[r], vextent);
+      }
+      break;
+    case Coll::kReduceScatterv:
+      vextent = vcollLayout(cnt, nranks, &vcounts, &vdispls);
+      if (inPlace) {
+        onlyBuffer(vextent);
+        fillInput(&hostA, 0, vextent, 0);
+        recvOff = vdispls[r];
+      } else {
+        outOfPlace(vextent, vcounts[r]);
+      }
+      break;
   }
 }
 
@@ -307,6 +329,9 @@ ncclResult_t GpuCaseRun::issue(ncclComm_t comm, gpuStream_t s) const {
     case Coll::kAlltoAllv:
       return ncclAlltoAllv(send, m.scounts.data(), m.sdispls.data(), recv, m.rcounts.data(), m.rdispls.data(), c.dtype,
                            comm, s);
+    case Coll::kAllGatherv: return weftAllGatherv(send, recv, m.vcounts.data(), m.vdispls.data(), c.dtype, comm, s);
+    case Coll::kReduceScatterv:
+      return weftReduceScatterv(send, recv, m.vcounts.data(), m.vdispls.data(), c.dtype, m.op, comm, s);
   }
   return ncclInternalError;
 }
@@ -361,6 +386,20 @@ void GpuCaseRun::verify(Reporter* rep) const {
         checkRange(rep, label, "gap between receive blocks", c.dtype, out, gap, 1,
                    [&](size_t) { return exactly(m.ref.junk(r, gap)); });
       }
+      break;
+    case Coll::kAllGatherv:
+      for (int p = 0; p < n; ++p) {
+        const size_t gap = m.vdispls[p] + m.vcounts[p];
+        checkRange(rep, label, "block from rank " + std::to_string(p), c.dtype, out, m.vdispls[p], m.vcounts[p],
+                   [&](size_t i) { return input(p, i); });
+        // Gaps belong to no block: they keep what they held (the rank's own input, in place).
+        checkRange(rep, label, "gap between blocks", c.dtype, out, gap, 1,
+                   [&](size_t) { return exactly(m.ref.junk(r, gap)); });
+      }
+      break;
+    case Coll::kReduceScatterv:
+      checkRange(rep, label, "result block", c.dtype, out, o, m.vcounts[r],
+                 [&](size_t i) { return reduced(m.vdispls[r] + i); });
       break;
   }
   // Out of place the send buffer is only read. In place, the parts of the only buffer that are
