@@ -27,47 +27,16 @@ void readInt(const ncclConfig_t* c, size_t offset, int* out) {
   if (v != NCCL_CONFIG_UNDEF_INT) *out = v;
 }
 
-void readString(const ncclConfig_t* c, size_t offset, std::string* out) {
-  if (!fieldPresent<const char*>(c, offset)) return;
+// Only the pointer: it is followed after every integer field has been checked (validate()), so a
+// struct that those checks refuse never has its string pointers dereferenced.
+const char* readStringPointer(const ncclConfig_t* c, size_t offset) {
+  if (!fieldPresent<const char*>(c, offset)) return nullptr;
   const char* v;
   memcpy(&v, reinterpret_cast<const char*>(c) + offset, sizeof v);
-  if (v != nullptr) *out = v;
+  return v;
 }
 
-}  // namespace
-
-ncclResult_t parseConfig(const ncclConfig_t* user, CommConfig* out, std::string* why) {
-  CommConfig cfg;
-  int envBlocking = static_cast<int>(param::commBlocking());
-  if (envBlocking == 0 || envBlocking == 1) cfg.blocking = envBlocking;
-  // This rank's proposal: communicator init puts rank 0's channel range in force (agreement.h).
-  const param::Agreed local = param::localAgreed();
-  cfg.minCTAs = static_cast<int>(local.minNChannels);
-  cfg.maxCTAs = static_cast<int>(local.maxNChannels);
-  if (user != nullptr) {
-    if (user->magic != kConfigMagic) {
-      *why = "ncclConfig_t was not initialised with NCCL_CONFIG_INITIALIZER (bad magic)";
-      return ncclInvalidArgument;
-    }
-    if (user->size < offsetof(ncclConfig_t, blocking) + sizeof(int) || user->size > kMaxConfigBytes) {
-      *why = "ncclConfig_t has an impossible size field (" + std::to_string(user->size) + ")";
-      return ncclInvalidArgument;
-    }
-    readInt(user, offsetof(ncclConfig_t, blocking), &cfg.blocking);
-    readInt(user, offsetof(ncclConfig_t, cgaClusterSize), &cfg.cgaClusterSize);
-    readInt(user, offsetof(ncclConfig_t, minCTAs), &cfg.minCTAs);
-    readInt(user, offsetof(ncclConfig_t, maxCTAs), &cfg.maxCTAs);
-    readString(user, offsetof(ncclConfig_t, netName), &cfg.netName);
-    readInt(user, offsetof(ncclConfig_t, splitShare), &cfg.splitShare);
-    readInt(user, offsetof(ncclConfig_t, trafficClass), &cfg.trafficClass);
-    readString(user, offsetof(ncclConfig_t, commName), &cfg.commName);
-    readInt(user, offsetof(ncclConfig_t, collnetEnable), &cfg.collnetEnable);
-    readInt(user, offsetof(ncclConfig_t, CTAPolicy), &cfg.ctaPolicy);
-    readInt(user, offsetof(ncclConfig_t, shrinkShare), &cfg.shrinkShare);
-    readInt(user, offsetof(ncclConfig_t, nvlsCTAs), &cfg.nvlsCTAs);
-    readInt(user, offsetof(ncclConfig_t, nChannelsPerNetPeer), &cfg.nChannelsPerNetPeer);
-    readInt(user, offsetof(ncclConfig_t, nvlinkCentricSched), &cfg.nvlinkCentricSched);
-  }
+ncclResult_t validate(const CommConfig& cfg, std::string* why) {
   if (cfg.blocking != 0 && cfg.blocking != 1) {
     *why = "config.blocking must be 0 or 1 (got " + std::to_string(cfg.blocking) + ")";
     return ncclInvalidArgument;
@@ -81,6 +50,48 @@ ncclResult_t parseConfig(const ncclConfig_t* user, CommConfig* out, std::string*
     *why = "config.CTAPolicy has an unknown value " + std::to_string(cfg.ctaPolicy);
     return ncclInvalidArgument;
   }
+  return ncclSuccess;
+}
+
+}  // namespace
+
+ncclResult_t parseConfig(const ncclConfig_t* user, CommConfig* out, std::string* why) {
+  CommConfig cfg;
+  int envBlocking = static_cast<int>(param::commBlocking());
+  if (envBlocking == 0 || envBlocking == 1) cfg.blocking = envBlocking;
+  // This rank's proposal: communicator init puts rank 0's channel range in force (agreement.h).
+  const param::Agreed local = param::localAgreed();
+  cfg.minCTAs = static_cast<int>(local.minNChannels);
+  cfg.maxCTAs = static_cast<int>(local.maxNChannels);
+  const char* netName = nullptr;
+  const char* commName = nullptr;
+  if (user != nullptr) {
+    if (user->magic != kConfigMagic) {
+      *why = "ncclConfig_t was not initialised with NCCL_CONFIG_INITIALIZER (bad magic)";
+      return ncclInvalidArgument;
+    }
+    if (user->size < offsetof(ncclConfig_t, blocking) + sizeof(int) || user->size > kMaxConfigBytes) {
+      *why = "ncclConfig_t has an impossible size field (" + std::to_string(user->size) + ")";
+      return ncclInvalidArgument;
+    }
+    readInt(user, offsetof(ncclConfig_t, blocking), &cfg.blocking);
+    readInt(user, offsetof(ncclConfig_t, cgaClusterSize), &cfg.cgaClusterSize);
+    readInt(user, offsetof(ncclConfig_t, minCTAs), &cfg.minCTAs);
+    readInt(user, offsetof(ncclConfig_t, maxCTAs), &cfg.maxCTAs);
+    netName = readStringPointer(user, offsetof(ncclConfig_t, netName));
+    readInt(user, offsetof(ncclConfig_t, splitShare), &cfg.splitShare);
+    readInt(user, offsetof(ncclConfig_t, trafficClass), &cfg.trafficClass);
+    commName = readStringPointer(user, offsetof(ncclConfig_t, commName));
+    readInt(user, offsetof(ncclConfig_t, collnetEnable), &cfg.collnetEnable);
+    readInt(user, offsetof(ncclConfig_t, CTAPolicy), &cfg.ctaPolicy);
+    readInt(user, offsetof(ncclConfig_t, shrinkShare), &cfg.shrinkShare);
+    readInt(user, offsetof(ncclConfig_t, nvlsCTAs), &cfg.nvlsCTAs);
+    readInt(user, offsetof(ncclConfig_t, nChannelsPerNetPeer), &cfg.nChannelsPerNetPeer);
+    readInt(user, offsetof(ncclConfig_t, nvlinkCentricSched), &cfg.nvlinkCentricSched);
+  }
+  if (ncclResult_t r = validate(cfg, why); r != ncclSuccess) return r;
+  if (netName != nullptr) cfg.netName = netName;
+  if (commName != nullptr) cfg.commName = commName;
   *out = cfg;
   return ncclSuccess;
 }

@@ -422,6 +422,20 @@ TEST(BadInit, ConfigNullIsDefaultButGarbageIsRefused) {
   }
 }
 
+// A struct whose integers are wrong is refused before its string pointers are followed: junk
+// there (an uninitialised struct with the right header) must not crash the library.
+TEST(BadInit, ConfigWithBadFieldsIsRefusedBeforeItsStringsAreRead) {
+  ncclConfig_t cfg = NCCL_CONFIG_INITIALIZER;
+  cfg.blocking = 7;
+  cfg.netName = reinterpret_cast<const char*>(uintptr_t{16});  // unmapped: reading it would fault
+  cfg.commName = reinterpret_cast<const char*>(uintptr_t{24});
+  ncclUniqueId id;
+  ASSERT_EQ(ncclGetUniqueId(&id), ncclSuccess);
+  ncclComm_t c = nullptr;
+  EXPECT_NCCL_ERR(ncclCommInitRankConfig(&c, 1, id, 0, &cfg), ncclInvalidArgument, nullptr, "blocking");
+  if (c) ncclCommDestroy(c);
+}
+
 TEST(BadGroup, EndWithoutStart) {
   // In a thread of its own so that no group state can leak into other tests.
   std::thread([] {
