@@ -54,6 +54,58 @@ void initAllInto(const py::list& outs, const py::object& devlist) {
   for (size_t i = 0; i < comms.size(); ++i) outs[i].cast<Comm&>().adopt(comms[i]);
 }
 
+// Comm.all_reduce as a plain CPython method (vectorcall), not through pybind11's dispatcher: the
+// small-message AllReduce is the call whose Python overhead is budgeted (2 us over C,
+// benchmarks/python_overhead.py), and the dispatcher's generic argument handling is a good part of
+// it. Same arguments and behaviour as the other methods: (sendbuf, recvbuf=None, op=SUM, stream=None).
+PyObject* fastAllReduce(PyObject* self, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames) {
+  static const char* const kNames[] = {"sendbuf", "recvbuf", "op", "stream"};
+  constexpr Py_ssize_t kMax = 4;
+  PyObject* vals[kMax] = {nullptr, Py_None, nullptr, Py_None};
+  if (nargs > kMax) {
+    PyErr_Format(PyExc_TypeError, "all_reduce() takes at most %d arguments (%zd given)", int(kMax), nargs);
+    return nullptr;
+  }
+  for (Py_ssize_t i = 0; i < nargs; ++i) vals[i] = args[i];
+  Py_ssize_t nkw = kwnames == nullptr ? 0 : PyTuple_GET_SIZE(kwnames);
+  for (Py_ssize_t k = 0; k < nkw; ++k) {
+    PyObject* key = PyTuple_GET_ITEM(kwnames, k);
+    Py_ssize_t at = 0;
+    while (at < kMax && PyUnicode_CompareWithASCIIString(key, kNames[at]) != 0) ++at;
+    if (at == kMax || at < nargs) {
+      PyErr_Format(PyExc_TypeError, "all_reduce() got an unexpected or repeated argument '%U'", key);
+      return nullptr;
+    }
+    vals[at] = args[nargs + k];
+  }
+  if (vals[0] == nullptr) {
+    PyErr_SetString(PyExc_TypeError, "all_reduce() missing required argument 'sendbuf'");
+    return nullptr;
+  }
+  int op = ncclSum;
+  if (vals[2] != nullptr) {
+    op = static_cast<int>(PyLong_AsLong(vals[2]));
+    if (op == -1 && PyErr_Occurred()) return nullptr;
+  }
+  try {
+    Comm& comm = py::handle(self).cast<Comm&>();
+    auto arg = [](PyObject* o) { return py::reinterpret_borrow<py::object>(o); };
+    return comm.allReduce(arg(vals[0]), arg(vals[1]), op, arg(vals[3])).release().ptr();
+  } catch (py::error_already_set& e) {
+    e.restore();
+  } catch (py::builtin_exception& e) {
+    e.set_error();
+  } catch (const std::exception& e) {
+    PyErr_SetString(PyExc_RuntimeError, e.what());
+  }
+  return nullptr;
+}
+
+PyMethodDef gFastAllReduce = {
+    "all_reduce", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)(void)>(fastAllReduce)),
+    METH_FASTCALL | METH_KEYWORDS,
+    "all_reduce(sendbuf, recvbuf=None, op=SUM, stream=None): ncclAllReduce; recvbuf omitted means in place."};
+
 void addConstants(py::module_& m) {
   const std::pair<const char*, int> types[] = {
       {"INT8", ncclInt8},       {"UINT8", ncclUint8},       {"INT32", ncclInt32},     {"UINT32", ncclUint32},
@@ -106,8 +158,6 @@ PYBIND11_MODULE(_weft, m) {
       .def_property_readonly("host_mode", &Comm::hostMode)
       .def_property_readonly("backend", &Comm::backend)
       .def_property_readonly("handle", &Comm::handle, "The ncclComm_t as an integer.")
-      .def("all_reduce", &Comm::allReduce, py::arg("sendbuf"), py::arg("recvbuf") = none, py::arg("op") = int(ncclSum),
-           py::arg("stream") = none)
       .def("broadcast", &Comm::broadcast, py::arg("sendbuf"), py::arg("recvbuf") = none, py::arg("root") = 0,
            py::arg("stream") = none)
       .def("reduce", &Comm::reduce, py::arg("sendbuf"), py::arg("recvbuf") = none, py::arg("op") = int(ncclSum),
@@ -133,4 +183,8 @@ PYBIND11_MODULE(_weft, m) {
       .def("ptr_reduce_scatter", &Comm::ptrReduceScatter)
       .def("ptr_send", &Comm::ptrSend)
       .def("ptr_recv", &Comm::ptrRecv);
+  py::object cls = m.attr("Comm");
+  PyObject* method = PyDescr_NewMethod(reinterpret_cast<PyTypeObject*>(cls.ptr()), &gFastAllReduce);
+  if (method == nullptr) throw py::error_already_set();
+  cls.attr("all_reduce") = py::reinterpret_steal<py::object>(method);
 }
