@@ -46,18 +46,13 @@ constexpr int kNoType = -1;
 // __cuda_array_interface__'s typestr and (translated) DLPack speak.
 int typeFromKind(char kind, size_t size) {
   switch (kind) {
-    case 'i':
-      return size == 1 ? ncclInt8 : size == 4 ? ncclInt32 : size == 8 ? ncclInt64 : kNoType;
-    case 'u':
-      return size == 1 ? ncclUint8 : size == 4 ? ncclUint32 : size == 8 ? ncclUint64 : kNoType;
-    case 'f':
-      return size == 2 ? ncclFloat16 : size == 4 ? ncclFloat32 : size == 8 ? ncclFloat64 : kNoType;
+    case 'i': return size == 1 ? ncclInt8 : size == 4 ? ncclInt32 : size == 8 ? ncclInt64 : kNoType;
+    case 'u': return size == 1 ? ncclUint8 : size == 4 ? ncclUint32 : size == 8 ? ncclUint64 : kNoType;
+    case 'f': return size == 2 ? ncclFloat16 : size == 4 ? ncclFloat32 : size == 8 ? ncclFloat64 : kNoType;
 #ifdef weftComplex64
-    case 'c':
-      return size == 8 ? weftComplex64 : size == 16 ? weftComplex128 : kNoType;
+    case 'c': return size == 8 ? weftComplex64 : size == 16 ? weftComplex128 : kNoType;
 #endif
-    default:
-      return kNoType;
+    default: return kNoType;
   }
 }
 
@@ -74,14 +69,22 @@ int typeFromFormat(const char* format, size_t itemSize) {
   if (f[0] == 'Z' && f[1] != '\0' && f[2] == '\0') return typeFromKind('c', itemSize);
   if (f[0] == '\0' || f[1] != '\0') return kNoType;
   switch (f[0]) {
-    case 'b': case 'h': case 'i': case 'l': case 'q': case 'n':
-      return typeFromKind('i', itemSize);
-    case 'B': case 'H': case 'I': case 'L': case 'Q': case 'N':
-      return typeFromKind('u', itemSize);
-    case 'e': case 'f': case 'd':
-      return typeFromKind('f', itemSize);
-    default:
-      return kNoType;
+    case 'b':
+    case 'h':
+    case 'i':
+    case 'l':
+    case 'q':
+    case 'n': return typeFromKind('i', itemSize);
+    case 'B':
+    case 'H':
+    case 'I':
+    case 'L':
+    case 'Q':
+    case 'N': return typeFromKind('u', itemSize);
+    case 'e':
+    case 'f':
+    case 'd': return typeFromKind('f', itemSize);
+    default: return kNoType;
   }
 }
 
@@ -182,9 +185,8 @@ void fromCudaArrayInterface(ArrayArg& a, py::handle obj, const char* role, bool 
 }  // namespace
 
 ArrayArg::ArrayArg(ArrayArg&& o) noexcept
-    : ptr(o.ptr), count(o.count), itemSize(o.itemSize), dtype(o.dtype), device(o.device),
-      hasStream(o.hasStream), stream(o.stream), kind(std::move(o.kind)), view_(o.view_),
-      hasView_(o.hasView_), keep_(std::move(o.keep_)) {
+    : ptr(o.ptr), count(o.count), itemSize(o.itemSize), dtype(o.dtype), device(o.device), hasStream(o.hasStream),
+      stream(o.stream), kind(std::move(o.kind)), view_(o.view_), hasView_(o.hasView_), keep_(std::move(o.keep_)) {
   o.hasView_ = false;
 }
 
@@ -194,10 +196,16 @@ ArrayArg::~ArrayArg() {
 
 size_t dtypeSize(int dtype) {
   switch (dtype) {
-    case ncclInt8: case ncclUint8: return 1;
-    case ncclFloat16: case ncclBfloat16: return 2;
-    case ncclInt32: case ncclUint32: case ncclFloat32: return 4;
-    case ncclInt64: case ncclUint64: case ncclFloat64: return 8;
+    case ncclInt8:
+    case ncclUint8: return 1;
+    case ncclFloat16:
+    case ncclBfloat16: return 2;
+    case ncclInt32:
+    case ncclUint32:
+    case ncclFloat32: return 4;
+    case ncclInt64:
+    case ncclUint64:
+    case ncclFloat64: return 8;
 #ifdef weftComplex64
     case weftComplex64: return 8;
     case weftComplex128: return 16;
@@ -267,8 +275,8 @@ ArrayArg toArray(py::handle obj, const char* role, bool writable) {
     int32_t devType = dev[0].cast<int32_t>();
     bool host = devType == kDLCPU || devType == kDLCUDAHost || devType == kDLROCMHost;
     if (!host && devType != kDLCUDA && devType != kDLCUDAManaged && devType != kDLROCM) {
-      throw py::value_error(std::string("weft: ") + role + " lives on DLPack device type " +
-                            std::to_string(devType) + ", which Weft cannot reach");
+      throw py::value_error(std::string("weft: ") + role + " lives on DLPack device type " + std::to_string(devType) +
+                            ", which Weft cannot reach");
     }
     py::object capsule;
     if (host) {

@@ -248,8 +248,10 @@ py::object Comm::allReduce(py::object send, py::object recv, int op, py::object 
   }
   void* out = r ? r->ptr : s.ptr;
   WEFT_STREAM_T st = streamOf(s, stream);
-  run("ncclAllReduce", [&] { return ncclAllReduce(s.ptr, out, s.count, ncclDataType_t(s.dtype), ncclRedOp_t(op), c, st); },
-      &s, r ? &*r : nullptr);
+  run(
+      "ncclAllReduce",
+      [&] { return ncclAllReduce(s.ptr, out, s.count, ncclDataType_t(s.dtype), ncclRedOp_t(op), c, st); }, &s,
+      r ? &*r : nullptr);
   return inPlace ? send : recv;
 }
 
@@ -270,7 +272,8 @@ py::object Comm::broadcast(py::object send, py::object recv, int root, py::objec
   }
   void* out = r ? r->ptr : s.ptr;
   WEFT_STREAM_T st = streamOf(s, stream);
-  run("ncclBroadcast", [&] { return ncclBroadcast(s.ptr, out, count, ncclDataType_t(s.dtype), root, c, st); }, &s,
+  run(
+      "ncclBroadcast", [&] { return ncclBroadcast(s.ptr, out, count, ncclDataType_t(s.dtype), root, c, st); }, &s,
       r ? &*r : nullptr);
   return inPlace ? send : recv;
 }
@@ -291,8 +294,10 @@ py::object Comm::reduce(py::object send, py::object recv, int op, int root, py::
   }
   void* out = r ? r->ptr : s.ptr;
   WEFT_STREAM_T st = streamOf(s, stream);
-  run("ncclReduce", [&] { return ncclReduce(s.ptr, out, s.count, ncclDataType_t(s.dtype), ncclRedOp_t(op), root, c, st); },
-      &s, r ? &*r : nullptr);
+  run(
+      "ncclReduce",
+      [&] { return ncclReduce(s.ptr, out, s.count, ncclDataType_t(s.dtype), ncclRedOp_t(op), root, c, st); }, &s,
+      r ? &*r : nullptr);
   return inPlace ? send : recv;
 }
 
@@ -305,7 +310,8 @@ py::object Comm::allGather(py::object send, py::object recv, py::object stream) 
   sameType(s, r, "all_gather");
   needCount(r, s.count * size_, "all_gather", "recvbuf", "sendbuf's size x ranks");
   WEFT_STREAM_T st = streamOf(s, stream);
-  run("ncclAllGather", [&] { return ncclAllGather(s.ptr, r.ptr, s.count, ncclDataType_t(s.dtype), c, st); }, &s, &r);
+  run(
+      "ncclAllGather", [&] { return ncclAllGather(s.ptr, r.ptr, s.count, ncclDataType_t(s.dtype), c, st); }, &s, &r);
   return recv;
 }
 
@@ -320,7 +326,8 @@ py::object Comm::reduceScatter(py::object send, py::object recv, int op, py::obj
   size_t count = s.count / size_;
   needCount(r, count, "reduce_scatter", "recvbuf", "sendbuf's size / ranks");
   WEFT_STREAM_T st = streamOf(s, stream);
-  run("ncclReduceScatter",
+  run(
+      "ncclReduceScatter",
       [&] { return ncclReduceScatter(s.ptr, r.ptr, count, ncclDataType_t(s.dtype), ncclRedOp_t(op), c, st); }, &s, &r);
   return recv;
 }
@@ -336,7 +343,8 @@ py::object Comm::allToAll(py::object send, py::object recv, py::object stream) {
   needCount(r, s.count, "all_to_all", "recvbuf", "as many as sendbuf");
   size_t count = s.count / size_;
   WEFT_STREAM_T st = streamOf(s, stream);
-  run("ncclAlltoAll", [&] { return ncclAlltoAll(s.ptr, r.ptr, count, ncclDataType_t(s.dtype), c, st); }, &s, &r);
+  run(
+      "ncclAlltoAll", [&] { return ncclAlltoAll(s.ptr, r.ptr, count, ncclDataType_t(s.dtype), c, st); }, &s, &r);
   return recv;
 }
 
@@ -355,7 +363,8 @@ py::object Comm::gather(py::object send, py::object recv, int root, py::object s
   }
   void* out = r ? r->ptr : nullptr;
   WEFT_STREAM_T st = streamOf(s, stream);
-  run("ncclGather", [&] { return ncclGather(s.ptr, out, s.count, ncclDataType_t(s.dtype), root, c, st); }, &s,
+  run(
+      "ncclGather", [&] { return ncclGather(s.ptr, out, s.count, ncclDataType_t(s.dtype), root, c, st); }, &s,
       r ? &*r : nullptr);
   return recv;
 }
@@ -375,7 +384,8 @@ py::object Comm::scatter(py::object send, py::object recv, int root, py::object 
   }
   const void* in = s ? s->ptr : nullptr;
   WEFT_STREAM_T st = streamOf(r, stream);
-  run("ncclScatter", [&] { return ncclScatter(in, r.ptr, r.count, ncclDataType_t(r.dtype), root, c, st); }, &r,
+  run(
+      "ncclScatter", [&] { return ncclScatter(in, r.ptr, r.count, ncclDataType_t(r.dtype), root, c, st); }, &r,
       s ? &*s : nullptr);
   return recv;
 }
@@ -385,7 +395,8 @@ void Comm::send(py::object buf, int peer, py::object stream) {
   ArrayArg b = toArray(buf, "sendbuf", false);
   checkPlace(b, "sendbuf");
   WEFT_STREAM_T st = streamOf(b, stream);
-  run("ncclSend", [&] { return ncclSend(b.ptr, b.count, ncclDataType_t(b.dtype), peer, c, st); }, &b, nullptr);
+  run(
+      "ncclSend", [&] { return ncclSend(b.ptr, b.count, ncclDataType_t(b.dtype), peer, c, st); }, &b, nullptr);
 }
 
 py::object Comm::recv(py::object buf, int peer, py::object stream) {
@@ -393,15 +404,16 @@ py::object Comm::recv(py::object buf, int peer, py::object stream) {
   ArrayArg b = toArray(buf, "recvbuf", true);
   checkPlace(b, "recvbuf");
   WEFT_STREAM_T st = streamOf(b, stream);
-  run("ncclRecv", [&] { return ncclRecv(b.ptr, b.count, ncclDataType_t(b.dtype), peer, c, st); }, &b, nullptr);
+  run(
+      "ncclRecv", [&] { return ncclRecv(b.ptr, b.count, ncclDataType_t(b.dtype), peer, c, st); }, &b, nullptr);
   return buf;
 }
 
-py::object Comm::allGatherv(py::object send, py::object recv, py::object counts, py::object displs,
-                            py::object stream) {
+py::object Comm::allGatherv(py::object send, py::object recv, py::object counts, py::object displs, py::object stream) {
   ncclComm_t c = get();
   std::vector<size_t> cnt = sizeList(counts, size_, "all_gather_v", "counts");
-  std::vector<size_t> dis = displs.is_none() ? std::vector<size_t>() : sizeList(displs, size_, "all_gather_v", "displs");
+  std::vector<size_t> dis = displs.is_none() ? std::vector<size_t>()
+                                             : sizeList(displs, size_, "all_gather_v", "displs");
   size_t end = vLayout(cnt, dis);
   ArrayArg s = toArray(send, "sendbuf", false);
   ArrayArg r = toArray(recv, "recvbuf", true);
@@ -411,7 +423,8 @@ py::object Comm::allGatherv(py::object send, py::object recv, py::object counts,
   needCount(s, cnt[rank_], "all_gather_v", "sendbuf", "counts[rank]");
   needCount(r, end, "all_gather_v", "recvbuf", "max(displs + counts)");
   WEFT_STREAM_T st = streamOf(s, stream);
-  run("weftAllGatherv",
+  run(
+      "weftAllGatherv",
       [&] { return weftAllGatherv(s.ptr, r.ptr, cnt.data(), dis.data(), ncclDataType_t(s.dtype), c, st); }, &s, &r);
   return recv;
 }
@@ -420,8 +433,8 @@ py::object Comm::reduceScatterv(py::object send, py::object recv, py::object cou
                                 py::object stream) {
   ncclComm_t c = get();
   std::vector<size_t> cnt = sizeList(counts, size_, "reduce_scatter_v", "counts");
-  std::vector<size_t> dis =
-      displs.is_none() ? std::vector<size_t>() : sizeList(displs, size_, "reduce_scatter_v", "displs");
+  std::vector<size_t> dis = displs.is_none() ? std::vector<size_t>()
+                                             : sizeList(displs, size_, "reduce_scatter_v", "displs");
   size_t end = vLayout(cnt, dis);
   ArrayArg s = toArray(send, "sendbuf", false);
   ArrayArg r = toArray(recv, "recvbuf", true);
@@ -431,9 +444,11 @@ py::object Comm::reduceScatterv(py::object send, py::object recv, py::object cou
   needCount(s, end, "reduce_scatter_v", "sendbuf", "max(displs + counts)");
   needCount(r, cnt[rank_], "reduce_scatter_v", "recvbuf", "counts[rank]");
   WEFT_STREAM_T st = streamOf(s, stream);
-  run("weftReduceScatterv",
+  run(
+      "weftReduceScatterv",
       [&] {
-        return weftReduceScatterv(s.ptr, r.ptr, cnt.data(), dis.data(), ncclDataType_t(s.dtype), ncclRedOp_t(op), c, st);
+        return weftReduceScatterv(s.ptr, r.ptr, cnt.data(), dis.data(), ncclDataType_t(s.dtype), ncclRedOp_t(op), c,
+                                  st);
       },
       &s, &r);
   return recv;
@@ -441,52 +456,64 @@ py::object Comm::reduceScatterv(py::object send, py::object recv, py::object cou
 
 void Comm::ptrAllReduce(uintptr_t send, uintptr_t recv, size_t count, int dtype, int op, uintptr_t stream) {
   ncclComm_t c = get();
-  run("ncclAllReduce",
-      [&] { return ncclAllReduce(asPtr(send), asPtr(recv), count, ncclDataType_t(dtype), ncclRedOp_t(op), c, asStream(stream)); },
+  run(
+      "ncclAllReduce",
+      [&] {
+        return ncclAllReduce(asPtr(send), asPtr(recv), count, ncclDataType_t(dtype), ncclRedOp_t(op), c,
+                             asStream(stream));
+      },
       nullptr, nullptr);
 }
 
 void Comm::ptrReduce(uintptr_t send, uintptr_t recv, size_t count, int dtype, int op, int root, uintptr_t stream) {
   ncclComm_t c = get();
-  run("ncclReduce",
+  run(
+      "ncclReduce",
       [&] {
-        return ncclReduce(asPtr(send), asPtr(recv), count, ncclDataType_t(dtype), ncclRedOp_t(op), root, c, asStream(stream));
+        return ncclReduce(asPtr(send), asPtr(recv), count, ncclDataType_t(dtype), ncclRedOp_t(op), root, c,
+                          asStream(stream));
       },
       nullptr, nullptr);
 }
 
 void Comm::ptrBroadcast(uintptr_t send, uintptr_t recv, size_t count, int dtype, int root, uintptr_t stream) {
   ncclComm_t c = get();
-  run("ncclBroadcast",
+  run(
+      "ncclBroadcast",
       [&] { return ncclBroadcast(asPtr(send), asPtr(recv), count, ncclDataType_t(dtype), root, c, asStream(stream)); },
       nullptr, nullptr);
 }
 
 void Comm::ptrAllGather(uintptr_t send, uintptr_t recv, size_t count, int dtype, uintptr_t stream) {
   ncclComm_t c = get();
-  run("ncclAllGather",
+  run(
+      "ncclAllGather",
       [&] { return ncclAllGather(asPtr(send), asPtr(recv), count, ncclDataType_t(dtype), c, asStream(stream)); },
       nullptr, nullptr);
 }
 
 void Comm::ptrReduceScatter(uintptr_t send, uintptr_t recv, size_t count, int dtype, int op, uintptr_t stream) {
   ncclComm_t c = get();
-  run("ncclReduceScatter",
+  run(
+      "ncclReduceScatter",
       [&] {
-        return ncclReduceScatter(asPtr(send), asPtr(recv), count, ncclDataType_t(dtype), ncclRedOp_t(op), c, asStream(stream));
+        return ncclReduceScatter(asPtr(send), asPtr(recv), count, ncclDataType_t(dtype), ncclRedOp_t(op), c,
+                                 asStream(stream));
       },
       nullptr, nullptr);
 }
 
 void Comm::ptrSend(uintptr_t send, size_t count, int dtype, int peer, uintptr_t stream) {
   ncclComm_t c = get();
-  run("ncclSend", [&] { return ncclSend(asPtr(send), count, ncclDataType_t(dtype), peer, c, asStream(stream)); },
+  run(
+      "ncclSend", [&] { return ncclSend(asPtr(send), count, ncclDataType_t(dtype), peer, c, asStream(stream)); },
       nullptr, nullptr);
 }
 
 void Comm::ptrRecv(uintptr_t recv, size_t count, int dtype, int peer, uintptr_t stream) {
   ncclComm_t c = get();
-  run("ncclRecv", [&] { return ncclRecv(asPtr(recv), count, ncclDataType_t(dtype), peer, c, asStream(stream)); },
+  run(
+      "ncclRecv", [&] { return ncclRecv(asPtr(recv), count, ncclDataType_t(dtype), peer, c, asStream(stream)); },
       nullptr, nullptr);
 }
 

@@ -36,7 +36,8 @@ void addErrors(py::module_& m) {
   for (const Sub& s : subs) {
     py::dict d;
     d["code"] = static_cast<int>(s.code);
-    py::tuple bases = s.extra ? py::make_tuple(py::handle(base), py::handle(s.extra)) : py::make_tuple(py::handle(base));
+    py::tuple bases = s.extra ? py::make_tuple(py::handle(base), py::handle(s.extra))
+                              : py::make_tuple(py::handle(base));
     std::string qual = std::string("weft.") + s.name;
     PyObject* cls = PyErr_NewException(qual.c_str(), bases.ptr(), d.ptr());
     if (cls == nullptr) throw py::error_already_set();

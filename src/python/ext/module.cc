@@ -108,12 +108,20 @@ PyMethodDef gFastAllReduce = {
 
 void addConstants(py::module_& m) {
   const std::pair<const char*, int> types[] = {
-      {"INT8", ncclInt8},       {"UINT8", ncclUint8},       {"INT32", ncclInt32},     {"UINT32", ncclUint32},
-      {"INT64", ncclInt64},     {"UINT64", ncclUint64},     {"FLOAT16", ncclFloat16}, {"FLOAT32", ncclFloat32},
-      {"FLOAT64", ncclFloat64}, {"BFLOAT16", ncclBfloat16},
+      {"INT8", ncclInt8},
+      {"UINT8", ncclUint8},
+      {"INT32", ncclInt32},
+      {"UINT32", ncclUint32},
+      {"INT64", ncclInt64},
+      {"UINT64", ncclUint64},
+      {"FLOAT16", ncclFloat16},
+      {"FLOAT32", ncclFloat32},
+      {"FLOAT64", ncclFloat64},
+      {"BFLOAT16", ncclBfloat16},
 #ifdef weftComplex64
       // Weft's complex types, where this build's weft/weft.h has them.
-      {"COMPLEX64", weftComplex64}, {"COMPLEX128", weftComplex128},
+      {"COMPLEX64", weftComplex64},
+      {"COMPLEX128", weftComplex128},
 #endif
   };
   for (const auto& [name, value] : types) m.attr(name) = value;
