@@ -84,10 +84,12 @@ void* asPtr(uintptr_t p) { return reinterpret_cast<void*>(p); }
 
 Comm::~Comm() {
   if (comm_ == nullptr) return;
-  // A communicator dropped without destroy(): free it (ncclCommDestroy involves no peer).
+  // A communicator dropped without destroy(): free it (ncclCommDestroy involves no peer). The GIL
+  // is let go by hand: a destructor must not throw, and nothing here can.
   ncclComm_t c = std::exchange(comm_, nullptr);
-  py::gil_scoped_release nogil;
+  PyThreadState* state = PyEval_SaveThread();
   ncclCommDestroy(c);
+  PyEval_RestoreThread(state);
 }
 
 ncclComm_t Comm::get() const {
@@ -129,7 +131,7 @@ void Comm::adopt(ncclComm_t comm) {
   readShape();
 }
 
-void Comm::splitInto(Comm& out, py::object color, py::object key) {
+void Comm::splitInto(Comm& out, const py::object& color, const py::object& key) {
   int col = color.is_none() ? NCCL_SPLIT_NOCOLOR : color.cast<int>();
   int k = key.is_none() ? rank_ : key.cast<int>();
   ncclComm_t parent = get(), child = nullptr;
@@ -234,7 +236,7 @@ void Comm::run(const char* what, Call&& call, ArrayArg* a, ArrayArg* b) {
 
 // Each collective reads its arguments, checks them against each other and the communicator, then
 // calls Weft. An omitted recvbuf means in place (recvbuf = sendbuf), as NCCL allows.
-py::object Comm::allReduce(py::object send, py::object recv, int op, py::object stream) {
+py::object Comm::allReduce(const py::object& send, const py::object& recv, int op, const py::object& stream) {
   ncclComm_t c = get();
   bool inPlace = recv.is_none() || recv.is(send);
   ArrayArg s = toArray(send, "sendbuf", inPlace);
@@ -255,7 +257,7 @@ py::object Comm::allReduce(py::object send, py::object recv, int op, py::object 
   return inPlace ? send : recv;
 }
 
-py::object Comm::broadcast(py::object send, py::object recv, int root, py::object stream) {
+py::object Comm::broadcast(const py::object& send, const py::object& recv, int root, const py::object& stream) {
   ncclComm_t c = get();
   checkRoot(root, "broadcast");
   bool inPlace = recv.is_none() || recv.is(send);
@@ -278,7 +280,7 @@ py::object Comm::broadcast(py::object send, py::object recv, int root, py::objec
   return inPlace ? send : recv;
 }
 
-py::object Comm::reduce(py::object send, py::object recv, int op, int root, py::object stream) {
+py::object Comm::reduce(const py::object& send, const py::object& recv, int op, int root, const py::object& stream) {
   ncclComm_t c = get();
   checkRoot(root, "reduce");
   // Only the root writes: elsewhere recvbuf may be omitted (and is then never touched).
@@ -301,7 +303,7 @@ py::object Comm::reduce(py::object send, py::object recv, int op, int root, py::
   return inPlace ? send : recv;
 }
 
-py::object Comm::allGather(py::object send, py::object recv, py::object stream) {
+py::object Comm::allGather(const py::object& send, const py::object& recv, const py::object& stream) {
   ncclComm_t c = get();
   ArrayArg s = toArray(send, "sendbuf", false);
   ArrayArg r = toArray(recv, "recvbuf", true);
@@ -315,7 +317,7 @@ py::object Comm::allGather(py::object send, py::object recv, py::object stream) 
   return recv;
 }
 
-py::object Comm::reduceScatter(py::object send, py::object recv, int op, py::object stream) {
+py::object Comm::reduceScatter(const py::object& send, const py::object& recv, int op, const py::object& stream) {
   ncclComm_t c = get();
   ArrayArg s = toArray(send, "sendbuf", false);
   ArrayArg r = toArray(recv, "recvbuf", true);
@@ -332,7 +334,7 @@ py::object Comm::reduceScatter(py::object send, py::object recv, int op, py::obj
   return recv;
 }
 
-py::object Comm::allToAll(py::object send, py::object recv, py::object stream) {
+py::object Comm::allToAll(const py::object& send, const py::object& recv, const py::object& stream) {
   ncclComm_t c = get();
   ArrayArg s = toArray(send, "sendbuf", false);
   ArrayArg r = toArray(recv, "recvbuf", true);
@@ -348,7 +350,7 @@ py::object Comm::allToAll(py::object send, py::object recv, py::object stream) {
   return recv;
 }
 
-py::object Comm::gather(py::object send, py::object recv, int root, py::object stream) {
+py::object Comm::gather(const py::object& send, const py::object& recv, int root, const py::object& stream) {
   ncclComm_t c = get();
   checkRoot(root, "gather");
   ArrayArg s = toArray(send, "sendbuf", false);
@@ -369,7 +371,7 @@ py::object Comm::gather(py::object send, py::object recv, int root, py::object s
   return recv;
 }
 
-py::object Comm::scatter(py::object send, py::object recv, int root, py::object stream) {
+py::object Comm::scatter(const py::object& send, const py::object& recv, int root, const py::object& stream) {
   ncclComm_t c = get();
   checkRoot(root, "scatter");
   ArrayArg r = toArray(recv, "recvbuf", true);
@@ -390,7 +392,7 @@ py::object Comm::scatter(py::object send, py::object recv, int root, py::object 
   return recv;
 }
 
-void Comm::send(py::object buf, int peer, py::object stream) {
+void Comm::send(const py::object& buf, int peer, const py::object& stream) {
   ncclComm_t c = get();
   ArrayArg b = toArray(buf, "sendbuf", false);
   checkPlace(b, "sendbuf");
@@ -399,7 +401,7 @@ void Comm::send(py::object buf, int peer, py::object stream) {
       "ncclSend", [&] { return ncclSend(b.ptr, b.count, ncclDataType_t(b.dtype), peer, c, st); }, &b, nullptr);
 }
 
-py::object Comm::recv(py::object buf, int peer, py::object stream) {
+py::object Comm::recv(const py::object& buf, int peer, const py::object& stream) {
   ncclComm_t c = get();
   ArrayArg b = toArray(buf, "recvbuf", true);
   checkPlace(b, "recvbuf");
@@ -409,7 +411,8 @@ py::object Comm::recv(py::object buf, int peer, py::object stream) {
   return buf;
 }
 
-py::object Comm::allGatherv(py::object send, py::object recv, py::object counts, py::object displs, py::object stream) {
+py::object Comm::allGatherv(const py::object& send, const py::object& recv, const py::object& counts,
+                            const py::object& displs, const py::object& stream) {
   ncclComm_t c = get();
   std::vector<size_t> cnt = sizeList(counts, size_, "all_gather_v", "counts");
   std::vector<size_t> dis = displs.is_none() ? std::vector<size_t>()
@@ -429,8 +432,8 @@ py::object Comm::allGatherv(py::object send, py::object recv, py::object counts,
   return recv;
 }
 
-py::object Comm::reduceScatterv(py::object send, py::object recv, py::object counts, py::object displs, int op,
-                                py::object stream) {
+py::object Comm::reduceScatterv(const py::object& send, const py::object& recv, const py::object& counts,
+                                const py::object& displs, int op, const py::object& stream) {
   ncclComm_t c = get();
   std::vector<size_t> cnt = sizeList(counts, size_, "reduce_scatter_v", "counts");
   std::vector<size_t> dis = displs.is_none() ? std::vector<size_t>()
@@ -537,7 +540,7 @@ void groupEnd() {
 
 int groupDepth() { return groupState().depth; }
 
-int64_t cAllReduceLoop(Comm& comm, py::object send, py::object recv, int iters) {
+int64_t cAllReduceLoop(Comm& comm, const py::object& send, const py::object& recv, int iters) {
   ncclComm_t c = comm.get();
   ArrayArg s = toArray(send, "sendbuf", false);
   ArrayArg r = toArray(recv, "recvbuf", true);

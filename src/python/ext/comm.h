@@ -22,7 +22,7 @@ class Comm {
 
   void initRank(int nranks, const py::bytes& id, int rank);
   void adopt(ncclComm_t comm);  // takes ownership of a communicator C made (split, init_all)
-  void splitInto(Comm& out, py::object color, py::object key);
+  void splitInto(Comm& out, const py::object& color, const py::object& key);
   void destroy();
   void finalize();
   void abort();
@@ -38,19 +38,20 @@ class Comm {
   uintptr_t handle() const { return reinterpret_cast<uintptr_t>(comm_); }
 
   // Collectives on arrays; each returns its result array.
-  py::object allReduce(py::object send, py::object recv, int op, py::object stream);
-  py::object broadcast(py::object send, py::object recv, int root, py::object stream);
-  py::object reduce(py::object send, py::object recv, int op, int root, py::object stream);
-  py::object allGather(py::object send, py::object recv, py::object stream);
-  py::object reduceScatter(py::object send, py::object recv, int op, py::object stream);
-  py::object allToAll(py::object send, py::object recv, py::object stream);
-  py::object gather(py::object send, py::object recv, int root, py::object stream);
-  py::object scatter(py::object send, py::object recv, int root, py::object stream);
-  void send(py::object buf, int peer, py::object stream);
-  py::object recv(py::object buf, int peer, py::object stream);
-  py::object allGatherv(py::object send, py::object recv, py::object counts, py::object displs, py::object stream);
-  py::object reduceScatterv(py::object send, py::object recv, py::object counts, py::object displs, int op,
-                            py::object stream);
+  py::object allReduce(const py::object& send, const py::object& recv, int op, const py::object& stream);
+  py::object broadcast(const py::object& send, const py::object& recv, int root, const py::object& stream);
+  py::object reduce(const py::object& send, const py::object& recv, int op, int root, const py::object& stream);
+  py::object allGather(const py::object& send, const py::object& recv, const py::object& stream);
+  py::object reduceScatter(const py::object& send, const py::object& recv, int op, const py::object& stream);
+  py::object allToAll(const py::object& send, const py::object& recv, const py::object& stream);
+  py::object gather(const py::object& send, const py::object& recv, int root, const py::object& stream);
+  py::object scatter(const py::object& send, const py::object& recv, int root, const py::object& stream);
+  void send(const py::object& buf, int peer, const py::object& stream);
+  py::object recv(const py::object& buf, int peer, const py::object& stream);
+  py::object allGatherv(const py::object& send, const py::object& recv, const py::object& counts,
+                        const py::object& displs, const py::object& stream);
+  py::object reduceScatterv(const py::object& send, const py::object& recv, const py::object& counts,
+                            const py::object& displs, int op, const py::object& stream);
 
   // The same on raw addresses, counts and type codes, as cupy.cuda.nccl takes them.
   void ptrAllReduce(uintptr_t send, uintptr_t recv, size_t count, int dtype, int op, uintptr_t stream);
@@ -84,6 +85,6 @@ int groupDepth();
 
 // A C loop of iters ncclAllReduce calls on the arrays, with the GIL released: the time of the
 // same call made from C, for benchmarks/python_overhead.py. Returns the loop's nanoseconds.
-int64_t cAllReduceLoop(Comm& comm, py::object send, py::object recv, int iters);
+int64_t cAllReduceLoop(Comm& comm, const py::object& send, const py::object& recv, int iters);
 
 }  // namespace weft_py
