@@ -4,6 +4,7 @@ messages from its C API), arrays by DLPack and the refusal of GPU memory in host
 keep temporary arrays alive, finalize, destroy and abort.
 """
 
+import array
 import os
 import socket
 
@@ -117,6 +118,19 @@ def check_arrays(comm):
     raises(ValueError, "not contiguous", comm.all_reduce, DLPackOnly(np.zeros((3, 4))[:, :2]))
     raises(ValueError, "GPU memory (cuda_array_interface), but this communicator runs in host mode",
            comm.all_reduce, FakeGpuArray())
+    # The buffer protocol, for what is not a NumPy array (NumPy arrays are read from their struct).
+    d = array.array("d", [r] * 3)
+    comm.all_reduce(d)
+    assert list(d) == [n * (n - 1) / 2] * 3, d
+    ints = np.full(4, r + 1, np.int32)
+    comm.all_reduce(memoryview(ints))
+    assert (ints == n * (n + 1) // 2).all()
+    raw = bytearray([r]) * 5
+    comm.all_reduce(raw, op=weft.MAX)
+    assert raw == bytearray([n - 1]) * 5
+    raises(ValueError, "not contiguous", comm.all_reduce, memoryview(np.zeros(8, np.float32))[::2])
+    raises(ValueError, "read-only", comm.all_reduce, memoryview(bytes(4)))
+    raises(TypeError, "buffer format 'h'", comm.all_reduce, array.array("h", [1, 2]))
     # A multi-dimensional C- or Fortran-ordered array is one block.
     m = np.asfortranarray(np.arange(12, dtype=np.float64).reshape(3, 4))
     comm.all_reduce(m)

@@ -8,6 +8,12 @@
 
 #include "weft/weft.h"
 
+#if WEFT_PY_NUMPY
+#define NPY_NO_DEPRECATED_API NPY_1_7_API_VERSION
+#define PY_ARRAY_UNIQUE_SYMBOL weft_py_ARRAY_API
+#include <numpy/arrayobject.h>
+#endif
+
 namespace weft_py {
 
 namespace {
@@ -242,8 +248,50 @@ std::string supportedTypes() {
   return s;
 }
 
+#if WEFT_PY_NUMPY
+namespace {
+// Set once at import when NumPy's C API loaded (initNumpy); false leaves NumPy arrays to the
+// buffer protocol.
+bool gNumpy = false;
+}  // namespace
+
+// A NumPy array read from its struct: a few loads instead of the buffer protocol, whose export
+// builds the format string on every call (a third of the Python layer's cost of a small
+// AllReduce). Returns false for what the general path should handle (and explain).
+bool fromNumpy(ArrayArg& a, py::handle obj, const char* role, bool writable) {
+  auto* arr = reinterpret_cast<PyArrayObject*>(obj.ptr());
+  const PyArray_Descr* d = PyArray_DESCR(arr);
+  if (d->byteorder == '>') return false;
+  int dtype = typeFromKind(d->kind, static_cast<size_t>(d->elsize));
+  if (dtype == kNoType) return false;
+  if (!PyArray_CHKFLAGS(arr, NPY_ARRAY_C_CONTIGUOUS) && !PyArray_CHKFLAGS(arr, NPY_ARRAY_F_CONTIGUOUS)) {
+    notContiguous(role);
+  }
+  if (writable && !PyArray_ISWRITEABLE(arr)) {
+    throw py::value_error(std::string("weft: ") + role + " is read-only, but Weft writes into it");
+  }
+  a.ptr = PyArray_DATA(arr);
+  a.count = static_cast<size_t>(PyArray_SIZE(arr));
+  a.itemSize = static_cast<size_t>(d->elsize);
+  a.dtype = dtype;
+  a.kind = "buffer";
+  a.keep_ = py::reinterpret_borrow<py::object>(obj);
+  return true;
+}
+
+void initNumpy() {
+  gNumpy = _import_array() >= 0;
+  if (!gNumpy) PyErr_Clear();  // no NumPy, or one of another ABI: the buffer protocol serves it
+}
+#else
+void initNumpy() {}
+#endif
+
 ArrayArg toArray(py::handle obj, const char* role, bool writable) {
   ArrayArg a;
+#if WEFT_PY_NUMPY
+  if (gNumpy && PyArray_Check(obj.ptr()) && fromNumpy(a, obj, role, writable)) return a;
+#endif
   if (PyObject_CheckBuffer(obj.ptr())) {
     if (PyObject_GetBuffer(obj.ptr(), &a.view_, PyBUF_RECORDS_RO) != 0) throw py::error_already_set();
     a.hasView_ = true;

@@ -38,6 +38,7 @@ class ArrayArg {
 
  private:
   friend ArrayArg toArray(py::handle obj, const char* role, bool writable);
+  friend bool fromNumpy(ArrayArg& a, py::handle obj, const char* role, bool writable);
   Py_buffer view_{};
   bool hasView_ = false;
   py::object keep_;  // the DLPack capsule or the object whose interface was read
@@ -47,6 +48,10 @@ class ArrayArg {
 // something that is not an array or has a type Weft does not reduce, ValueError for a strided or
 // (when writable) read-only one.
 ArrayArg toArray(py::handle obj, const char* role, bool writable);
+
+// Loads NumPy's C API when the build has it (WEFT_PY_NUMPY) and NumPy imports: NumPy arrays are
+// then read directly. Called once, at import.
+void initNumpy();
 
 // The element size of an ncclDataType_t Weft supports, 0 for any other value.
 size_t dtypeSize(int dtype);

@@ -137,6 +137,7 @@ void addConstants(py::module_& m) {
 PYBIND11_MODULE(_weft, m) {
   m.doc() = "Weft's C API for Python (the extension under the weft package; see weft/__init__.py)";
   weft_py::addErrors(m);
+  weft_py::initNumpy();
   addConstants(m);
 
   m.def("get_unique_id", &uniqueId, "A new unique id (bytes) for rank 0 to hand to every rank.");
