@@ -27,6 +27,13 @@ def raises(kind, text, fn, *args, **kwargs):
     raise AssertionError(f"{getattr(fn, '__name__', fn)} did not raise {kind.__name__} ({text})")
 
 
+def free_port():
+    """A port free on every address, as rank 0 will listen (a port free on 127.0.0.1 alone may
+    still be held on another address of the host)."""
+    with socket.create_server(("", 0)) as s:
+        return s.getsockname()[1]
+
+
 def check_constructors():
     rank, n = WORLD.Get_rank(), WORLD.Get_size()
     # A unique id made by rank 0 and sent as bytes, and as cupy.cuda.nccl's tuple of signed chars.
@@ -41,18 +48,20 @@ def check_constructors():
     assert not comm.valid and "destroyed" in repr(comm)
 
     # torchrun's variables, with a free port rank 0 found.
-    port = None
-    if rank == 0:
-        with socket.socket() as s:
-            s.bind(("127.0.0.1", 0))
-            port = s.getsockname()[1]
-    port = WORLD.bcast(port, root=0)
+    port = WORLD.bcast(free_port() if rank == 0 else None, root=0)
     os.environ.update(RANK=str(rank), WORLD_SIZE=str(n), MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port))
     comm = weft.Communicator.from_env(timeout=30)
     x = np.ones(3, dtype=np.float64)
     comm.all_reduce(x)
     assert (x == n).all() and comm.rank == rank
     comm.destroy()
+    # Each side gives up at its deadline, saying what it missed (a port of this process's own,
+    # where nobody serves or asks).
+    lonely = free_port()
+    os.environ.update(RANK="1", WORLD_SIZE="2", MASTER_PORT=str(lonely))
+    raises(TimeoutError, "rank 1 got no unique id from rank 0", weft.Communicator.from_env, timeout=0.3)
+    os.environ.update(RANK="0")
+    raises(TimeoutError, "ranks [1] did not fetch", weft.Communicator.from_env, timeout=0.3)
     # A missing variable says which.
     del os.environ["WORLD_SIZE"]
     raises(RuntimeError, "WORLD_SIZE", weft.Communicator.from_env, timeout=1)

@@ -12,7 +12,9 @@ import struct
 import time
 
 _MAGIC = b"WEFTUID1"
+_REPLY = b"WEFTUIDR"  # not the request's magic, so a socket that reads its own request back fails
 _REQUEST = struct.Struct("!8sii")  # magic, asking rank, world size
+_BIND_RETRY_S = 5.0
 _ID_BYTES = 128
 
 
@@ -38,13 +40,20 @@ def _recv_exact(sock, n):
 
 def _serve(uid, nranks, port, deadline):
     """Rank 0: answers every rank 1..nranks-1 once (again if it asks again), then stops."""
-    try:
-        server = socket.create_server(("", port), backlog=max(16, nranks))
-    except OSError as e:
-        raise RuntimeError(
-            f"weft: from_env: rank 0 cannot listen on port {port} ({e}); another server (a torch.distributed "
-            "store?) may hold it: pass port= a free port, the same on every rank"
-        ) from None
+    # A port just released (a peer's connection to itself, below) may refuse for a moment: retry a
+    # few seconds, not the whole timeout, since a port another server holds will not come free.
+    give_up = min(deadline, time.monotonic() + _BIND_RETRY_S)
+    while True:
+        try:
+            server = socket.create_server(("", port), backlog=max(16, nranks))
+            break
+        except OSError as e:
+            if time.monotonic() >= give_up:
+                raise RuntimeError(
+                    f"weft: from_env: rank 0 cannot listen on port {port} ({e}); another server (a "
+                    "torch.distributed store?) may hold it: pass port= a free port, the same on every rank"
+                ) from None
+            time.sleep(0.05)
     waiting = set(range(1, nranks))
     with server:
         while waiting:
@@ -62,7 +71,7 @@ def _serve(uid, nranks, port, deadline):
                     magic, rank, world = _REQUEST.unpack(_recv_exact(conn, _REQUEST.size))
                     if magic != _MAGIC or world != nranks or not 0 < rank < nranks:
                         continue  # not one of this job's ranks
-                    conn.sendall(_MAGIC + uid)
+                    conn.sendall(_REPLY + uid)
                     waiting.discard(rank)
                 except (OSError, ConnectionError, struct.error):
                     continue  # that rank retries
@@ -75,10 +84,16 @@ def _fetch(rank, nranks, addr, port, deadline):
         try:
             left = max(0.1, deadline - time.monotonic())
             with socket.create_connection((addr, port), timeout=min(left, 5.0)) as conn:
+                if conn.getsockname() == conn.getpeername():
+                    # TCP's self-connect: before rank 0 listens, a connection to a free local port
+                    # can get that very port as its source and connect to itself. Drop it with a
+                    # reset (no lingering close), so the port is free for rank 0 at once.
+                    conn.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+                    raise ConnectionError("connected to itself (rank 0 not listening yet)")
                 conn.sendall(_REQUEST.pack(_MAGIC, rank, nranks))
-                reply = _recv_exact(conn, len(_MAGIC) + _ID_BYTES)
-            if reply[: len(_MAGIC)] == _MAGIC:
-                return reply[len(_MAGIC) :]
+                reply = _recv_exact(conn, len(_REPLY) + _ID_BYTES)
+            if reply[: len(_REPLY)] == _REPLY:
+                return reply[len(_REPLY) :]
             last = "a reply that is not Weft's"
         except (OSError, ConnectionError) as e:
             last = str(e)
