@@ -160,6 +160,25 @@ def check_arrays(comm):
     assert (a == n).all() and (b == 2).all()
 
 
+def check_types(comm):
+    n = comm.size
+    if not hasattr(weft, "COMPLEX64"):
+        # A build whose weft/weft.h has no complex types names the type it refuses.
+        raises(TypeError, "complex64, which Weft does not support", comm.all_reduce, np.zeros(2, np.complex64))
+    try:
+        import torch
+    except ImportError:
+        return  # torch's CPU tensors are the DLPack producer of choice; without torch the wrapper above stands in
+    # torch CPU tensors have no buffer protocol: they come through DLPack, bfloat16 included.
+    for dtype in (torch.float32, torch.bfloat16, torch.int64):
+        t = torch.arange(6).to(dtype) + comm.rank
+        comm.all_reduce(t)
+        want = (torch.arange(6) * n + n * (n - 1) // 2).to(dtype)
+        assert torch.equal(t, want), (dtype, t, want)
+    raises(ValueError, "not contiguous", comm.all_reduce, torch.zeros(4, 4)[:, 1])
+    raises(TypeError, "int16", comm.all_reduce, torch.zeros(4, dtype=torch.int16))
+
+
 def check_lifecycle():
     n, r = WORLD.Get_size(), WORLD.Get_rank()
     comm = weft.Communicator.from_mpi(WORLD)
@@ -187,6 +206,7 @@ def main():
     comm = weft.Communicator.from_mpi()
     check_errors(comm)
     check_arrays(comm)
+    check_types(comm)
     comm.destroy()
     check_lifecycle()
     if WORLD.Get_rank() == 0:
