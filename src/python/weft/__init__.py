@@ -7,6 +7,7 @@
     comm = weft.Communicator.from_mpi(MPI.COMM_WORLD)
     x = np.ones(1024, dtype=np.float32)
     comm.all_reduce(x)                      # in place: x == comm.size everywhere
+    y = np.empty_like(x)
     with weft.group():                      # ncclGroupStart ... ncclGroupEnd
         comm.send(x, (comm.rank + 1) % comm.size)
         comm.recv(y, (comm.rank - 1) % comm.size)
