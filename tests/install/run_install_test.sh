@@ -7,6 +7,7 @@
 #   run_install_test.sh deb    BUILD SOURCE LIBDIR VERSION
 # LIBDIR: where the tree keeps the libraries, relative to its prefix (CMAKE_INSTALL_LIBDIR; for the
 # .deb, Debian's multiarch directory). VERSION: Weft's. $CMAKE and $CPACK name the tools.
+# $WEFT_PYTHON, when set, is the interpreter the Python package was built for (it is checked too).
 set -euo pipefail
 mode=$1 build=$(cd "$2" && pwd) src=$(cd "$3" && pwd) libdir=$4 version=$5
 cmake=${CMAKE:-cmake} cpack=${CPACK:-cpack}
@@ -96,6 +97,34 @@ check_tree() {
   done
 }
 
+# The Python package weft in the tree (when the build made it: $WEFT_PYTHON names its interpreter),
+# imported from there alone, running a one-rank AllReduce on the tree's own libweft.so.
+check_python() {
+  local prefix=$1 pkg=$1/lib/python3/dist-packages
+  [ -n "${WEFT_PYTHON:-}" ] || return 0
+  for f in __init__.py nccl.py _rendezvous.py; do
+    [ -f "$pkg/weft/$f" ] || fail "missing lib/python3/dist-packages/weft/$f"
+  done
+  compgen -G "$pkg/weft/_weft.*.so" >/dev/null || fail "no extension module weft/_weft.*.so"
+  PYTHONPATH=$pkg "$WEFT_PYTHON" -s - "$pkg" "$prefix/$libdir" >"$work/python.out" 2>&1 <<'PY' \
+    || fail "import weft from the installed tree: $(cat "$work/python.out")"
+import sys
+import numpy as np
+import weft
+import weft.nccl
+pkg, libdir = sys.argv[1], sys.argv[2]
+assert weft.__file__.startswith(pkg), weft.__file__
+with weft.Communicator(1, weft.get_unique_id(), 0) as comm:
+    x = np.arange(4, dtype=np.float32)
+    comm.all_reduce(x)
+    assert (x == np.arange(4)).all(), x
+libs = {line.split()[-1] for line in open("/proc/self/maps") if "libweft.so" in line}
+assert libs and all(path.startswith(libdir) for path in libs), libs
+print("python ok")
+PY
+  grep -qx 'python ok' "$work/python.out" || fail "the Python check printed: $(cat "$work/python.out")"
+}
+
 # Runs one consumer build ($1) and checks what it printed; $2 is the library it must have loaded.
 # (Output is checked from a variable or a file, never through `cmd | grep -q`: grep's early exit
 # would kill cmd with SIGPIPE and pipefail would call that a failure.)
@@ -173,5 +202,6 @@ case $mode in
   *) fail "unknown mode $mode (prefix or deb)" ;;
 esac
 check_tree "$prefix"
+check_python "$prefix"
 build_consumers "$prefix"
-echo "install test ($mode): the tree checked; consumers built with find_package(weft) and pkg-config ran"
+echo "install test ($mode): the tree checked${WEFT_PYTHON:+, weft imported from it}; consumers built with find_package(weft) and pkg-config ran"
