@@ -58,7 +58,7 @@ ncclResult_t weftCommDumpState(ncclComm_t comm, char* buf, size_t len);
  *                (two floats or two doubles, host-immediate or device-resident); each rank's
  *                input is multiplied by it as ncclProd multiplies, then summed.
  * ncclMax and ncclMin have no meaning on complex numbers: ncclInvalidArgument. The low-precision
- * AllReduce (WEFT_LOWPREC) does not take them and runs them at full precision. A GPU build
+ * FP8 path (RCCL_LOW_PRECISION_ENABLE) never takes them: they run at full precision. A GPU build
  * compiles the same element code into its kernels (emulated on CPUs in Weft's tests, not yet run
  * on a GPU). Complex float16/bfloat16 are not provided: other values stay invalid datatypes. */
 #define WEFT_HAS_COMPLEX 1

@@ -161,8 +161,8 @@ using LoopFn = void (*)(void* dst0, void* dst1, const void* partial, const void*
 // include FMA, and nothing else changes the arithmetic (the unit tests run both).
 struct BaselineIsa {
   template <typename T, template <typename> class Op, unsigned kVariant>
-  static void run(void* dst0, void* dst1, const void* partial, const void* local, const uint64_t* preBits,
-                  int divisor, size_t count) {
+  static void run(void* dst0, void* dst1, const void* partial, const void* local, const uint64_t* preBits, int divisor,
+                  size_t count) {
     using M = MemoryType<T>;
     reduceCopyRange<T, Op<T>, kVariant>(static_cast<M*>(dst0), static_cast<M*>(dst1), static_cast<const M*>(partial),
                                         static_cast<const M*>(local), scalarFromBits<T>(preBits), divisor, 0, count, 1);
@@ -278,7 +278,6 @@ const LoopTable& loops() {
   return kBaselineLoops;
 #endif
 }
-
 
 void copyBytes(void* dst, const void* src, size_t bytes) {
   if (dst != src) memcpy(dst, src, bytes);  // exact aliasing is allowed and means nothing to do

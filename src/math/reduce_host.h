@@ -19,10 +19,10 @@ enum class BaseOp : uint8_t { kSum = 0, kProd = 1, kMax = 2, kMin = 3 };
 struct ReduceSpec {
   ncclDataType_t dtype = ncclFloat32;
   BaseOp op = BaseOp::kSum;
-  bool preMul = false;        // multiply each rank's own input by preMulScalar before combining
-  uint64_t preMulScalar = 0;  // raw bits of a value of type dtype (little end of the word)
+  bool preMul = false;          // multiply each rank's own input by preMulScalar before combining
+  uint64_t preMulScalar = 0;    // raw bits of a value of type dtype (little end of the word)
   uint64_t preMulScalarHi = 0;  // the bytes past the first 8 of a 16-byte scalar (complex128)
-  bool postDiv = false;       // divide the final result by divisor (integer average)
+  bool postDiv = false;         // divide the final result by divisor (integer average)
   int divisor = 1;
 };
 
