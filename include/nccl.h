@@ -244,7 +244,22 @@ typedef enum {
   ncclBfloat16 = 9,
   ncclFloat8e4m3 = 10,
   ncclFloat8e5m2 = 11,
-  ncclNumTypes = 12
+  ncclNumTypes = 12,
+  /* [Weft] Weft's complex datatypes, outside NCCL's numbering. Programs use them by the names
+   * weft/weft.h gives them as macros, weftComplex64 and weftComplex128 (so that they can test for
+   * them with #ifdef); they are enumerators here so that `case weftComplex64:` in a switch over
+   * ncclDataType_t is a value of the enum (GCC's -Wswitch flags any other case value). */
+  weftDataTypeComplex64_ = 64,
+  weftDataTypeComplex128_ = 65,
+  /* [Weft] Not a datatype: it widens the enum's range of values. A C++ enum without a fixed
+   * underlying type holds only the values of the smallest bit field that fits its enumerators
+   * (here 0..127), and converting any other int to it, as a program passing an unknown datatype
+   * value does, is undefined behaviour (UBSan and constant evaluation reject it); Weft answers such
+   * a value with ncclInvalidArgument, so the value must be representable. Every NCCL value is
+   * unchanged, and so is the ABI: 0x7fffffff fits an int, so the enum stays 4 bytes with the same
+   * underlying type (NCCL's ncclMaxRedOp widens ncclRedOp_t the same way). A switch over
+   * ncclDataType_t needs a default label, as it already did for ncclNumTypes. */
+  weftDataTypeMaxValue_ = 0x7fffffff
 } ncclDataType_t;
 
 /* Where the scalar given to ncclRedOpCreatePreMulSum lives. */

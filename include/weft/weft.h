@@ -41,6 +41,30 @@ ncclResult_t weftCommGetBackend(ncclComm_t comm, const char** name);
  * (after WEFT_SPIN_US, 100 us by default); GPU communicators report no waits yet. */
 ncclResult_t weftCommDumpState(ncclComm_t comm, char* buf, size_t len);
 
+/* Complex datatypes, a Weft extension. Values of ncclDataType_t outside NCCL's numbering (NCCL
+ * programs never see them), defined as macros so that a program can test for them with #ifdef.
+ * An element is a pair {real, imaginary} of float (weftComplex64, 8 bytes) or double
+ * (weftComplex128, 16 bytes), laid out as C's float _Complex / double _Complex and C++'s
+ * std::complex<float> / std::complex<double>; counts are in complex elements.
+ *
+ * Every collective and ncclSend/ncclRecv accept them, as do weftAllGatherv/weftReduceScatterv.
+ * Reductions, with every part rounded as the real types round (each rank gets the same bits):
+ *   ncclSum      the real and imaginary parts are summed separately;
+ *   ncclProd     complex multiplication by the textbook formula,
+ *                (a+bi)(c+di) = (ac - bd) + (ad + bc)i, each product rounded on its own (never
+ *                fused into the add) and without C Annex G's recovery of infinities from NaNs;
+ *   ncclAvg      the sum, then each part divided by the number of ranks (one rounding);
+ *   PreMulSum    ncclRedOpCreatePreMulSum with datatype weftComplex64/128 takes a complex scalar
+ *                (two floats or two doubles, host-immediate or device-resident); each rank's
+ *                input is multiplied by it as ncclProd multiplies, then summed.
+ * ncclMax and ncclMin have no meaning on complex numbers: ncclInvalidArgument. The low-precision
+ * FP8 path (RCCL_LOW_PRECISION_ENABLE) never takes them: they run at full precision. A GPU build
+ * compiles the same element code into its kernels (emulated on CPUs in Weft's tests, not yet run
+ * on a GPU). Complex float16/bfloat16 are not provided: other values stay invalid datatypes. */
+#define WEFT_HAS_COMPLEX 1
+#define weftComplex64 weftDataTypeComplex64_   /* 64, an enumerator of ncclDataType_t (nccl.h) */
+#define weftComplex128 weftDataTypeComplex128_ /* 65 */
+
 /* Uneven AllGather (like MPI_Allgatherv): rank r contributes recvcounts[r] elements from sendbuff;
  * every rank receives rank r's elements at recvbuff + displs[r] elements. In place when
  * sendbuff == recvbuff + displs[rank]. recvcounts/displs have nranks entries and must be equal on

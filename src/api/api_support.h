@@ -75,14 +75,20 @@ inline ncclResult_t checkStream(const char* fn, ncclComm* comm, const void* stre
   return ncclSuccess;
 }
 
+// NCCL's datatypes and Weft's complex ones (weftComplex64/128); any other value is refused.
 inline ncclResult_t checkDtype(const char* fn, ncclComm* comm, ncclDataType_t dtype) {
-  if (static_cast<int>(dtype) < 0 || static_cast<int>(dtype) >= ncclNumTypes)
+  if (!isValidDataType(dtype))
     return setError(comm, ncclInvalidArgument, "%s: invalid datatype %d", fn, static_cast<int>(dtype));
   return ncclSuccess;
 }
 
 inline ncclResult_t checkOp(const char* fn, ncclComm* comm, ncclRedOp_t op, ncclDataType_t dtype) {
-  if (static_cast<int>(op) >= 0 && op < ncclNumOps) return ncclSuccess;
+  if (static_cast<int>(op) >= 0 && op < ncclNumOps) {
+    if (!opDefinedFor(op, dtype))
+      return setError(comm, ncclInvalidArgument, "%s: %s is not defined on %s (complex numbers have no order)", fn,
+                      op == ncclMax ? "ncclMax" : "ncclMin", dataTypeName(dtype));
+    return ncclSuccess;
+  }
   UserRedOp u;
   if (static_cast<int>(op) < 0 || !comm->redOps.lookup(op, &u))
     return setError(comm, ncclInvalidArgument,

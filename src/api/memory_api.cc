@@ -152,10 +152,15 @@ WEFT_API ncclResult_t pncclRedOpCreatePreMulSum(ncclRedOp_t* op, void* scalar, n
     UserRedOp u;
     u.dtype = datatype;
     u.residence = residence;
-    if (residence == ncclScalarHostImmediate)
-      memcpy(&u.scalarBits, scalar, dataTypeSize(datatype));  // the value is captured now
-    else
+    if (residence == ncclScalarHostImmediate) {
+      // The value is captured now; a complex scalar is two words' worth of parts.
+      uint64_t words[2] = {0, 0};
+      memcpy(words, scalar, dataTypeSize(datatype));
+      u.scalarBits = words[0];
+      u.scalarBitsHi = words[1];
+    } else {
       u.scalarPtr = scalar;  // read each time an operation runs (host memory in host mode)
+    }
     *op = comm->redOps.create(u);
     return ncclSuccess;
   });

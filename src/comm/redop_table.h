@@ -14,6 +14,7 @@ struct UserRedOp {
   ncclDataType_t dtype = ncclFloat32;
   ncclScalarResidence_t residence = ncclScalarHostImmediate;
   uint64_t scalarBits = 0;          // host-immediate: the value, captured at creation
+  uint64_t scalarBitsHi = 0;        // its bytes past the first 8 (a complex128 scalar)
   const void* scalarPtr = nullptr;  // "device" residence: read when the operation runs
 };
 

@@ -48,10 +48,15 @@ ncclResult_t resolve(Task& t) {
                       collName(t.kind), static_cast<int>(t.op));
     spec.op = BaseOp::kSum;
     spec.preMul = true;
-    if (u.residence == ncclScalarHostImmediate)
+    if (u.residence == ncclScalarHostImmediate) {
       spec.preMulScalar = u.scalarBits;
-    else
-      memcpy(&spec.preMulScalar, u.scalarPtr, dataTypeSize(t.dtype));
+      spec.preMulScalarHi = u.scalarBitsHi;
+    } else {
+      uint64_t words[2] = {0, 0};  // a complex128 scalar fills both
+      memcpy(words, u.scalarPtr, dataTypeSize(t.dtype));
+      spec.preMulScalar = words[0];
+      spec.preMulScalarHi = words[1];
+    }
   }
   t.spec = spec;
   return ncclSuccess;

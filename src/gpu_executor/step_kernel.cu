@@ -57,10 +57,13 @@ __device__ __forceinline__ void backOff() {
 __device__ __forceinline__ uint64_t loadVolatile(const void* p) { return *static_cast<const volatile uint64_t*>(p); }
 __device__ __forceinline__ void storeVolatile(void* p, uint64_t v) { *static_cast<volatile uint64_t*>(p) = v; }
 
+// The spec's scalar words as a T. Little-endian: the value's bits sit at the low end of the first
+// word, and a 16-byte complex128 scalar continues into the second, as the host captured it.
 template <typename T>
-__device__ __forceinline__ T scalarOf(uint64_t bits) {
+__device__ __forceinline__ T scalarOf(uint64_t lo, uint64_t hi) {
+  const uint64_t words[2] = {lo, hi};
   T v;
-  memcpy(&v, &bits, sizeof(T));  // little-endian: the value's bits sit at the low end of the word
+  memcpy(&v, words, sizeof(T));
   return v;
 }
 
@@ -71,7 +74,7 @@ __device__ void blockReduceCopy(const ReduceSpec& spec, void* d0, void* d1, cons
   using M = MemoryType<T>;
   const bool pre = (flags & kApplyPre) && spec.preMul && local != nullptr;
   const bool post = (flags & kApplyPost) && spec.postDiv && spec.divisor > 1;
-  const T scalar = scalarOf<T>(spec.preMulScalar);
+  const T scalar = scalarOf<T>(spec.preMulScalar, spec.preMulScalarHi);
   const Op<T> op{};
   M* o0 = static_cast<M*>(d0);
   M* o1 = static_cast<M*>(d1);
@@ -118,9 +121,21 @@ __device__ void blockCopy(void* dst0, void* dst1, const void* src, size_t bytes)
   }
 }
 
+// Max and Min have no complex instantiation (complex numbers have no order; the API refuses them).
+template <template <typename> class Op>
+inline constexpr bool kOrderOp = false;
+template <>
+inline constexpr bool kOrderOp<FuncMax> = true;
+template <>
+inline constexpr bool kOrderOp<FuncMin> = true;
+
 template <template <typename> class Op>
 __device__ void reduceByType(const ReduceSpec& s, void* d0, void* d1, const void* p, const void* l, size_t n,
                              unsigned f) {
+  if constexpr (!kOrderOp<Op>) {
+    if (s.dtype == weftComplex64) return blockReduceCopy<Complex<float>, Op>(s, d0, d1, p, l, n, f);
+    if (s.dtype == weftComplex128) return blockReduceCopy<Complex<double>, Op>(s, d0, d1, p, l, n, f);
+  }
   switch (s.dtype) {
     case ncclInt8: return blockReduceCopy<int8_t, Op>(s, d0, d1, p, l, n, f);
     case ncclUint8: return blockReduceCopy<uint8_t, Op>(s, d0, d1, p, l, n, f);

@@ -9,6 +9,7 @@
 #include <cstring>
 #include <utility>
 
+#include "math/complex_types.h"
 #include "math/lowp_types.h"
 #include "math/reduce_kernel.h"
 #include "math/reduce_ops.h"
@@ -16,8 +17,23 @@
 namespace weft {
 namespace {
 
-// The C++ element type of each ncclDataType_t, in enum order.
-template <int kDtype>
+// The loop table's rows: NCCL's datatypes at their own values, then Weft's complex types (whose
+// enum values, 64 and 65, leave a gap that a table indexed by value would waste).
+constexpr int kSlotComplex64 = ncclNumTypes;
+constexpr int kSlotComplex128 = ncclNumTypes + 1;
+constexpr int kNumTypes = ncclNumTypes + 2;
+
+// The row of dtype, or -1 for an invalid dtype.
+int slotOf(ncclDataType_t dtype) {
+  const int v = static_cast<int>(dtype);
+  if (v >= 0 && v < ncclNumTypes) return v;
+  if (dtype == weftComplex64) return kSlotComplex64;
+  if (dtype == weftComplex128) return kSlotComplex128;
+  return -1;
+}
+
+// The C++ element type of each row.
+template <int kSlot>
 struct ElementOf;
 template <>
 struct ElementOf<ncclInt8> {
@@ -67,16 +83,29 @@ template <>
 struct ElementOf<ncclFloat8e5m2> {
   using type = Float8E5M2;
 };
+template <>
+struct ElementOf<kSlotComplex64> {
+  using type = Complex<float>;
+};
+template <>
+struct ElementOf<kSlotComplex128> {
+  using type = Complex<double>;
+};
 
-constexpr int kNumTypes = ncclNumTypes;
 constexpr int kNumBaseOps = 4;
 constexpr unsigned kNumVariants = 32;  // every combination of the ReduceVariant bits
 
 // A value of type T from the low sizeof(T) bytes' worth of bits of the spec's scalar word (the
-// word is a number, not memory, so this reads the same on either byte order).
+// word is a number, not memory, so this reads the same on either byte order). A 16-byte scalar
+// (complex128) is the two words in memory order, as it was captured from the user's memory.
 template <typename T>
-T scalarFromBits(uint64_t bits) {
-  if constexpr (sizeof(T) == 1) {
+T scalarFromBits(const uint64_t* words) {
+  const uint64_t bits = words[0];
+  if constexpr (sizeof(T) == 16) {
+    T v;
+    memcpy(&v, words, 16);
+    return v;
+  } else if constexpr (sizeof(T) == 1) {
     const uint8_t b = static_cast<uint8_t>(bits);
     T v;
     memcpy(&v, &b, 1);
@@ -92,6 +121,7 @@ T scalarFromBits(uint64_t bits) {
     memcpy(&v, &b, 4);
     return v;
   } else {
+    static_assert(sizeof(T) == 8);
     T v;
     memcpy(&v, &bits, 8);
     return v;
@@ -119,8 +149,9 @@ uint64_t bitsOfScalar(T v) {
   }
 }
 
-using LoopFn = void (*)(void* dst0, void* dst1, const void* partial, const void* local, uint64_t preBits, int divisor,
-                        size_t count);
+// preBits: the spec's scalar words (preMulScalar, preMulScalarHi).
+using LoopFn = void (*)(void* dst0, void* dst1, const void* partial, const void* local, const uint64_t* preBits,
+                        int divisor, size_t count);
 
 // The loops, compiled once for the baseline instruction set every x86-64 (or other) machine has,
 // and on x86-64 once more for AVX2, picked at run time. The distributed library cannot assume AVX2,
@@ -130,7 +161,7 @@ using LoopFn = void (*)(void* dst0, void* dst1, const void* partial, const void*
 // include FMA, and nothing else changes the arithmetic (the unit tests run both).
 struct BaselineIsa {
   template <typename T, template <typename> class Op, unsigned kVariant>
-  static void run(void* dst0, void* dst1, const void* partial, const void* local, uint64_t preBits, int divisor,
+  static void run(void* dst0, void* dst1, const void* partial, const void* local, const uint64_t* preBits, int divisor,
                   size_t count) {
     using M = MemoryType<T>;
     reduceCopyRange<T, Op<T>, kVariant>(static_cast<M*>(dst0), static_cast<M*>(dst1), static_cast<const M*>(partial),
@@ -143,7 +174,7 @@ struct BaselineIsa {
 struct Avx2Isa {
   template <typename T, template <typename> class Op, unsigned kVariant>
   __attribute__((target("avx2"))) static void run(void* dst0, void* dst1, const void* partial, const void* local,
-                                                  uint64_t preBits, int divisor, size_t count) {
+                                                  const uint64_t* preBits, int divisor, size_t count) {
     using M = MemoryType<T>;
     reduceCopyRange<T, Op<T>, kVariant>(static_cast<M*>(dst0), static_cast<M*>(dst1), static_cast<const M*>(partial),
                                         static_cast<const M*>(local), scalarFromBits<T>(preBits), divisor, 0, count, 1);
@@ -200,9 +231,15 @@ using VariantRow = std::array<LoopFn, kNumVariants>;
 using OpRows = std::array<VariantRow, kNumBaseOps>;
 using LoopTable = std::array<OpRows, kNumTypes>;
 
+// Max and Min are not defined on complex numbers (no order): no loop, and reduceCopy refuses them.
+template <typename T, int kOp>
+constexpr bool opExistsFor() {
+  return !kIsComplex<T> || (kOp != static_cast<int>(BaseOp::kMax) && kOp != static_cast<int>(BaseOp::kMin));
+}
+
 template <typename Isa, typename T, int kOp, unsigned kVariant>
 constexpr LoopFn loopFor() {
-  if constexpr (loopExists<kOp, kVariant>())
+  if constexpr (opExistsFor<T, kOp>() && loopExists<kOp, kVariant>())
     return &Isa::template run<T, OpOf<kOp>::template type, kVariant>;
   else
     return nullptr;
@@ -242,8 +279,6 @@ const LoopTable& loops() {
 #endif
 }
 
-bool validDtype(ncclDataType_t dtype) { return static_cast<int>(dtype) >= 0 && static_cast<int>(dtype) < kNumTypes; }
-
 void copyBytes(void* dst, const void* src, size_t bytes) {
   if (dst != src) memcpy(dst, src, bytes);  // exact aliasing is allowed and means nothing to do
 }
@@ -255,7 +290,7 @@ void copyBytes(void* dst, const void* src, size_t bytes) {
 // order, that a fused loop applies, so the bits are the same; and since a block is fully read
 // before it is written, exact aliasing between destinations and sources still works.
 void reduceComposed(const OpRows& rows, unsigned op, size_t elemSize, void* dst0, void* dst1, const void* partial,
-                    const void* local, size_t count, bool pre, bool post, uint64_t preBits, int divisor) {
+                    const void* local, size_t count, bool pre, bool post, const uint64_t* preBits, int divisor) {
   constexpr size_t kScratchBytes = 16384;
   alignas(64) unsigned char scratch[kScratchBytes];
   const size_t block = kScratchBytes / elemSize;
@@ -292,12 +327,14 @@ const char* dataTypeName(ncclDataType_t dtype) {
     case ncclBfloat16: return "bfloat16";
     case ncclFloat8e4m3: return "float8e4m3";
     case ncclFloat8e5m2: return "float8e5m2";
+    case weftComplex64: return "complex64";
+    case weftComplex128: return "complex128";
     default: return "invalid";
   }
 }
 
 bool makeReduceSpec(ncclDataType_t dtype, ncclRedOp_t op, int nranks, ReduceSpec* out) {
-  if (out == nullptr || !validDtype(dtype) || nranks < 1) return false;
+  if (out == nullptr || slotOf(dtype) < 0 || nranks < 1 || !opDefinedFor(op, dtype)) return false;
   ReduceSpec spec;
   spec.dtype = dtype;
   switch (op) {
@@ -322,7 +359,9 @@ bool makeReduceSpec(ncclDataType_t dtype, ncclRedOp_t op, int nranks, ReduceSpec
         case ncclFloat32: spec.preMulScalar = bitsOfScalar(static_cast<float>(inv)); break;
         case ncclFloat64: spec.preMulScalar = bitsOfScalar(inv); break;
         default:
-          spec.postDiv = true;  // integers: divide the wrapped sum, truncating toward zero
+          // Integers divide the wrapped sum, truncating toward zero; complex types divide each
+          // part of the sum (reduce_ops.h says why they do not pre-multiply).
+          spec.postDiv = true;
           spec.divisor = nranks;
           break;
       }
@@ -339,9 +378,11 @@ void reduceCopy(const ReduceSpec& spec, void* dst0, void* dst1, const void* part
                 unsigned flags) {
   const size_t elemSize = dataTypeSize(spec.dtype);
   const unsigned op = static_cast<unsigned>(spec.op);
-  // Callers validate their arguments; an impossible spec or a missing source does nothing rather
-  // than index past the table.
-  if (count == 0 || elemSize == 0 || op >= kNumBaseOps || (partial == nullptr && local == nullptr)) return;
+  const int slot = slotOf(spec.dtype);
+  // Callers validate their arguments; an impossible spec (Max/Min on complex included) or a
+  // missing source does nothing rather than index past the table or call a loop that is not there.
+  const bool unordered = isComplexDataType(spec.dtype) && (spec.op == BaseOp::kMax || spec.op == BaseOp::kMin);
+  if (count == 0 || slot < 0 || op >= kNumBaseOps || unordered || (partial == nullptr && local == nullptr)) return;
 
   const bool pre = local != nullptr && (flags & kApplyPre) != 0 && spec.preMul;
   // Dividing by 1 is the identity; a divisor below 1 is not a rank count and is ignored rather
@@ -361,15 +402,16 @@ void reduceCopy(const ReduceSpec& spec, void* dst0, void* dst1, const void* part
   if (pre) variant |= kVarPre;
   if (post) variant |= kVarPost;
   if (dst1 != nullptr) variant |= kVarDst1;
-  const OpRows& rows = loops()[static_cast<int>(spec.dtype)];
+  const OpRows& rows = loops()[slot];
+  const uint64_t preBits[2] = {spec.preMulScalar, spec.preMulScalarHi};
   const void* single = local != nullptr ? local : partial;
   // Single-source loops apply no operation; they are kept under kSum only.
   const LoopFn fn = rows[twoSources ? op : static_cast<unsigned>(BaseOp::kSum)][variant];
   if (fn != nullptr) {
-    fn(dst0, dst1, twoSources ? partial : nullptr, single, spec.preMulScalar, spec.divisor, count);
+    fn(dst0, dst1, twoSources ? partial : nullptr, single, preBits, spec.divisor, count);
     return;
   }
-  reduceComposed(rows, op, elemSize, dst0, dst1, partial, local, count, pre, post, spec.preMulScalar, spec.divisor);
+  reduceComposed(rows, op, elemSize, dst0, dst1, partial, local, count, pre, post, preBits, spec.divisor);
 }
 
 void reduceUseBaselineLoopsForTesting(bool on) { gForceBaseline.store(on, std::memory_order_relaxed); }

@@ -6,24 +6,28 @@
 
 #include "math/port.h"
 #include "nccl.h"
+#include "weft/weft.h"
 
 namespace weft {
 
 enum class BaseOp : uint8_t { kSum = 0, kProd = 1, kMax = 2, kMin = 3 };
 
-// A reduction as the executor runs it. ncclAvg on floating types becomes kSum with a pre-multiply
-// by 1/nranks; on integer types kSum with a post-divide by nranks. ncclPreMulSum becomes kSum with
-// a pre-multiply by the user's scalar (its bits stored in the datatype's own format).
+// A reduction as the executor runs it. ncclAvg on real floating types becomes kSum with a
+// pre-multiply by 1/nranks; on integer and complex types kSum with a post-divide by nranks.
+// ncclPreMulSum becomes kSum with a pre-multiply by the user's scalar (its bits stored in the
+// datatype's own format; a complex128 scalar takes both words).
 struct ReduceSpec {
   ncclDataType_t dtype = ncclFloat32;
   BaseOp op = BaseOp::kSum;
-  bool preMul = false;        // multiply each rank's own input by preMulScalar before combining
-  uint64_t preMulScalar = 0;  // raw bits of a value of type dtype (little end of the word)
-  bool postDiv = false;       // divide the final result by divisor (integer average)
+  bool preMul = false;          // multiply each rank's own input by preMulScalar before combining
+  uint64_t preMulScalar = 0;    // raw bits of a value of type dtype (little end of the word)
+  uint64_t preMulScalarHi = 0;  // the bytes past the first 8 of a 16-byte scalar (complex128)
+  bool postDiv = false;         // divide the final result by divisor (integer average)
   int divisor = 1;
 };
 
-// Builds the spec for a built-in op (ncclSum..ncclAvg) and nranks. False if op or dtype is invalid.
+// Builds the spec for a built-in op (ncclSum..ncclAvg) and nranks. False if op or dtype is invalid,
+// or if the op is ncclMax/ncclMin on a complex type (see opDefinedFor).
 // (Also false for nranks < 1. ncclAvg over one rank is the identity and gets neither pre nor post,
 // so it stays a plain copy. The arithmetic rules of each op are in reduce_ops.h.)
 bool makeReduceSpec(ncclDataType_t dtype, ncclRedOp_t op, int nranks, ReduceSpec* out);
@@ -64,11 +68,26 @@ WEFT_HOST_DEVICE inline size_t dataTypeSize(ncclDataType_t dtype) {
     case ncclFloat32: return 4;
     case ncclInt64:
     case ncclUint64:
-    case ncclFloat64: return 8;
+    case ncclFloat64:
+    case weftComplex64: return 8;
+    case weftComplex128: return 16;
     default: return 0;
   }
 }
-// Name for messages ("float32", "bfloat16", ...); "invalid" for an invalid dtype.
+
+// Whether dtype is one Weft knows: NCCL's twelve and Weft's complex types (weft/weft.h).
+WEFT_HOST_DEVICE inline bool isValidDataType(ncclDataType_t dtype) { return dataTypeSize(dtype) != 0; }
+
+WEFT_HOST_DEVICE inline bool isComplexDataType(ncclDataType_t dtype) {
+  return dtype == weftComplex64 || dtype == weftComplex128;
+}
+
+// Whether the built-in op means something on dtype: everything but ncclMax/ncclMin on complex
+// numbers, which have no order.
+inline bool opDefinedFor(ncclRedOp_t op, ncclDataType_t dtype) {
+  return !(isComplexDataType(dtype) && (op == ncclMax || op == ncclMin));
+}
+// Name for messages ("float32", "bfloat16", "complex64", ...); "invalid" for an invalid dtype.
 const char* dataTypeName(ncclDataType_t dtype);
 
 }  // namespace weft

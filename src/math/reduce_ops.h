@@ -12,6 +12,12 @@
 //   bfloat16,  rounded back once. float's 24 bits are at least 2p+2 for each of these formats'
 //   fp8        p-bit significands, so this double rounding equals a single correctly rounded
 //              operation in the narrow format: what a native instruction (__hadd, __hmul) gives.
+//   complex    (Complex<float>, Complex<double>) Sum adds the parts separately, by the float/double
+//              rule. Prod is (a+bi)(c+di) = (ac - bd) + (ad + bc)i: each of the four products is
+//              FuncProd (rounded on its own, never fused into the add that follows), then FuncSum
+//              of the pairs, the imaginary part as ad + bc in that order. No Annex G recovery of
+//              infinities: a NaN part stays the canonical NaN. Max/Min do not exist for complex
+//              types (instantiating them fails to compile; the API refuses the ops).
 //   Max, Min   on floating types NaN-propagating: if either operand is NaN the result is the
 //              canonical NaN (fmax/fmin would drop the NaN, hiding a bad value on some ranks and
 //              not others). They are also exactly commutative: max(-0, +0) = +0 and
@@ -26,6 +32,7 @@
 #include <cstdint>
 #include <type_traits>
 
+#include "math/complex_types.h"
 #include "math/lowp_types.h"
 #include "math/port.h"
 
@@ -124,6 +131,9 @@ struct FuncSum {
       return static_cast<T>(static_cast<U>(static_cast<U>(a) + static_cast<U>(b)));
     } else if constexpr (ops_detail::kIsIeee<T>) {
       return ops_detail::canonicalize(a + b);
+    } else if constexpr (kIsComplex<T>) {
+      const FuncSum<typename T::Part> add;
+      return T{add(a.re, b.re), add(a.im, b.im)};
     } else {
       return T(a.toFloat() + b.toFloat());
     }
@@ -152,6 +162,12 @@ struct FuncProd {
 #else
       return ops_detail::canonicalize(a * b);
 #endif
+    } else if constexpr (kIsComplex<T>) {
+      // Every product goes through FuncProd, so none is fused into the add (see above), and the
+      // subtraction ac - bd is the addition of -(bd), which IEEE defines to be the same operation.
+      const FuncProd<typename T::Part> mul;
+      const FuncSum<typename T::Part> add;
+      return T{add(mul(a.re, b.re), -mul(a.im, b.im)), add(mul(a.re, b.im), mul(a.im, b.re))};
     } else {
       return T(a.toFloat() * b.toFloat());
     }
@@ -160,6 +176,7 @@ struct FuncProd {
 
 template <typename T>
 struct FuncMax {
+  static_assert(!kIsComplex<T>, "complex numbers have no order");
   WEFT_HOST_DEVICE WEFT_INLINE T operator()(T a, T b) const {
     if constexpr (ops_detail::kIsInteger<T>)
       return a < b ? b : a;
@@ -170,6 +187,7 @@ struct FuncMax {
 
 template <typename T>
 struct FuncMin {
+  static_assert(!kIsComplex<T>, "complex numbers have no order");
   WEFT_HOST_DEVICE WEFT_INLINE T operator()(T a, T b) const {
     if constexpr (ops_detail::kIsInteger<T>)
       return a < b ? a : b;
@@ -178,17 +196,20 @@ struct FuncMin {
   }
 };
 
-// Pre-multiply (ncclAvg on floating types, ncclPreMulSum): x * scalar in the type itself, with the
-// same rules as FuncProd (wrapping for integers, one rounding for the narrow formats).
+// Pre-multiply (ncclAvg on real floating types, ncclPreMulSum): x * scalar in the type itself, with
+// the same rules as FuncProd (wrapping for integers, one rounding for the narrow formats, complex
+// multiplication by a complex scalar).
 template <typename T>
 WEFT_HOST_DEVICE WEFT_INLINE T preMultiply(T x, T scalar) {
   return FuncProd<T>()(x, scalar);
 }
 
-// Post-divide (ncclAvg on integer types): the wrapped sum divided by nranks, truncating toward zero
-// like C++ '/'. The divisor is a positive rank count, so there is no overflow case. Floating types
-// do not use it (their average is a pre-multiply), but it is defined for them too, as one
-// correctly rounded division, so that no combination is left undefined.
+// Post-divide (ncclAvg on integer and complex types): the wrapped sum divided by nranks, truncating
+// toward zero like C++ '/'. The divisor is a positive rank count, so there is no overflow case.
+// Complex sums have each part divided, correctly rounded: a pre-multiply by 1/nranks would have to
+// be a complex product by (1/nranks + 0i), whose 0 * Inf turns an infinite part into NaN. Real
+// floating types do not use it (their average is a pre-multiply), but it is defined for them too,
+// as one correctly rounded division, so that no combination is left undefined.
 template <typename T>
 WEFT_HOST_DEVICE WEFT_INLINE T postDivide(T x, int divisor) {
   if constexpr (ops_detail::kIsInteger<T>) {
@@ -198,6 +219,9 @@ WEFT_HOST_DEVICE WEFT_INLINE T postDivide(T x, int divisor) {
     return static_cast<T>(static_cast<W>(x) / static_cast<W>(divisor));
   } else if constexpr (ops_detail::kIsIeee<T>) {
     return ops_detail::canonicalize(x / static_cast<T>(divisor));
+  } else if constexpr (kIsComplex<T>) {
+    // The complex average: each part of the sum divided by nranks, correctly rounded.
+    return T{postDivide(x.re, divisor), postDivide(x.im, divisor)};
   } else {
     return T(x.toFloat() / static_cast<float>(divisor));
   }

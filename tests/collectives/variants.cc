@@ -101,6 +101,12 @@ void addMismatch(std::vector<Variant>* out) {
   }
 }
 
+// The complex datatypes (complex_test.cc) under each algorithm; DDA and tree variants change only
+// how reductions run, so they take the reducing cases.
+const std::vector<Pick> kComplexReductions = {test("Complex", "ReductionsComplex64"),
+                                              test("Complex", "ReductionsComplex128")};
+const std::vector<Pick> kComplexCases = kComplexReductions + std::vector<Pick>{test("Complex", "DataMovement")};
+
 std::vector<Variant> threadsVariants() {
   std::vector<Variant> v = {
       // Everything as it is; the /dev/shm leak count must not see another test's segments.
@@ -109,38 +115,50 @@ std::vector<Variant> threadsVariants() {
        .except = {suite("LowPrecisionColl")},
        .serial = {test("Robustness", "InitDestroyLoopLeaksNothing")}},
       {.name = "lowprec", .env = kLowPrec, .picks = {suite("LowPrecisionColl")}},
+      // Complex data under the low-precision settings: the FP8 path must leave it alone.
+      {.name = "lowprec.complex",
+       .prefix = "lowprec.",
+       .env = kLowPrec,
+       .picks = {test("Complex", "ReductionsComplex64")}},
       {.name = "smallfifo",
        .prefix = "smallfifo.",
        .env = kSmallFifoThreads,
-       .picks = {matrix({.nranks = {3, 5}}), matrix({.tag = "big"}), suite("P2P"), suite("Groups"),
-                 test("Robustness", "ManySmallCollectivesBackToBack")}},
+       .picks = std::vector<Pick>{matrix({.nranks = {3, 5}}), matrix({.tag = "big"}), suite("P2P"), suite("Groups"),
+                                  test("Robustness", "ManySmallCollectivesBackToBack")} +
+                kComplexCases},
       {.name = "ringonly",
        .prefix = "ringonly.",
        .env = kRingOnly,
-       .picks = {matrix({.nranks = {4}}), suite("Groups"), suite("SingleThread")}},
+       .picks = std::vector<Pick>{matrix({.nranks = {4}}), suite("Groups"), suite("SingleThread")} + kComplexCases},
       // Flat and tree DDA AllReduce on different rank counts.
       {.name = "ddaflat",
        .prefix = "ddaflat.",
        .env = kDdaFlat,
-       .picks = {onThreads({.colls = {kAllReduce}, .nranks = {2, 5, 16}}),
-                 onThreads({.colls = {kAllReduce}, .nranks = {8}, .dtypes = {ncclFloat32}, .tag = "big"}),
-                 onThreads({.colls = {Coll::kAllGather}, .nranks = {3}}),
-                 onThreads({.colls = {Coll::kAllGather}, .nranks = {4}, .tag = "big"}),
-                 onThreads({.colls = {Coll::kReduceScatter}, .nranks = {4}}),
-                 onThreads({.colls = {Coll::kReduceScatter}, .nranks = {3}, .dtypes = {ncclFloat32}, .tag = "big"}),
-                 onThreads({.colls = {Coll::kAlltoAll}}),
-                 matrix({.modes = {Mode::kClique}, .colls = {kAllReduce}, .nranks = {3}})}},
+       .picks =
+           std::vector<Pick>{
+               onThreads({.colls = {kAllReduce}, .nranks = {2, 5, 16}}),
+               onThreads({.colls = {kAllReduce}, .nranks = {8}, .dtypes = {ncclFloat32}, .tag = "big"}),
+               onThreads({.colls = {Coll::kAllGather}, .nranks = {3}}),
+               onThreads({.colls = {Coll::kAllGather}, .nranks = {4}, .tag = "big"}),
+               onThreads({.colls = {Coll::kReduceScatter}, .nranks = {4}}),
+               onThreads({.colls = {Coll::kReduceScatter}, .nranks = {3}, .dtypes = {ncclFloat32}, .tag = "big"}),
+               onThreads({.colls = {Coll::kAlltoAll}}),
+               matrix({.modes = {Mode::kClique}, .colls = {kAllReduce}, .nranks = {3}}),
+               test("Complex", "DataMovement")} +
+           kComplexReductions},
       {.name = "ddatree",
        .prefix = "ddatree.",
        .env = kDdaTree,
-       .picks = {onThreads({.colls = {kAllReduce}, .nranks = {3, 4, 7, 16}})}},
+       .picks = std::vector<Pick>{onThreads({.colls = {kAllReduce}, .nranks = {3, 4, 7, 16}})} + kComplexReductions},
       // Small sizes and one large AllReduce, plus groups (trees beside rings and p2p). ~30 s.
       {.name = "tree",
        .prefix = "tree.",
        .env = kTree,
-       .picks = {matrix(treeKinds({2, 3, 4, 5, 7, 8})),
-                 onThreads({.colls = {kAllReduce}, .nranks = {3}, .dtypes = {ncclFloat32}, .tag = "big"}),
-                 suite("Groups"), suite("SingleThread")}},
+       .picks =
+           std::vector<Pick>{matrix(treeKinds({2, 3, 4, 5, 7, 8})),
+                             onThreads({.colls = {kAllReduce}, .nranks = {3}, .dtypes = {ncclFloat32}, .tag = "big"}),
+                             suite("Groups"), suite("SingleThread")} +
+           kComplexReductions},
       {.name = "vring",
        .prefix = "vring.",
        .env = kVRing,
@@ -155,7 +173,8 @@ std::vector<Variant> threadsVariants() {
        .labels = {"net"},
        .env = kNet,
        .picks = {onThreads({.colls = {kAllReduce}, .nranks = {4}}),
-                 onThreads({.colls = {Coll::kReduceScatter}, .nranks = {2}}), suite("P2P"), suite("CommSplit")},
+                 onThreads({.colls = {Coll::kReduceScatter}, .nranks = {2}}), suite("P2P"), suite("CommSplit"),
+                 test("Complex", "ReductionsComplex128")},
        .disabled = {kZeroCountOverNet}},
       {.name = "net.tree",
        .prefix = "net.tree.",
@@ -192,7 +211,8 @@ std::vector<Variant> procsVariants() {
        .picks = std::vector<Pick>{matrix({.colls = {kAllReduce}, .nranks = {2, 8}}),
                                   matrix({.colls = {Coll::kAllGather}, .nranks = {3}}),
                                   matrix({.colls = {Coll::kReduceScatter}, .nranks = {2}}),
-                                  matrix({.colls = {Coll::kAlltoAll}, .nranks = {3}})} +
+                                  matrix({.colls = {Coll::kAlltoAll}, .nranks = {3}}),
+                                  test("Complex", "ReductionsComplex64")} +
                 ddaAlone,
        .serial = ddaAlone},
       {.name = "ddatree",
@@ -203,7 +223,7 @@ std::vector<Variant> procsVariants() {
       {.name = "tree",
        .prefix = "tree.",
        .env = kTree,
-       .picks = {matrix(treeKinds({2, 3, 4, 5, 8})), suite("Groups"),
+       .picks = {matrix(treeKinds({2, 3, 4, 5, 8})), suite("Groups"), test("Complex", "ReductionsComplex128"),
                  test("Robustness", "MismatchedCountsFailOnBothRanks"),
                  test("Robustness", "PeerSkippingACollectiveIsReportedAfterTheTimeout"),
                  test("Failure", "PeerKilledDuringAllReduce")}},

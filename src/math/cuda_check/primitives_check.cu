@@ -53,16 +53,19 @@ int addTypeKernels(const void** out) {
   int n = 0;
   n += addKernels<T, FuncSum<T>>(out + n, seq);
   n += addKernels<T, FuncProd<T>>(out + n, seq);
-  n += addKernels<T, FuncMax<T>>(out + n, seq);
-  n += addKernels<T, FuncMin<T>>(out + n, seq);
+  if constexpr (!kIsComplex<T>) {  // complex numbers have no order: no Max/Min
+    n += addKernels<T, FuncMax<T>>(out + n, seq);
+    n += addKernels<T, FuncMin<T>>(out + n, seq);
+  }
   return n;
 }
 
 }  // namespace cuda_check
 }  // namespace weft
 
-// Addresses of every kernel, in ncclDataType_t order (12 types x 4 ops x the variants above).
-// Returns how many were written to `out` (which must have room for 12 * 4 * 6).
+// Addresses of every kernel, in ncclDataType_t order (12 types x 4 ops x the variants above), then
+// the complex types (2 x Sum/Prod x the variants). Returns how many were written to `out` (which
+// must have room for (12 * 4 + 2 * 2) * 6).
 extern "C" int weftPrimitivesCheckKernels(const void** out) {
   using namespace weft;
   using namespace weft::cuda_check;
@@ -79,5 +82,7 @@ extern "C" int weftPrimitivesCheckKernels(const void** out) {
   n += addTypeKernels<BFloat16>(out + n);
   n += addTypeKernels<Float8E4M3>(out + n);
   n += addTypeKernels<Float8E5M2>(out + n);
+  n += addTypeKernels<Complex<float>>(out + n);
+  n += addTypeKernels<Complex<double>>(out + n);
   return n;
 }
