@@ -65,4 +65,14 @@ set(CPACK_DEBIAN_PACKAGE_CONTROL_EXTRA ${PROJECT_SOURCE_DIR}/cmake/deb/triggers)
 # NVIDIA's and Debian's NCCL packages, and Debian's RCCL ones, install files of the same names
 # (libnccl.so.2, nccl.h, librccl.so.1, rccl.h): only one of them can be installed.
 set(CPACK_DEBIAN_PACKAGE_CONFLICTS "libnccl2, libnccl-dev, librccl1, librccl-dev")
+# The Python package is built for one interpreter (its extension's ABI tag) and the library works
+# without it, so that Python version and NumPy are recommended rather than required.
+if(TARGET weft_python_ext)
+  string(REPLACE "." ";" _py_parts "${WEFT_PYTHON_VERSION}")
+  list(GET _py_parts 0 _py_major)
+  list(GET _py_parts 1 _py_minor)
+  math(EXPR _py_next "${_py_minor} + 1")
+  set(CPACK_DEBIAN_PACKAGE_RECOMMENDS
+    "python3 (>= ${WEFT_PYTHON_VERSION}), python3 (<< ${_py_major}.${_py_next}), python3-numpy")
+endif()
 include(CPack)
