@@ -6,6 +6,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <deque>
 #include <exception>
 #include <thread>
 #include <vector>
@@ -20,8 +21,13 @@ namespace weft::bootstrap {
 namespace {
 
 // Connections that have not yet said who they are. More than this at once is not a job starting
-// up but something hammering the port; extra ones are closed unread.
+// up but something hammering the port: the oldest one is closed to make room, never the newest,
+// since a real rank sends its hello as soon as it connects and is therefore never the oldest for
+// long. The same happens when the process runs out of descriptors (EMFILE).
 constexpr size_t kMaxPending = 4096;
+// How long one connection may stay silent before it is closed: a rank's hello follows its connect
+// at once, so only strangers (a port scanner, a stalled client) ever reach this.
+constexpr int64_t kSilentMs = 10000;
 // A refusal is a few dozen bytes into an empty socket buffer; never wait long on it.
 constexpr int64_t kRefusalSendMs = 1000;
 
@@ -30,6 +36,7 @@ struct Pending {
   SocketAddress peer;
   RootHello hello;
   size_t got = 0;
+  Deadline silentLimit;  // closed unheard after this
 };
 
 class RootService {
@@ -45,6 +52,9 @@ class RootService {
         giveUp();
         return;
       }
+      // Oldest first (accept order), so the silent ones past their limit are at the front.
+      while (!pending_.empty() && pending_.front().silentLimit.expired()) pending_.pop_front();
+      const Deadline wake = pending_.empty() ? limit : limit.earlier(pending_.front().silentLimit);
       std::vector<pollfd> pfd;
       pfd.push_back({listener_.fd(), POLLIN, 0});
       for (const Pending& p : pending_) pfd.push_back({p.sock.fd(), POLLIN, 0});
@@ -54,7 +64,7 @@ class RootService {
         pfd.push_back({ranks_[r].fd(), POLLIN, 0});
         rankOfFd.push_back(r);
       }
-      int n = ::poll(pfd.data(), pfd.size(), limit.pollTimeout());
+      int n = ::poll(pfd.data(), pfd.size(), wake.pollTimeout());
       if (n < 0 && errno != EINTR) {
         WEFT_WARN("bootstrap root at %s: poll failed: %s; giving up", socketAddressToString(addr_).c_str(),
                   strerror(errno));
@@ -79,7 +89,7 @@ class RootService {
       }
 
       // Read the pending hellos; handle (and drop from the list) those that are complete or dead.
-      std::vector<Pending> still;
+      std::deque<Pending> still;
       for (size_t i = 0; i < pending_.size(); i++) {
         Pending& p = pending_[i];
         if (pfd[1 + i].revents != 0) {
@@ -116,15 +126,27 @@ class RootService {
       int fd = ::accept4(listener_.fd(), &peer.sa, &len, SOCK_NONBLOCK | SOCK_CLOEXEC);
       if (fd < 0) {
         if (errno == EINTR || errno == ECONNABORTED || errno == EPROTO) continue;
+        if ((errno == EMFILE || errno == ENFILE) && !pending_.empty()) {
+          pending_.pop_front();  // a descriptor for the newcomer, taken from the oldest stranger
+          continue;
+        }
         if (errno != EAGAIN && errno != EWOULDBLOCK)
           WEFT_WARN("bootstrap root at %s: accept failed: %s", socketAddressToString(addr_).c_str(), strerror(errno));
         return;
       }
-      Socket s(fd);
-      if (pending_.size() >= kMaxPending) continue;  // closes it
+      if (pending_.size() >= kMaxPending) {
+        if (!floodWarned_)
+          WEFT_WARN(
+              "bootstrap root at %s: more than %zu connections have not said who they are; closing the "
+              "oldest of them to make room",
+              socketAddressToString(addr_).c_str(), kMaxPending);
+        floodWarned_ = true;
+        pending_.pop_front();
+      }
       Pending p;
-      p.sock = std::move(s);
+      p.sock = Socket(fd);
       p.peer = peer;
+      p.silentLimit = Deadline::afterMs(kSilentMs);
       memset(&p.hello, 0, sizeof(p.hello));
       pending_.push_back(std::move(p));
     }
@@ -267,7 +289,8 @@ class RootService {
   Deadline deadline_;
   std::vector<Socket> ranks_;
   std::vector<SocketAddress> table_;
-  std::vector<Pending> pending_;
+  std::deque<Pending> pending_;  // in accept order
+  bool floodWarned_ = false;
 };
 
 }  // namespace

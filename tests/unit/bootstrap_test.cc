@@ -596,6 +596,22 @@ TEST_F(BootstrapTest, GarbageConnectionsDoNotDisturbTheRoot) {
   EXPECT_EQ(reply.code, bootstrap::kRootBadMagic);
 }
 
+// More silent connections than the root keeps waiting at once (4096): the root closes the oldest
+// to make room, so the ranks that come after the flood still get in.
+TEST_F(BootstrapTest, AFloodOfSilentConnectionsDoesNotLockTheRanksOut) {
+  const int n = 3;
+  const size_t kFlood = 4300;
+  ncclUniqueId id = freshId();
+  bootstrap::IdLayout layout;
+  ASSERT_TRUE(bootstrap::decodeId(id, &layout));
+  std::vector<Socket> flood(kFlood);
+  std::string detail;
+  for (Socket& s : flood)
+    ASSERT_EQ(Socket::connect(layout.root, Deadline::afterMs(5000), -1, &s, &detail), IoStatus::kOk) << detail;
+  auto res = runRanks(allRanks(id, n));
+  for (auto& r : res) ASSERT_EQ(r.rc, ncclSuccess) << r.why;
+}
+
 // ------------------------------------------------------------------------------------------------
 // Timeouts, peer death, abort
 
