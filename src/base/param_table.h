@@ -65,6 +65,11 @@
   X(commId, String, "NCCL_COMM_ID", "", "", "", Bootstrap, Rank,                                               \
     "Rendezvous address \"host:port\"; when set, rank 0 hosts the root there instead of the "                  \
     "address carried in the unique id")                                                                        \
+  X(commSecret, String, "WEFT_COMM_SECRET", "", "", "", Bootstrap, Rank,                                       \
+    "A secret that every rank of a job sets alike when it meets through NCCL_COMM_ID: ranks then "             \
+    "prove to each other that they hold it (it never crosses the network), and a client that "                 \
+    "cannot is refused a rank slot. Unset: the secret is derived from NCCL_COMM_ID's text, which "             \
+    "anyone who can reach the port can compute too (a warning says so)")                                       \
   X(socketIfname, String, "NCCL_SOCKET_IFNAME", "", "", "", Bootstrap, Rank,                                   \
     "Network interfaces to use: comma list of name prefixes; a leading ^ excludes them, a "                    \
     "leading = asks for exact names (\"\" = chosen automatically)")                                            \

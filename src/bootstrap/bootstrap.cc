@@ -17,6 +17,7 @@
 #include "base/log.h"
 #include "base/params.h"
 #include "bootstrap/bootstrap.h"
+#include "bootstrap/p2p_inbox.h"
 #include "bootstrap/protocol.h"
 #include "bootstrap/root.h"
 #include "sockets/intake.h"
@@ -45,15 +46,6 @@ struct OpHeader {
   uint64_t bytes;  // per rank
 };
 
-// Opens every point-to-point message (see TcpBootstrap::send).
-constexpr uint32_t kP2pMagic = 0x50325057;  // "WP2P"
-struct P2pHeader {
-  uint32_t magic;
-  int32_t from;
-  Secret secret;
-  uint64_t tag;
-  uint64_t bytes;
-};
 // A message larger than this is refused: point-to-point messages carry connection handles.
 constexpr uint64_t kP2pMaxBytes = 1 << 20;
 
@@ -79,6 +71,8 @@ class TcpBootstrap final : public Bootstrap {
   ncclResult_t sendWithin(int peer, uint64_t tag, const void* data, size_t bytes, int64_t timeoutMs,
                           std::string* why) override;
   ncclResult_t tryRecv(int peer, uint64_t tag, void* data, size_t bytes, bool* got, std::string* why) override;
+
+  SocketAddress listenAddress() const override { return table_.empty() ? emptySocketAddress() : table_[rank_]; }
 
   void abort() override {
     aborted_.store(true, std::memory_order_release);
@@ -122,7 +116,8 @@ class TcpBootstrap final : public Bootstrap {
   // Kept after setup: point-to-point messages arrive here, one connection each.
   Socket listener_;
   std::mutex p2pMutex_;
-  std::map<std::pair<int, uint64_t>, std::vector<char>> mailbox_;  // (from, tag) -> arrived message
+  std::unique_ptr<P2pInbox> inbox_;  // made with the listener, once the secret is known
+  P2pMailbox mailbox_;
   std::string broken_;
   uint64_t opSeq_ = 0;
   int setupCancelFd_ = -1;      // what interrupts waits during init()
@@ -187,6 +182,7 @@ ncclResult_t TcpBootstrap::init(const Secret& secret, const SocketAddress& root,
   rc = connectRing(listener, table_, why);
   if (rc != ncclSuccess) return rc;
   listener_ = std::move(listener);
+  inbox_ = std::make_unique<P2pInbox>(rank_, nranks_, secret_);
   double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   WEFT_INFO(kLogBootstrap, "bootstrap: rank %d/%d ready in %.1f ms (root %s, interface %s, listening on %s)", rank_,
             nranks_, ms, socketAddressToString(root).c_str(), iface.name.c_str(),
@@ -202,7 +198,6 @@ ncclResult_t TcpBootstrap::joinRoot(const SocketAddress& root, const SocketAddre
   memset(&hello, 0, sizeof(hello));
   hello.magic = kMagic;
   hello.version = kProtocolVersion;
-  hello.secret = secret_;
   hello.rank = rank_;
   hello.nranks = nranks_;
   hello.timeoutMs = timeoutMs_;
@@ -219,7 +214,20 @@ ncclResult_t TcpBootstrap::joinRoot(const SocketAddress& root, const SocketAddre
     if (st != IoStatus::kOk)
       return fail(ioStatusResult(st), "bootstrap: " + me + " cannot connect to the root at " + rootText + ": " + detail,
                   why);
-    st = s.sendAll(&hello, sizeof(hello), connectDeadline, setupCancelFd_, &detail);
+    // The root speaks first: a nonce that this rank's proof of the secret must cover.
+    RootChallenge challenge;
+    memset(&challenge, 0, sizeof(challenge));
+    st = s.recvAll(&challenge, sizeof(challenge), connectDeadline, setupCancelFd_, &detail);
+    if (st == IoStatus::kOk && (challenge.magic != kMagic || challenge.version != kProtocolVersion))
+      return fail(ncclInvalidUsage,
+                  "bootstrap: " + me + ": the root at " + rootText +
+                      " is not a Weft bootstrap root of protocol version " + std::to_string(kProtocolVersion) +
+                      " (mixed Weft versions, or another service on that port?)",
+                  why);
+    if (st == IoStatus::kOk) {
+      hello.proof = rootHelloProof(secret_, challenge, hello);
+      st = s.sendAll(&hello, sizeof(hello), connectDeadline, setupCancelFd_, &detail);
+    }
     RootReply reply;
     memset(&reply, 0, sizeof(reply));
     if (st == IoStatus::kOk) {
@@ -267,10 +275,13 @@ ncclResult_t TcpBootstrap::joinRoot(const SocketAddress& root, const SocketAddre
       case kRootBadSecret:
         // Under NCCL_COMM_ID the secret comes from the variable's text, so differing spellings
         // of the same address are the likely cause.
-        return fail(ncclInvalidArgument,
-                    prefix + text +
-                        (fromCommIdEnv_ ? " (under NCCL_COMM_ID every rank must set exactly the same text)" : ""),
-                    why);
+        return fail(
+            ncclInvalidArgument,
+            prefix + text +
+                (fromCommIdEnv_
+                     ? " (under NCCL_COMM_ID every rank must set exactly the same text, and the same WEFT_COMM_SECRET)"
+                     : ""),
+            why);
       case kRootTimeout: return fail(ncclRemoteError, "bootstrap: " + me + ": " + text, why);
       case kRootBadMagic:
       case kRootBadNranks:
@@ -310,7 +321,7 @@ ncclResult_t TcpBootstrap::connectRing(const Socket& listener, const std::vector
   memset(&hello, 0, sizeof(hello));
   hello.magic = kMagic;
   hello.rank = rank_;
-  hello.secret = secret_;
+  hello.proof = ringHelloProof(secret_, rank_, table[next]);
   st = next_.sendAll(&hello, sizeof(hello), deadline, setupCancelFd_, &detail);
   if (st != IoStatus::kOk)
     return fail(ioStatusResult(st),
@@ -324,7 +335,8 @@ ncclResult_t TcpBootstrap::connectRing(const Socket& listener, const std::vector
   intake.isExpected = [&](const void* bytes) {
     RingHello got;
     memcpy(&got, bytes, sizeof(got));
-    return got.magic == kMagic && got.rank == prev && secretEqual(got.secret, secret_);
+    return got.magic == kMagic && got.rank == prev &&
+           digestEqual(got.proof, ringHelloProof(secret_, prev, table[rank_]));
   };
   RingHello got;
   int dropped = 0;
@@ -355,7 +367,14 @@ ncclResult_t TcpBootstrap::sendWithin(int peer, uint64_t tag, const void* data, 
   std::string detail;
   Socket s;
   IoStatus st = Socket::connect(table_[peer], deadline, cancel_.fd(), &s, &detail);
-  P2pHeader h{kP2pMagic, rank_, secret_, tag, bytes};
+  P2pHeader h;
+  memset(&h, 0, sizeof(h));
+  h.magic = kP2pMagic;
+  h.from = rank_;
+  h.to = peer;
+  h.tag = tag;
+  h.bytes = bytes;
+  h.proof = p2pProof(secret_, h, data);
   if (st == IoStatus::kOk) st = s.sendAll(&h, sizeof h, deadline, cancel_.fd(), &detail);
   if (st == IoStatus::kOk && bytes > 0) st = s.sendAll(data, bytes, deadline, cancel_.fd(), &detail);
   if (st != IoStatus::kOk)
@@ -368,30 +387,7 @@ ncclResult_t TcpBootstrap::tryRecv(int peer, uint64_t tag, void* data, size_t by
   std::lock_guard<std::mutex> lock(p2pMutex_);
   if (aborted_.load(std::memory_order_acquire))
     return fail(ncclRemoteError, "bootstrap: " + rankText(rank_) + ": the communicator was aborted", why);
-  // Collect every message that is waiting. A sender writes its whole message right after it
-  // connects, so reading one is bounded by a short deadline, not by the peer's progress.
-  for (;;) {
-    Socket s;
-    SocketAddress from;
-    std::string detail;
-    if (!listener_.valid() || listener_.accept(Deadline::immediate(), -1, &s, &from, &detail) != IoStatus::kOk) break;
-    const Deadline readDeadline = Deadline::afterMs(std::min<int64_t>(timeoutMs_, 5000));
-    P2pHeader h{};
-    IoStatus st = s.recvAll(&h, sizeof h, readDeadline, cancel_.fd(), &detail);
-    if (st != IoStatus::kOk || h.magic != kP2pMagic || !secretEqual(h.secret, secret_) || h.from < 0 ||
-        h.from >= nranks_ || h.bytes > kP2pMaxBytes) {
-      WEFT_INFO(kLogBootstrap, "bootstrap: rank %d dropped an unexpected connection from %s", rank_,
-                socketAddressToString(from).c_str());
-      continue;
-    }
-    std::vector<char> body(h.bytes);
-    st = s.recvAll(body.data(), body.size(), readDeadline, cancel_.fd(), &detail);
-    if (st != IoStatus::kOk) {
-      WEFT_WARN("bootstrap: rank %d lost a message from rank %d (%s)", rank_, h.from, detail.c_str());
-      continue;
-    }
-    mailbox_[{h.from, h.tag}] = std::move(body);
-  }
+  if (inbox_) inbox_->poll(listener_, &mailbox_);
   auto it = mailbox_.find({peer, tag});
   if (it == mailbox_.end()) return ncclSuccess;
   if (it->second.size() != bytes) {
@@ -473,6 +469,17 @@ ncclResult_t TcpBootstrap::ringAllGather(void* data, size_t bytesPerRank, bool i
   return ncclSuccess;
 }
 
+// Once per process: a job that meets through NCCL_COMM_ID without WEFT_COMM_SECRET admits anyone who
+// can reach the port, since its secret is computed from the address alone.
+void warnIfOpen(const std::string& commId, bool userKeyed) {
+  static std::atomic<bool> warned{false};
+  if (userKeyed || warned.exchange(true)) return;
+  WEFT_WARN(
+      "bootstrap: NCCL_COMM_ID=%s without WEFT_COMM_SECRET: anyone who can reach that port can join this job as one "
+      "of its ranks; set WEFT_COMM_SECRET to the same secret on every rank (docs/security.md)",
+      commId.c_str());
+}
+
 }  // namespace
 
 ncclResult_t Bootstrap::create(const ncclUniqueId& id, int rank, int nranks, int64_t timeoutMs,
@@ -518,9 +525,11 @@ ncclResult_t Bootstrap::create(const ncclUniqueId& id, int rank, int nranks, int
       *why = "bootstrap: NCCL_COMM_ID: " + detail;
       return ncclInvalidArgument;
     }
-    secret = secretFromString(commId);
+    bool userKeyed = false;
+    secret = secretForCommId(commId, &userKeyed);
     serveRoot = rank == 0;
     fromEnv = true;
+    warnIfOpen(commId, userKeyed);
   } else if (idValid) {
     // Made under NCCL_COMM_ID by ncclGetUniqueId, joined here without it: the id still says where.
     secret = layout.secret;

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "nccl.h"
+#include "sockets/address.h"
 
 namespace weft {
 
@@ -43,6 +44,8 @@ class Bootstrap {
   virtual ncclResult_t sendWithin(int peer, uint64_t tag, const void* data, size_t bytes, int64_t timeoutMs,
                                   std::string* why) = 0;
   virtual ncclResult_t tryRecv(int peer, uint64_t tag, void* data, size_t bytes, bool* got, std::string* why) = 0;
+  // Where this rank's peers reach it (its point-to-point messages arrive there).
+  virtual SocketAddress listenAddress() const = 0;
   // Makes every current and future call return ncclRemoteError promptly (ncclCommAbort).
   virtual void abort() = 0;
 };

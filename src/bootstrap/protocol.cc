@@ -1,8 +1,10 @@
 #include "bootstrap/protocol.h"
 
 #include <cstring>
+#include <vector>
 
 #include "base/hash.h"
+#include "base/params.h"
 #include "sockets/random.h"
 
 namespace weft::bootstrap {
@@ -13,11 +15,51 @@ bool secretEqual(const Secret& a, const Secret& b) {
   return diff == 0;
 }
 
-Secret secretFromString(const std::string& text) {
+Secret secretForCommId(const std::string& commId, bool* userKeyed) {
+  const std::string key = param::commSecret();
+  *userKeyed = !key.empty();
   Secret s;
-  s.w[0] = hashBytes(text.data(), text.size(), 0x5745465453454352ull);
-  s.w[1] = hashBytes(text.data(), text.size(), 0x434f4d4d49443a3aull);
+  if (key.empty()) {
+    s.w[0] = hashBytes(commId.data(), commId.size(), 0x5745465453454352ull);
+    s.w[1] = hashBytes(commId.data(), commId.size(), 0x434f4d4d49443a3aull);
+    return s;
+  }
+  const char purpose[] = "weft comm id secret";
+  ByteSpan parts[] = {{purpose, sizeof(purpose)}, {commId.data(), commId.size()}};
+  Digest256 d = hmacSha256(key.data(), key.size(), parts, 2);
+  memcpy(&s, d.data(), sizeof(s));
   return s;
+}
+
+Proof makeProof(const Secret& secret, const char* purpose, const ByteSpan* parts, size_t nparts) {
+  std::vector<ByteSpan> all;
+  all.reserve(nparts + 1);
+  all.push_back({purpose, strlen(purpose) + 1});
+  all.insert(all.end(), parts, parts + nparts);
+  return hmacSha256(&secret, sizeof(secret), all.data(), all.size());
+}
+
+bool proofValid(const Proof& got, const Secret& secret, const char* purpose, const ByteSpan* parts, size_t nparts) {
+  return digestEqual(got, makeProof(secret, purpose, parts, nparts));
+}
+
+Proof rootHelloProof(const Secret& secret, const RootChallenge& challenge, const RootHello& hello) {
+  RootHello bare = hello;
+  memset(&bare.proof, 0, sizeof(bare.proof));
+  ByteSpan parts[] = {{challenge.nonce, sizeof(challenge.nonce)}, {&bare, sizeof(bare)}};
+  return makeProof(secret, "root hello", parts, 2);
+}
+
+Proof ringHelloProof(const Secret& secret, int32_t rank, const SocketAddress& to) {
+  ByteSpan parts[] = {{&rank, sizeof(rank)}, {&to, sizeof(to)}};
+  return makeProof(secret, "ring hello", parts, 2);
+}
+
+Proof p2pProof(const Secret& secret, const P2pHeader& header, const void* body) {
+  P2pHeader bare = header;
+  memset(&bare.proof, 0, sizeof(bare.proof));
+  ByteSpan parts[] = {{&bare, sizeof(bare)}, {body, static_cast<size_t>(header.bytes)}};
+  return makeProof(secret, "p2p message", parts, 2);
 }
 
 bool randomSecret(Secret* out) { return randomBytes(out, sizeof(*out)); }

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <string>
 
+#include "base/digest.h"
 #include "nccl.h"
 #include "sockets/socket.h"
 
@@ -13,19 +14,27 @@ namespace weft::bootstrap {
 
 constexpr uint32_t kMagic = 0x54464557;  // "WEFT" in memory order on little-endian hosts
 // Bumped whenever an id or message layout changes, so mixed Weft versions refuse each other
-// instead of misreading bytes.
-constexpr uint16_t kProtocolVersion = 1;
+// instead of misreading bytes. Version 2: the secret is proven (HMAC), never sent.
+constexpr uint16_t kProtocolVersion = 2;
 
-// The random token that ties every rank and the root of one communicator together. It keeps a
-// rank holding a stale or foreign id out of a rendezvous; it is not a cryptographic credential
-// (it crosses the network in the clear, as the id does).
+// The random key that ties every rank and the root of one communicator together. It never
+// crosses the network: each connection carries a Proof made with it instead, so whoever watches
+// the traffic learns nothing that lets it join. It lives in the unique id (random) or comes from
+// WEFT_COMM_SECRET (under NCCL_COMM_ID), and is only as private as the id is.
 struct Secret {
   uint64_t w[2];
 };
 bool secretEqual(const Secret& a, const Secret& b);
-// A secret derived from NCCL_COMM_ID's text, for jobs that rendezvous without a unique id.
-Secret secretFromString(const std::string& text);
+// The secret of a job that meets through NCCL_COMM_ID: keyed with WEFT_COMM_SECRET when set
+// (*userKeyed = true), else derived from the address text alone, which anyone can do.
+Secret secretForCommId(const std::string& commId, bool* userKeyed);
 bool randomSecret(Secret* out);
+
+// HMAC-SHA-256 keyed with the secret over a purpose string and the message's bytes: proves that the
+// sender holds the secret and binds the proof to this one message.
+using Proof = Digest256;
+Proof makeProof(const Secret& secret, const char* purpose, const ByteSpan* parts, size_t nparts);
+bool proofValid(const Proof& got, const Secret& secret, const char* purpose, const ByteSpan* parts, size_t nparts);
 
 // How the id's root comes to exist.
 enum class IdKind : uint16_t {
@@ -46,19 +55,29 @@ void encodeId(const IdLayout& layout, ncclUniqueId* id);
 // False when the id is not a Weft id of this protocol version (or its address is unusable).
 bool decodeId(const ncclUniqueId& id, IdLayout* layout);
 
+// Root -> every connection, at once: a fresh nonce that the rank's proof must cover, so a hello
+// recorded from another rendezvous (or an earlier attempt) cannot be replayed.
+struct RootChallenge {
+  uint32_t magic;
+  uint16_t version;
+  uint16_t reserved;
+  uint8_t nonce[16];
+};
+
 // Rank -> root: who I am and where my peers can reach me.
 struct RootHello {
   uint32_t magic;
   uint16_t version;
   uint16_t reserved;
-  Secret secret;
   int32_t rank;
   int32_t nranks;
   // The rank's own timeout. The root adopts the first rank's, so that its verdict (which names the
   // missing ranks) reaches the ranks before their own, shorter or longer, patience runs out.
   int64_t timeoutMs;
   SocketAddress listen;
+  Proof proof;  // over the challenge's nonce and every field above
 };
+Proof rootHelloProof(const Secret& secret, const RootChallenge& challenge, const RootHello& hello);
 
 // Root -> rank, followed by textLen bytes: the address table (nranks SocketAddress) for kOk,
 // a human-readable reason otherwise.
@@ -82,12 +101,27 @@ struct RootReply {
 constexpr uint32_t kMaxReplyText = 64u << 20;
 
 // Rank r -> rank r+1 on the ring connection, so the acceptor knows the caller is its predecessor
-// of this communicator and not a stray connection.
+// of this communicator and not a stray connection. The proof covers the rank and the acceptor's
+// address, so it opens no other edge of the ring.
 struct RingHello {
   uint32_t magic;
   int32_t rank;
-  Secret secret;
+  Proof proof;
 };
+Proof ringHelloProof(const Secret& secret, int32_t rank, const SocketAddress& to);
+
+// Opens every point-to-point message (Bootstrap::send); the proof covers the header and the body.
+constexpr uint32_t kP2pMagic = 0x50325057;  // "WP2P"
+struct P2pHeader {
+  uint32_t magic;
+  int32_t from;
+  int32_t to;
+  uint32_t reserved;
+  uint64_t tag;
+  uint64_t bytes;
+  Proof proof;
+};
+Proof p2pProof(const Secret& secret, const P2pHeader& header, const void* body);
 
 // "3, 5-7, 9": a compact list of rank numbers for error messages.
 std::string formatRankList(const int* ranks, size_t count, size_t maxChars = 2000);

@@ -14,6 +14,7 @@
 #include "base/log.h"
 #include "bootstrap/protocol.h"
 #include "bootstrap/root.h"
+#include "sockets/random.h"
 #include "sockets/socket.h"
 
 namespace weft::bootstrap {
@@ -34,6 +35,7 @@ constexpr int64_t kRefusalSendMs = 1000;
 struct Pending {
   Socket sock;
   SocketAddress peer;
+  RootChallenge challenge;
   RootHello hello;
   size_t got = 0;
   Deadline silentLimit;  // closed unheard after this
@@ -148,6 +150,15 @@ class RootService {
       p.peer = peer;
       p.silentLimit = Deadline::afterMs(kSilentMs);
       memset(&p.hello, 0, sizeof(p.hello));
+      memset(&p.challenge, 0, sizeof(p.challenge));
+      p.challenge.magic = kMagic;
+      p.challenge.version = kProtocolVersion;
+      // A fresh socket's send buffer is empty, so these 24 bytes go out at once or never (the
+      // client has already left): no wait here.
+      if (!randomBytes(p.challenge.nonce, sizeof(p.challenge.nonce)) ||
+          ::send(fd, &p.challenge, sizeof(p.challenge), MSG_DONTWAIT | MSG_NOSIGNAL) !=
+              static_cast<ssize_t>(sizeof(p.challenge)))
+        continue;
       pending_.push_back(std::move(p));
     }
   }
@@ -176,12 +187,16 @@ class RootService {
                  std::to_string(kProtocolVersion) + "; this rank does not (mixed Weft versions?)");
       return;
     }
-    if (!secretEqual(h.secret, secret_)) {
-      WEFT_WARN("bootstrap root at %s: refused rank %d from %s: its unique id's secret is not this root's",
-                here.c_str(), h.rank, from.c_str());
+    // Nothing the client said is believed, and nothing is sent to it but a refusal, until it has
+    // proven that it holds the communicator's secret.
+    if (!digestEqual(h.proof, rootHelloProof(secret_, p.challenge, h))) {
+      WEFT_WARN(
+          "bootstrap root at %s: refused a client at %s claiming rank %d: it did not prove the communicator's "
+          "secret",
+          here.c_str(), from.c_str(), h.rank);
       refuse(p.sock, kRootBadSecret,
-             "the unique id's secret does not match this communicator's (root at " + here +
-                 "); the id is stale or belongs to another communicator");
+             "this rank could not prove the communicator's secret to the root at " + here +
+                 " (a stale unique id, one of another communicator, or a different WEFT_COMM_SECRET)");
       return;
     }
     if (h.nranks < 1) {

@@ -31,7 +31,8 @@ ncclResult_t idFromCommIdEnv(const std::string& commId, ncclUniqueId* id, std::s
   layout.magic = bootstrap::kMagic;
   layout.version = bootstrap::kProtocolVersion;
   layout.kind = static_cast<uint16_t>(bootstrap::IdKind::kCommIdEnv);
-  layout.secret = bootstrap::secretFromString(commId);
+  bool userKeyed = false;
+  layout.secret = bootstrap::secretForCommId(commId, &userKeyed);
   bootstrap::encodeId(layout, id);
   return ncclSuccess;
 }

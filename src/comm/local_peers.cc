@@ -93,19 +93,32 @@ ncclResult_t LocalPeers::setup(uint64_t commHash, int rank, const std::vector<Ra
   return ncclSuccess;
 }
 
+std::string describePeerFailure(int rank, int32_t pid, bool countAborted, const std::function<bool()>& alive,
+                                const std::function<std::string()>& publishedCause) {
+  // Liveness first, the published cause second. A peer publishes its cause before it exits, so a
+  // peer seen dead has its cause visible by the second read; read the other way round, a peer that
+  // fails and exits between the two reads would be reported as a bare exit, its cause (which
+  // names the rank that really failed) lost.
+  const bool gone = !alive();
+  const std::string cause = countAborted || gone ? publishedCause() : std::string();
+  const std::string who = "rank " + std::to_string(rank);
+  if (!cause.empty()) return who + " stopped (" + cause + ")";
+  if (gone) return who + " (pid " + std::to_string(pid) + ") has exited";
+  return "";
+}
+
 std::string LocalPeers::peerFailure(int rank, bool countAborted) const {
   RankBlock* b = blocks_[rank];
   if (b == nullptr) return "";
-  // A peer that failed published why before it went away: its cause is the one worth reporting.
-  if (countAborted && b->aborted.load(std::memory_order_acquire) != 0) {
-    char reason[sizeof b->reason];
-    memcpy(reason, b->reason, sizeof reason);
-    reason[sizeof reason - 1] = 0;
-    return "rank " + std::to_string(rank) + " stopped (" + (reason[0] ? reason : "aborted") + ")";
-  }
-  if (b->pid != self_->pid && !processAlive(b->pid, b->startTime))
-    return "rank " + std::to_string(rank) + " (pid " + std::to_string(b->pid) + ") has exited";
-  return "";
+  return describePeerFailure(
+      rank, b->pid, countAborted, [&] { return b->pid == self_->pid || processAlive(b->pid, b->startTime); },
+      [&] {
+        if (b->aborted.load(std::memory_order_acquire) == 0) return std::string();
+        char reason[sizeof b->reason];
+        memcpy(reason, b->reason, sizeof reason);
+        reason[sizeof reason - 1] = 0;
+        return std::string(reason[0] ? reason : "aborted");
+      });
 }
 
 void LocalPeers::announceFailure(const char* reason) {

@@ -2,6 +2,7 @@
 // abort flag). Set up once at init: every rank creates its block, all map everyone's, and each
 // rank removes its block's name once all have mapped it.
 #pragma once
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -13,6 +14,12 @@
 namespace weft {
 
 struct RankInfo;
+
+// What peerFailure says, from two reads of a peer's state that it makes in this order: whether the
+// process is alive, then the cause it published ("" = none). countAborted: a live peer that
+// published a cause counts as failed. Separate so that the order can be tested.
+std::string describePeerFailure(int rank, int32_t pid, bool countAborted, const std::function<bool()>& alive,
+                                const std::function<std::string()>& publishedCause);
 
 class LocalPeers {
  public:

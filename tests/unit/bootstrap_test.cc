@@ -21,6 +21,7 @@
 #include "bootstrap/bootstrap.h"
 #include "bootstrap/protocol.h"
 #include "bootstrap/unique_id.h"
+#include "bootstrap_ranks.h"
 #include "free_port.h"
 #include "sockets/intake.h"
 #include "sockets/interfaces.h"
@@ -29,121 +30,7 @@
 namespace weft {
 namespace {
 
-using Clock = std::chrono::steady_clock;
-constexpr int64_t kTimeoutMs = 20000;  // generous: a loaded CI machine must not fail the happy paths
-
-double msSince(Clock::time_point t0) { return std::chrono::duration<double, std::milli>(Clock::now() - t0).count(); }
-
-// Sets environment variables for one test and restores them (and the parameter cache) after.
-class EnvGuard {
- public:
-  void set(const char* name, const std::string& value) {
-    remember(name);
-    setenv(name, value.c_str(), 1);
-    param::reloadForTesting();
-  }
-  void unset(const char* name) {
-    remember(name);
-    unsetenv(name);
-    param::reloadForTesting();
-  }
-  ~EnvGuard() {
-    for (auto it = saved_.rbegin(); it != saved_.rend(); ++it) {
-      if (it->had)
-        setenv(it->name.c_str(), it->value.c_str(), 1);
-      else
-        unsetenv(it->name.c_str());
-    }
-    param::reloadForTesting();
-  }
-
- private:
-  struct Saved {
-    std::string name, value;
-    bool had;
-  };
-  void remember(const char* name) {
-    const char* v = getenv(name);
-    saved_.push_back({name, v ? v : "", v != nullptr});
-  }
-  std::vector<Saved> saved_;
-};
-
-// The bootstrap tests assume no rendezvous variables leak in from the shell running them.
-class BootstrapTest : public ::testing::Test {
- protected:
-  void SetUp() override {
-    env_.unset("NCCL_COMM_ID");
-    env_.unset("NCCL_SOCKET_IFNAME");
-    env_.unset("NCCL_SOCKET_FAMILY");
-  }
-  EnvGuard env_;
-};
-
-struct RankResult {
-  ncclResult_t rc = ncclInternalError;
-  std::string why;
-  std::unique_ptr<Bootstrap> bs;
-};
-
-struct RankSpec {
-  int rank;
-  int nranks;
-  ncclUniqueId id;
-  int delayMs = 0;  // started this much later than the others
-};
-
-// Runs one Bootstrap::create per spec, each in its own thread, and waits for all of them.
-std::vector<RankResult> runRanks(const std::vector<RankSpec>& specs, int64_t timeoutMs = kTimeoutMs) {
-  std::vector<RankResult> out(specs.size());
-  std::vector<std::thread> threads;
-  for (size_t i = 0; i < specs.size(); i++) {
-    threads.emplace_back([&, i] {
-      if (specs[i].delayMs > 0) std::this_thread::sleep_for(std::chrono::milliseconds(specs[i].delayMs));
-      out[i].rc = Bootstrap::create(specs[i].id, specs[i].rank, specs[i].nranks, timeoutMs, &out[i].bs, &out[i].why);
-    });
-  }
-  for (auto& t : threads) t.join();
-  return out;
-}
-
-std::vector<RankSpec> allRanks(const ncclUniqueId& id, int nranks) {
-  std::vector<RankSpec> specs;
-  for (int r = 0; r < nranks; r++) specs.push_back({r, nranks, id, 0});
-  return specs;
-}
-
-// Runs fn(rank) on one thread per rank.
-void onEveryRank(int nranks, const std::function<void(int)>& fn) {
-  std::vector<std::thread> threads;
-  for (int r = 0; r < nranks; r++) threads.emplace_back(fn, r);
-  for (auto& t : threads) t.join();
-}
-
-ncclUniqueId freshId() {
-  ncclUniqueId id;
-  EXPECT_EQ(bootstrapGetUniqueId(&id), ncclSuccess);
-  return id;
-}
-
-// Checks that the ranks can allgather (each rank's block holds its number in every int).
-void expectAllGatherWorks(std::vector<RankResult>& res, size_t intsPerRank) {
-  const int n = static_cast<int>(res.size());
-  std::vector<std::vector<int>> bufs(n, std::vector<int>(intsPerRank * n, -1));
-  std::vector<ncclResult_t> rcs(n, ncclInternalError);
-  std::vector<std::string> whys(n);
-  onEveryRank(n, [&](int r) {
-    for (size_t i = 0; i < intsPerRank; i++) bufs[r][r * intsPerRank + i] = r * 1000003 + static_cast<int>(i);
-    rcs[r] = res[r].bs->allGather(bufs[r].data(), intsPerRank * sizeof(int), &whys[r]);
-  });
-  for (int r = 0; r < n; r++) {
-    ASSERT_EQ(rcs[r], ncclSuccess) << whys[r];
-    for (int p = 0; p < n; p++)
-      for (size_t i = 0; i < intsPerRank; i++)
-        ASSERT_EQ(bufs[r][p * intsPerRank + i], p * 1000003 + static_cast<int>(i))
-            << "rank " << r << " block " << p << " int " << i;
-  }
-}
+using namespace bootstrap_test;
 
 bool ipv6LoopbackUsable() {
   int fd = socket(AF_INET6, SOCK_STREAM, 0);
@@ -325,8 +212,7 @@ TEST_F(BootstrapTest, WrongSecretIsRefusedWhileTheOthersSucceed) {
   std::vector<RankSpec> specs = {{1, n, bad, 0}, {0, n, id, 0}, {1, n, id, 150}, {2, n, id, 150}};
   auto res = runRanks(specs);
   EXPECT_EQ(res[0].rc, ncclInvalidArgument) << res[0].why;
-  EXPECT_NE(res[0].why.find("the unique id's secret does not match this communicator's"), std::string::npos)
-      << res[0].why;
+  EXPECT_NE(res[0].why.find("could not prove the communicator's secret"), std::string::npos) << res[0].why;
   std::vector<RankResult> good;
   for (size_t i = 1; i < res.size(); i++) {
     ASSERT_EQ(res[i].rc, ncclSuccess) << res[i].why;
@@ -379,6 +265,9 @@ TEST_F(BootstrapTest, GarbageConnectionsDoNotDisturbTheRoot) {
   ASSERT_EQ(junk.sendAll(bytes.data(), bytes.size(), Deadline::afterMs(5000), -1, &detail), IoStatus::kOk);
   auto res = runRanks(allRanks(id, n));
   for (auto& r : res) ASSERT_EQ(r.rc, ncclSuccess) << r.why;
+  bootstrap::RootChallenge challenge;  // the root speaks first, to everyone
+  ASSERT_EQ(junk.recvAll(&challenge, sizeof(challenge), Deadline::afterMs(5000), -1, &detail), IoStatus::kOk) << detail;
+  EXPECT_EQ(challenge.magic, bootstrap::kMagic);
   bootstrap::RootReply reply;
   ASSERT_EQ(junk.recvAll(&reply, sizeof(reply), Deadline::afterMs(5000), -1, &detail), IoStatus::kOk) << detail;
   EXPECT_EQ(reply.code, bootstrap::kRootBadMagic);
