@@ -12,6 +12,38 @@ bool directLaneUsable(const CommShape& sh) {
   return sh.hostMode && sh.nranks >= 2 && sh.nranks <= 65535 && sh.allRanksLocal() && !sh.agreed->shmDisable;
 }
 
+std::string directLaneRefusal(const CommShape& sh) {
+  if (directLaneUsable(sh)) return "";
+  const param::Agreed& a = *sh.agreed;
+  std::string asked;
+  auto add = [&](bool on, const char* name) {
+    if (on) asked += (asked.empty() ? "" : ", ") + std::string(name);
+  };
+  add(a.lowPrecision, "RCCL_LOW_PRECISION_ENABLE=1");
+  add(a.lowPrecisionAllReduce == 1, "RCCL_LOW_PRECISION_ENABLE_ALLREDUCE=1");
+  add(a.lowPrecisionAllGather == 1, "RCCL_LOW_PRECISION_ENABLE_ALLGATHER=1");
+  add(a.lowPrecisionReduceScatter == 1, "RCCL_LOW_PRECISION_ENABLE_REDUCESCATTER=1");
+  add(a.lowPrecisionAllToAll == 1, "RCCL_LOW_PRECISION_ENABLE_ALLTOALL=1");
+  add(a.ddaAllGather, "RCCL_ENABLE_DDA_ALL_GATHER=1");
+  add(a.ddaReduceScatter, "RCCL_ENABLE_DDA_REDUCE_SCATTER=1");
+  add(a.ddaAllToAll, "RCCL_ENABLE_DDA_ALL_TO_ALL=1");
+  if (asked.empty()) return "";
+  std::string why;
+  if (!sh.hostMode)
+    why = "this is a GPU communicator, and Weft runs DDA and low precision in host mode only so far";
+  else if (sh.nranks < 2)
+    why = "the communicator has a single rank";
+  else if (!sh.allRanksLocal())
+    why = "only " + std::to_string(sh.nLocal) + " of its " + std::to_string(sh.nranks) +
+          " ranks share this host, and direct reads need every rank on one host";
+  else if (a.shmDisable)
+    why = "NCCL_SHM_DISABLE=1 turns off the shared memory that direct reads go through";
+  else
+    why = "it has more ranks than the direct lane can address (65535)";
+  return asked + " cannot be honoured on this communicator: " + why +
+         "; its collectives run the exact ring and tree algorithms instead";
+}
+
 namespace {
 
 size_t bytesOf(const Task& t) { return t.count * dataTypeSize(t.dtype); }

@@ -4,6 +4,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <new>
+#include <string>
 
 #include "api/device_args.h"
 #include "base/result.h"
@@ -58,9 +59,13 @@ inline ncclResult_t checkCommUsable(const char* fn, ncclComm* comm) {
                       fn);
     case CommState::kFinalized: return setError(comm, ncclInvalidUsage, "%s: communicator was finalized", fn);
     case CommState::kRevoked: return setError(comm, ncclInvalidUsage, "%s: communicator was revoked", fn);
-    case CommState::kFailed:
-      return setError(comm, ncclInvalidUsage, "%s: communicator failed earlier (%s); destroy or abort it", fn,
-                      comm->errors.message());
+    case CommState::kFailed: {
+      // Quotes the failure itself; said (logged) once, recorded for every call.
+      const std::string msg = std::string(fn) + ": communicator failed earlier (" + comm->errors.failure() +
+                              "); destroy or abort it";
+      if (comm->errors.firstRefusal()) return setError(comm, ncclInvalidUsage, "%s", msg.c_str());
+      return recordErrorQuietly(&comm->errors, ncclInvalidUsage, msg.c_str());
+    }
   }
   return ncclSuccess;
 }

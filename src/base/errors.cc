@@ -14,14 +14,19 @@ std::mutex gMutex;
 char gLastError[kErrorMessageBytes] = "";
 }  // namespace
 
-ncclResult_t reportErrorV(ErrorState* where, ncclResult_t code, const char* fmt, va_list ap) {
-  char msg[kErrorMessageBytes];
-  vsnprintf(msg, sizeof msg, fmt, ap);
+ncclResult_t recordErrorQuietly(ErrorState* where, ncclResult_t code, const char* msg) {
   {
     std::lock_guard<std::mutex> lock(gMutex);
     snprintf(gLastError, sizeof gLastError, "%s", msg);
   }
   if (where != nullptr) where->setMessage(msg);
+  return code;
+}
+
+ncclResult_t reportErrorV(ErrorState* where, ncclResult_t code, const char* fmt, va_list ap) {
+  char msg[kErrorMessageBytes];
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  recordErrorQuietly(where, code, msg);
   WEFT_WARN("%s (%s)", msg, resultString(code));
   return code;
 }
@@ -56,6 +61,20 @@ const char* resultString(ncclResult_t code) {
 void ErrorState::setMessage(const char* msg) {
   std::lock_guard<std::mutex> lock(mutex_);
   snprintf(message_, sizeof message_, "%s", msg);
+}
+
+}  // namespace weft
+
+namespace weft {
+
+void ErrorState::rememberFailure() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (failure_[0] == 0) snprintf(failure_, sizeof failure_, "%s", message_[0] ? message_ : "no message recorded");
+}
+
+std::string ErrorState::failure() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return failure_;
 }
 
 }  // namespace weft

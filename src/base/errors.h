@@ -5,6 +5,7 @@
 #include <atomic>
 #include <cstdarg>
 #include <mutex>
+#include <string>
 
 #include "nccl.h"
 
@@ -24,9 +25,19 @@ class ErrorState {
   void forceAsync(ncclResult_t code) { async_.store(code); }
   ncclResult_t async() const { return static_cast<ncclResult_t>(async_.load()); }
 
+  // The failure that ended the communicator, kept apart from the messages of later calls: each
+  // refusal quotes the failure itself, never the previous refusal (which would nest them deeper
+  // with every call). rememberFailure() takes the current message, the first time only.
+  void rememberFailure();
+  std::string failure() const;
+  // True for the first refusal after the failure only: the later ones are recorded, not logged.
+  bool firstRefusal() { return !refused_.exchange(true); }
+
  private:
   mutable std::mutex mutex_;
   char message_[kErrorMessageBytes] = "";
+  char failure_[kErrorMessageBytes] = "";
+  std::atomic<bool> refused_{false};
   std::atomic<int> async_{ncclSuccess};
 };
 
@@ -35,6 +46,8 @@ class ErrorState {
 ncclResult_t reportError(ErrorState* where, ncclResult_t code, const char* fmt, ...)
     __attribute__((format(printf, 3, 4)));
 ncclResult_t reportErrorV(ErrorState* where, ncclResult_t code, const char* fmt, va_list ap);
+// The same without the WARN line, for a message the user was already told.
+ncclResult_t recordErrorQuietly(ErrorState* where, ncclResult_t code, const char* msg);
 // The newest message of the process ("" when none).
 const char* globalLastError();
 // Text for a result code.

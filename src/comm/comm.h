@@ -128,5 +128,8 @@ struct ncclComm {
   }
 
   weft::CommState getState() const { return static_cast<weft::CommState>(state.load(std::memory_order_acquire)); }
-  void setState(weft::CommState s) { state.store(static_cast<int>(s), std::memory_order_release); }
+  void setState(weft::CommState s) {
+    if (s == weft::CommState::kFailed) errors.rememberFailure();
+    state.store(static_cast<int>(s), std::memory_order_release);
+  }
 };

@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "base/log.h"
+#include "collectives/dda/dda.h"
 #include "comm/agreement.h"
 #include "comm/comm.h"
 #include "comm/comm_error.h"
@@ -55,6 +56,9 @@ ncclResult_t setupTuner(ncclComm* comm, const std::string& pluginSetting) {
   comm->tuner.reset(tuner.release());
   if (r != ncclSuccess) return setError(comm, r, "%s", why.c_str());
   if (comm->rank == 0 && logEnabled(LogLevel::kInfo, kLogTuning)) logAllReduceChoices(*comm->tuner, commShape(comm));
+  // The settings are agreed, so rank 0 speaks for every rank.
+  const std::string refused = directLaneRefusal(commShape(comm));
+  if (comm->rank == 0 && !refused.empty()) WEFT_WARN("comm %p: %s", static_cast<void*>(comm), refused.c_str());
   return ncclSuccess;
 }
 

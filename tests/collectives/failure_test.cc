@@ -89,6 +89,18 @@ RunReport peerKilledInAllReduce(double boundSec) {
         ncclResult_t async = ncclSuccess;
         if (ncclCommGetAsyncError(ctx.comm, &async) == ncclSuccess && async == ncclSuccess)
           ctx.fail("ncclCommGetAsyncError reports ncclSuccess on a communicator whose peer died");
+        // Later calls are refused, each quoting the failure once (not the previous refusal, nested).
+        for (int i = 0; i < 25; i++)
+          if (ncclAllReduce(in.data(), out.data(), count, ncclFloat32, ncclSum, ctx.comm, nullptr) != ncclInvalidUsage)
+            ctx.fail("an AllReduce on the failed communicator was not refused with ncclInvalidUsage");
+        const std::string later = lastError(ctx.comm);
+        size_t quoted = 0;
+        for (size_t at = later.find("failed earlier"); at != std::string::npos;
+             at = later.find("failed earlier", at + 1))
+          ++quoted;
+        if (quoted != 1 || !namesRank(later, victim))
+          ctx.failf("after 25 refused calls the message should quote the failure once and name rank %d: \"%s\"", victim,
+                    later.c_str());
         ctx.step("ncclCommAbort after the failure");
         const double a0 = nowSeconds();
         ctx.ok(ncclCommAbort(ctx.comm), "ncclCommAbort after the failure");
