@@ -49,14 +49,16 @@ ncclResult_t connectRingsNow(ncclComm* comm) {
     pending.push_back(getConnection(comm, Lane::kRing, ch, prev, false, comm->nSlots));
     pending.push_back(getConnection(comm, Lane::kRing, ch, next, true, comm->nSlots));
   }
-  // No abort flag is watched here: an ncclCommAbort of a non-blocking init waits for this loop to
-  // end (passing the communicator's abortFlag would end it sooner).
-  const ConnectOutcome w = connectAll(pending, {}, nowNs() + param::timeoutMs() * 1000000);
+  // The abort flag is watched: ncclCommAbort of a non-blocking init ends this wait at once.
+  const std::atomic<bool>* aborts[] = {&comm->abortFlag};
+  const ConnectOutcome w = connectAll(pending, aborts, nowNs() + param::timeoutMs() * 1000000);
   switch (w.end) {
     case ConnectOutcome::End::kConnected: return ncclSuccess;
     case ConnectOutcome::End::kFailed:
       return setError(comm, w.result, "init of rank %d: connecting rings: %s", comm->rank, w.why.c_str());
     case ConnectOutcome::End::kAborted:
+      return setError(comm, ncclRemoteError, "init of rank %d: aborted (ncclCommAbort) while connecting rings",
+                      comm->rank);
     case ConnectOutcome::End::kTimedOut: break;
   }
   return setError(comm, ncclRemoteError, "init of rank %d: ring neighbours %d/%d did not connect within %ld ms",

@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "nccl.h"
+#include "unique_id_hex.h"
 
 namespace {
 
@@ -43,25 +44,8 @@ float sumOf(int nranks, size_t i) {
   return float(rankSum * int(i % 251 + 1));
 }
 
-bool decodeId(const char* hex, ncclUniqueId* id) {
-  if (hex == nullptr || std::strlen(hex) != 2 * sizeof(id->internal)) return false;
-  for (size_t i = 0; i < sizeof(id->internal); ++i) {
-    unsigned v = 0;
-    if (std::sscanf(hex + 2 * i, "%2x", &v) != 1) return false;
-    id->internal[i] = char(v);
-  }
-  return true;
-}
-
-std::string encodeId(const ncclUniqueId& id) {
-  std::string hex;
-  char b[3];
-  for (char c : id.internal) {
-    std::snprintf(b, sizeof(b), "%02x", unsigned(static_cast<unsigned char>(c)));
-    hex += b;
-  }
-  return hex;
-}
+using weft_stress::decodeId;
+using weft_stress::encodeId;
 
 int failCall(const char* what, ncclResult_t r, ncclComm_t comm, int rank) {
   const char* last = comm ? ncclGetLastError(comm) : ncclGetLastError(nullptr);
