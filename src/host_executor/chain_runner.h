@@ -55,6 +55,12 @@ class ChainRunner {
     return fail(comm, ncclInvalidUsage, text);
   }
   ncclComm* mismatchComm() const { return mismatchComm_; }
+  // Replaces a failed link as the run's cause with the mismatch another rank reported: that rank
+  // closed the link because of the mismatch, which is what every rank must return.
+  void replaceWithReportedMismatch(ncclComm* comm, const std::string& report) {
+    error_ = ncclSuccess;
+    fail(comm, ncclInvalidUsage, report);
+  }
   // A link's setup is still under way over the network since the last reset: nothing rings the
   // doorbell when a handshake moves on, so the caller naps briefly rather than sleeping long.
   bool setupPending() const { return setupPending_; }
@@ -79,6 +85,7 @@ class ChainRunner {
  private:
   template <class Peers>
   bool advance(Cur& c);
+  bool movesData(const Sequence& s) const;
   template <class Peers>
   bool openReceives(Cur& c, const Sequence& s, ncclComm* comm);
   bool connect(const Cur& c, ncclComm* comm, Link* const* rx, int nIn, Link* const* tx, int nOut, bool* moved);
@@ -165,7 +172,9 @@ bool ChainRunner<Fabric>::advance(Cur& c) {
       continue;
     }
     const int nRecv = Peers::count(s, false);
-    if (nRecv > 0 && c.recvs[0] == nullptr && !openReceives<Peers>(c, s, comm)) return moved;
+    // A sequence that moves no data (zero counts) opens no link: its peer's matching sequence moves
+    // nothing either, so the peer never connects and may leave before this rank would.
+    if (nRecv > 0 && c.recvs[0] == nullptr && movesData(s) && !openReceives<Peers>(c, s, comm)) return moved;
     if (st.count == 0) {
       ++c.step;
       continue;
@@ -224,6 +233,13 @@ bool ChainRunner<Fabric>::advance(Cur& c) {
     }
   }
   return moved;
+}
+
+template <StepFabric Fabric>
+bool ChainRunner<Fabric>::movesData(const Sequence& s) const {
+  for (uint32_t i = 0; i < s.nSteps; ++i)
+    if (prog_->steps[s.firstStep + i].count > 0) return true;
+  return false;
 }
 
 // The receiving side creates its FIFOs as soon as the sequence starts, whatever the first step

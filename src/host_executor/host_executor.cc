@@ -142,7 +142,10 @@ ncclResult_t Executor::run(const Program& prog, std::span<const Task> tasks) {
     for (ncclComm* comm : comms) comm->peers.self()->sleeping.store(0, std::memory_order_relaxed);
   }
   if (waitsShown) clearWaits(runner_);
-  if (runner_.error() != ncclSuccess) finishFailedRun(runner_);
+  if (runner_.error() != ncclSuccess) {
+    preferReportedMismatch(runner_, exchange_);
+    finishFailedRun(runner_);
+  }
   return runner_.error();
 }
 

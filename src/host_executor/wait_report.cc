@@ -1,18 +1,37 @@
 #include "host_executor/wait_report.h"
 
+#include <chrono>
 #include <string>
+#include <thread>
 #include <utility>
 #include <vector>
 
+#include "base/clock.h"
 #include "base/params.h"
 #include "comm/op_stamp.h"
 
 namespace weft {
 namespace {
 
+// How long a rank whose link or peer failed looks for a mismatch report before it blames the link.
+// The peer sent its report before it closed its links, so the report is already on the way: this
+// only covers reading it in (it may arrive in pieces), and a real failure is reported this much later.
+constexpr int64_t kReportGraceNs = 300 * 1000000LL;
+
+bool awaitReport(ncclComm* comm, StampExchange& exchange, std::string* why, bool* reported) {
+  if (!comm->agreed.mismatchCheck) return false;
+  const int64_t until = nowNs() + kReportGraceNs;
+  for (;;) {
+    if (exchange.poll(comm, {}, why, reported)) return true;
+    if (nowNs() >= until) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+}
+
 // A peer or link failed. If the peer failed because it found a mismatch, its report (sent before
 // it closed its links) names both calls: that is the error to return, not the closed link.
 ncclResult_t failRemote(HostRunner& run, StampExchange& exchange, ncclComm* comm, const std::string& what) {
+  // (A report still on its way is waited for once the run has ended: preferReportedMismatch.)
   std::string why;
   bool reported = false;
   if (comm->agreed.mismatchCheck && exchange.poll(comm, {}, &why, &reported))
@@ -96,6 +115,18 @@ ncclResult_t exchangeStamps(HostRunner& run, StampExchange& exchange) {
     return reported ? run.fail(comm, ncclInvalidUsage, why) : run.failMismatch(comm, why);
   }
   return ncclSuccess;
+}
+
+void preferReportedMismatch(HostRunner& run, StampExchange& exchange) {
+  if (run.error() != ncclRemoteError && run.error() != ncclSystemError) return;
+  for (ncclComm* comm : run.comms()) {
+    std::string why;
+    bool reported = false;
+    if (awaitReport(comm, exchange, &why, &reported) && reported) {
+      run.replaceWithReportedMismatch(comm, why);
+      return;
+    }
+  }
 }
 
 void finishFailedRun(const HostRunner& run) {

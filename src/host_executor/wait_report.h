@@ -23,6 +23,10 @@ ncclResult_t checkHealth(HostRunner& run, StampExchange& exchange, bool deadline
 // on what this rank called, and compares what they told it.
 ncclResult_t exchangeStamps(HostRunner& run, StampExchange& exchange);
 
+// A run that failed on a link or a remote peer: when another rank reports a mismatch (it closed
+// its links because of it), that mismatch becomes the run's error, as on every other rank.
+void preferReportedMismatch(HostRunner& run, StampExchange& exchange);
+
 // A failed run: its communicators are failed, the local peers learn the cause, the other ranks a
 // mismatch this rank found, and every link closes so that network peers stop waiting too.
 void finishFailedRun(const HostRunner& run);
