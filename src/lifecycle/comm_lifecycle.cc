@@ -50,7 +50,7 @@ ncclResult_t connectRingsNow(ncclComm* comm) {
     pending.push_back(getConnection(comm, Lane::kRing, ch, next, true, comm->nSlots));
   }
   // The abort flag is watched: ncclCommAbort of a non-blocking init ends this wait at once.
-  const std::atomic<bool>* aborts[] = {&comm->abortFlag};
+  const std::vector<const std::atomic<bool>*> aborts(pending.size(), &comm->abortFlag);  // one per link
   const ConnectOutcome w = connectAll(pending, aborts, nowNs() + param::timeoutMs() * 1000000);
   switch (w.end) {
     case ConnectOutcome::End::kConnected: return ncclSuccess;
