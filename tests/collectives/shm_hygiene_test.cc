@@ -153,6 +153,7 @@ TEST(NoDevShm, LargeDdaAllReduceWithA64MiBDevShm) {
   WEFT_REQUIRE_FRESH_PROCESS("this test sets Weft's environment");
   ScopedEnv algo("NCCL_ALGO", "DDAFlat");
   ScopedEnv staging("RCCL_DDA_SENDBUF_BYTES", "33554432");
+  ScopedEnv flatMax("RCCL_DDA_ALL_REDUCE_FLAT_MAX_BYTES", "1073741824");  // DDA for 64 MiB too
   bool skip = false;
   const std::string failed = inPrivateDevShm(0, "size=64m", bigAllReduce, &skip);
   if (skip) GTEST_SKIP() << "no private mount namespace here: " << failed;

@@ -55,14 +55,24 @@ ncclResult_t DirectAreas::tryConnect(uint64_t commHash, int rank, int nranks, bo
   }
   bool all = true;
   for (int p = 0; p < nranks_; ++p) {
-    if (p == rank_ || peers_[p] != nullptr) continue;
-    auto seg = std::make_unique<ShmSegment>();
-    bool notYet = false;
-    // At least the header: a peer with another size is told apart below, with a better message.
-    ncclResult_t r = seg->tryOpen(directAreaName(commHash, p), kDirectDataOffset, &notYet, why);
-    if (r != ncclSuccess) return r;
-    auto* h = notYet ? nullptr : static_cast<DirectHeader*>(seg->data());
-    if (h == nullptr || std::atomic_ref<uint64_t>(h->magic).load(std::memory_order_acquire) != kDirectMagic) {
+    if (p == rank_ || dataPtrs_[p] != nullptr) continue;
+    // The segment object lives from the first try on: a fetch in flight continues in it, and an
+    // area fetched before its owner wrote the header is not fetched again (each owner offers its
+    // area once per peer).
+    if (peers_[p] == nullptr) peers_[p] = std::make_unique<ShmSegment>();
+    ShmSegment* seg = peers_[p].get();
+    if (seg->data() == nullptr) {
+      bool notYet = false;
+      // At least the header: a peer with another size is told apart below, with a better message.
+      ncclResult_t r = seg->tryOpen(directAreaName(commHash, p), kDirectDataOffset, &notYet, why);
+      if (r != ncclSuccess) return r;
+      if (notYet) {
+        all = false;
+        continue;
+      }
+    }
+    auto* h = static_cast<DirectHeader*>(seg->data());
+    if (std::atomic_ref<uint64_t>(h->magic).load(std::memory_order_acquire) != kDirectMagic) {
       all = false;
       continue;
     }
@@ -75,7 +85,6 @@ ncclResult_t DirectAreas::tryConnect(uint64_t commHash, int rank, int nranks, bo
     dataPtrs_[p] = static_cast<unsigned char*>(seg->data()) + kDirectDataOffset;
     arrivedPtrs_[p] = &h->arrived;
     stampPtrs_[p] = h->stamps;
-    peers_[p] = std::move(seg);
   }
   connected_ = all;
   *ready = all;
@@ -85,7 +94,7 @@ ncclResult_t DirectAreas::tryConnect(uint64_t commHash, int rank, int nranks, bo
 std::vector<int> DirectAreas::unmapped() const {
   std::vector<int> out;
   for (int p = 0; p < nranks_; ++p)
-    if (p != rank_ && (p >= static_cast<int>(peers_.size()) || peers_[p] == nullptr)) out.push_back(p);
+    if (p != rank_ && (p >= static_cast<int>(dataPtrs_.size()) || dataPtrs_[p] == nullptr)) out.push_back(p);
   return out;
 }
 

@@ -84,7 +84,7 @@ class DirectAreas {
   int rank_ = -1, nranks_ = 0;
   bool connected_ = false;
   std::unique_ptr<ShmSegment> mine_;
-  std::vector<std::unique_ptr<ShmSegment>> peers_;  // by rank; null for self and not yet mapped
+  std::vector<std::unique_ptr<ShmSegment>> peers_;  // by rank; null for self and not yet tried
   std::vector<unsigned char*> dataPtrs_;
   std::vector<std::atomic<uint64_t>*> arrivedPtrs_;
   std::vector<OpStamp*> stampPtrs_;

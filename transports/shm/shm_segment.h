@@ -25,7 +25,9 @@ class ShmSegment {
   // with a message naming the bytes, the name and the memory available when they cannot be had.
   ncclResult_t create(const std::string& name, size_t bytes, int peers, std::string* why);
   // Fetches a segment by name. *notYet is set (and ncclSuccess returned) while nobody offers it;
-  // never blocks for long: a fetch in flight is continued by the next call. A segment smaller than
+  // never blocks for long: a fetch in flight is continued by the next call on this object. Keep
+  // the object until the segment is usable: every fetch uses up one of the creator's `peers`, so
+  // fetching again from a new object could leave a later peer without it. A segment smaller than
   // minBytes, or one offered by another user, is an error.
   ncclResult_t tryOpen(const std::string& name, size_t minBytes, bool* notYet, std::string* why);
   // The creator withdraws the name now (the mapping stays valid); on the fetching side it drops a
