@@ -121,8 +121,8 @@ struct ncclComm {
 
   // Point-to-point FIFOs carry one peer's messages each, and a rank may hold one per peer; a tree
   // channel holds up to three (parent, two children) per tree, two trees per channel. Those lanes
-  // get half as many slots (same slot size, so the same pieces), which keeps an 8-rank AlltoAll
-  // inside a container's default 64 MiB /dev/shm. Rings keep the full depth for their pipelines.
+  // get half as many slots (same slot size, so the same pieces), which keeps an 8-rank AlltoAll's
+  // shared memory near 44 MiB. Rings keep the full depth for their pipelines.
   uint32_t laneSlots(weft::Lane lane) const {
     return lane == weft::Lane::kP2p || lane == weft::Lane::kTree ? (nSlots + 1) / 2 : nSlots;
   }

@@ -10,8 +10,10 @@
 #include <cstring>
 
 #include "base/log.h"
+#include "base/params.h"
 #include "base/result.h"
 #include "comm/comm.h"
+#include "sockets/deadline.h"
 
 namespace weft {
 namespace {
@@ -60,8 +62,14 @@ ncclResult_t LocalPeers::setup(uint64_t commHash, int rank, const std::vector<Ra
   const int n = static_cast<int>(ranks.size());
   blocks_.assign(n, nullptr);
   opened_.clear();
-  ncclResult_t r = mine_.create(blockName(commHash, rank), sizeof(RankBlock), why);
-  if (r != ncclSuccess) return r;
+  int others = 0;
+  for (int p = 0; p < n; ++p) others += p != rank && ranks[p].hostHash == ranks[rank].hostHash;
+  // Offered to each local peer once: the name is gone when the last has fetched it.
+  ncclResult_t r = mine_.create(blockName(commHash, rank), sizeof(RankBlock), others, why);
+  if (r != ncclSuccess) {
+    *why = "rank " + std::to_string(rank) + " cannot create its shared rank block: " + *why;
+    return r;
+  }
   self_ = new (mine_.data()) RankBlock();
   self_->magic = kRankBlockMagic;
   self_->pid = static_cast<int32_t>(getpid());
@@ -76,11 +84,19 @@ ncclResult_t LocalPeers::setup(uint64_t commHash, int rank, const std::vector<Ra
     if (p == rank || ranks[p].hostHash != ranks[rank].hostHash) continue;
     auto seg = std::make_unique<ShmSegment>();
     bool notYet = false;
-    r = seg->tryOpen(blockName(commHash, p), sizeof(RankBlock), &notYet, why);
-    if (r != ncclSuccess) return r;
+    // Every block is offered before the barrier; a fetch only waits for the owner's service
+    // thread to answer, which a loaded host may delay beyond one tryOpen's bound.
+    const Deadline deadline = Deadline::afterMs(param::timeoutMs());
+    do {
+      r = seg->tryOpen(blockName(commHash, p), sizeof(RankBlock), &notYet, why);
+      if (r != ncclSuccess) {
+        *why = "rank " + std::to_string(rank) + " cannot map rank " + std::to_string(p) + "'s shared block: " + *why;
+        return r;
+      }
+    } while (notYet && seg->fetching() && !deadline.expired());
     if (notYet) {
-      *why = "rank " + std::to_string(p) + "'s shared block " + blockName(commHash, p) +
-             " is missing although it passed the barrier (is /dev/shm shared between the ranks' containers?)";
+      *why = "rank " + std::to_string(rank) + " cannot reach rank " + std::to_string(p) + "'s shared block " +
+             blockName(commHash, p) + " although it passed the barrier: " + kShmReachHint;
       return ncclSystemError;
     }
     blocks_[p] = static_cast<RankBlock*>(seg->data());

@@ -1,6 +1,7 @@
 #include "host_executor/wait_report.h"
 
 #include <chrono>
+#include <cstring>
 #include <string>
 #include <thread>
 #include <utility>
@@ -9,6 +10,7 @@
 #include "base/clock.h"
 #include "base/params.h"
 #include "comm/op_stamp.h"
+#include "transports/shm/fd_passing.h"
 
 namespace weft {
 namespace {
@@ -37,6 +39,16 @@ ncclResult_t failRemote(HostRunner& run, StampExchange& exchange, ncclComm* comm
   if (comm->agreed.mismatchCheck && exchange.poll(comm, {}, &why, &reported))
     return reported ? run.fail(comm, ncclInvalidUsage, why) : run.failMismatch(comm, why);
   return run.fail(comm, ncclRemoteError, what);
+}
+
+// A wait that times out before its shared memory was ever reached may be one that never can be:
+// the segments' names exist only in their creator's network namespace.
+std::string reachHint(const HostRunner::Cur& c, const WaitPoint& w, const ncclComm* comm) {
+  bool unreached = w.lane == Lane::kDirect && !comm->direct.connected();
+  for (int i = 0; i < kMaxSeqPeers; ++i)
+    for (const Connection* conn : {c.recvs[i], c.sends[i]})
+      unreached |= conn != nullptr && !conn->connected() && strcmp(conn->backend().transportName(), "shm") == 0;
+  return unreached ? std::string("; ") + kShmReachHint : std::string();
 }
 
 }  // namespace
@@ -91,7 +103,7 @@ ncclResult_t checkHealth(HostRunner& run, StampExchange& exchange, bool deadline
     if (deadlinePassed)
       return run.fail(comm, ncclRemoteError,
                       where + "; no progress for " + std::to_string(idleNs / 1000000) +
-                          " ms (WEFT_TIMEOUT_MS=" + std::to_string(param::timeoutMs()) + ")");
+                          " ms (WEFT_TIMEOUT_MS=" + std::to_string(param::timeoutMs()) + ")" + reachHint(c, w, comm));
   }
   return ncclSuccess;
 }

@@ -1,6 +1,5 @@
 #include "lifecycle/comm_lifecycle.h"
 
-#include <sys/mman.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -26,6 +25,7 @@
 #include "runtime/device_runtime.h"
 #include "topology/placement_query.h"
 #include "topology/system.h"
+#include "transports/shm/fd_passing.h"
 
 namespace weft {
 namespace {
@@ -61,8 +61,10 @@ ncclResult_t connectRingsNow(ncclComm* comm) {
                       comm->rank);
     case ConnectOutcome::End::kTimedOut: break;
   }
-  return setError(comm, ncclRemoteError, "init of rank %d: ring neighbours %d/%d did not connect within %ld ms",
-                  comm->rank, prev, next, static_cast<long>(param::timeoutMs()));
+  const bool shm = strcmp(pending[w.link]->backend().transportName(), "shm") == 0;
+  return setError(comm, ncclRemoteError, "init of rank %d: ring neighbours %d/%d did not connect within %ld ms%s%s",
+                  comm->rank, prev, next, static_cast<long>(param::timeoutMs()), shm ? "; " : "",
+                  shm ? kShmReachHint : "");
 }
 
 // Ranks on other hosts (or every peer, under NCCL_SHM_DISABLE=1) are reached over the network:
@@ -279,32 +281,9 @@ void commJoinInit(ncclComm* comm) {
   if (comm->initThread.joinable()) comm->initThread.join();
 }
 
-// A FIFO's name is removed by its sender once mapped. If the receiver created it and then died, or
-// the sender never came, the name would stay in /dev/shm: a departing rank removes every name it
-// could have been the sender of (unlinking a name that does not exist is harmless).
-static void unlinkSenderNames(ncclComm* comm) {
-  if (comm->commHash == 0 || comm->nranks < 2) return;
-  for (int ch = 0; ch < comm->nChannels; ++ch)
-    shm_unlink(
-        ConnectionId{comm->commHash, Lane::kRing, ch, comm->rank, (comm->rank + 1) % comm->nranks}.shmName().c_str());
-  for (int p = 0; p < comm->nranks; ++p)
-    if (p != comm->rank) shm_unlink(ConnectionId{comm->commHash, Lane::kP2p, 0, comm->rank, p}.shmName().c_str());
-  // Tree channels come in pairs (two trees per channel), and a tree rooted at any rank may link
-  // this rank to any other.
-  for (int ch = 0; ch < 2 * comm->nChannels; ++ch)
-    for (int p = 0; p < comm->nranks; ++p)
-      if (p != comm->rank) shm_unlink(ConnectionId{comm->commHash, Lane::kTree, ch, comm->rank, p}.shmName().c_str());
-  // Likewise a peer's direct-access staging area: its last mapper removes the name, so it can
-  // only still exist when this rank never mapped it, and then it never will (every direct
-  // operation needs all ranks, this one included).
-  for (int p = 0; p < comm->nranks; ++p)
-    if (p != comm->rank) shm_unlink(directAreaName(comm->commHash, p).c_str());
-}
-
 void commFree(ncclComm* comm) {
   commJoinInit(comm);
   unregisterComm(comm);
-  unlinkSenderNames(comm);
   gpu::teardownDevice(comm);  // its kernels finish (or give up) before their FIFOs go away
   comm->connections.clear();
   comm->direct.clear();

@@ -1,6 +1,7 @@
 // Failures between processes: a peer that never arrives at init, a peer killed (SIGKILL) in the
 // middle of a large AllReduce. Survivors must get an error naming the rank within a bounded time
-// and be able to abort; and nothing named "weft" may be left behind in /dev/shm.
+// and be able to abort; and nothing named "weft" may be left behind in /dev/shm, nor a
+// shared-memory socket (@weft-shm...) stay bound.
 //
 // Weft reads WEFT_TIMEOUT_MS once per process; ctest runs every test in a process of its own, so
 // each test sets it first thing.
@@ -224,11 +225,14 @@ TEST(Failure, ShrinkWithoutADeadPeer) {
   EXPECT_RUN_OK(shrinkAfterPeerDeath());
 }
 
-// Entries of /dev/shm with "weft" in their name that are not in `before`. They are removed after
-// being reported, so one failure does not leak into the next run's picture (or fill /dev/shm).
-std::string takeLeftovers(const std::set<std::string>& before) {
+// Entries of /dev/shm with "weft" in their name that are not in `before`, and shared-memory
+// sockets not in `socketsBefore`. Entries are removed after being reported, so one failure does
+// not leak into the next run's picture (or fill /dev/shm).
+std::string takeLeftovers(const std::set<std::string>& before, const std::set<std::string>& socketsBefore) {
   std::this_thread::sleep_for(std::chrono::milliseconds(200));
   std::string leftovers;
+  for (const std::string& name : listUnixSockets("@weft-shm"))
+    if (socketsBefore.count(name) == 0) leftovers += " " + name;
   for (const std::string& name : listShm("weft")) {
     if (before.count(name)) continue;
     leftovers += " /dev/shm/" + name;
@@ -241,24 +245,24 @@ std::string takeLeftovers(const std::set<std::string>& before) {
 TEST(ShmHygiene, NothingLeftInDevShm) {
   WEFT_REQUIRE_FRESH_PROCESS("this test sets WEFT_TIMEOUT_MS");
   ScopedEnv timeout("WEFT_TIMEOUT_MS", "3000");
-  const std::set<std::string> before = listShm("weft");
+  const std::set<std::string> before = listShm("weft"), socketsBefore = listUnixSockets("@weft-shm");
   for (const std::string& name : before) printf("note: /dev/shm/%s was already there before this test\n", name.c_str());
   // The scenarios' own checks belong to the tests above; here they only have to end, which the
   // harness guarantees (a hung rank is killed and reported).
   EXPECT_RUN_OK(healthyRun());
   for (const RunReport& rep : {peerKilledInAllReduce(15.0), peerNeverArrives(3.0)})
     if (!rep.ok()) printf("note (checked by the Failure tests):\n%s", rep.text().c_str());
-  const std::string leftovers = takeLeftovers(before);
+  const std::string leftovers = takeLeftovers(before, socketsBefore);
   EXPECT_TRUE(leftovers.empty()) << "left behind after the procs runs (one with a SIGKILLed rank):" << leftovers;
 }
 
 // The rank that creates a connection's segment dies before its peer ever maps it (connections are
 // made on first use, so rank 1, which never joins the AllReduce, never maps it). Nothing of it may
-// stay in /dev/shm.
+// stay in /dev/shm or bound as a socket.
 TEST(ShmHygiene, CreatorKilledBeforePeerMaps) {
   WEFT_REQUIRE_FRESH_PROCESS("this test sets WEFT_TIMEOUT_MS");
   ScopedEnv timeout("WEFT_TIMEOUT_MS", "3000");
-  const std::set<std::string> before = listShm("weft");
+  const std::set<std::string> before = listShm("weft"), socketsBefore = listUnixSockets("@weft-shm");
   RunOptions opts;
   opts.expectKilled = {0};
   opts.deadlineMs = 30000;
@@ -282,7 +286,7 @@ TEST(ShmHygiene, CreatorKilledBeforePeerMaps) {
         ctx.comm = nullptr;
       },
       opts));
-  const std::string leftovers = takeLeftovers(before);
+  const std::string leftovers = takeLeftovers(before, socketsBefore);
   EXPECT_TRUE(leftovers.empty()) << "left behind by a SIGKILLed rank whose peer never mapped its segment:" << leftovers;
 }
 

@@ -19,6 +19,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <exception>
+#include <fstream>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -157,6 +158,18 @@ std::set<std::string> listShm(const std::string& needle) {
     if (name.find(needle) != std::string::npos) names.insert(name);
   }
   closedir(dir);
+  return names;
+}
+
+std::set<std::string> listUnixSockets(const std::string& needle) {
+  std::set<std::string> names;
+  std::ifstream f("/proc/net/unix");
+  for (std::string line; std::getline(f, line);) {
+    const size_t at = line.rfind(' ');
+    if (at == std::string::npos) continue;
+    const std::string path = line.substr(at + 1);
+    if (path.find(needle) != std::string::npos) names.insert(path);
+  }
   return names;
 }
 

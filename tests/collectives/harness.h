@@ -117,6 +117,9 @@ bool namesRank(const std::string& msg, int r);
 ncclResult_t waitNotInProgress(ncclComm_t comm, int timeoutMs);
 // Names of /dev/shm entries that contain `needle`.
 std::set<std::string> listShm(const std::string& needle);
+// Addresses of this network namespace's Unix sockets (abstract ones start with '@', as in
+// /proc/net/unix) that contain `needle`.
+std::set<std::string> listUnixSockets(const std::string& needle);
 
 // Weft reads its environment once per process, so a test that sets WEFT_TIMEOUT_MS (or any other
 // parameter) only means it when it is the first test of its process, as under ctest. main()

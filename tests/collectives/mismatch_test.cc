@@ -170,9 +170,12 @@ TEST_P(Mismatch, EveryRankFailsAtOnceNamingBothCalls) {
         gone.add();
         if (!gone.waitFor(ctx.nranks, 20)) return ctx.fail("the other rank never finished its destroy");
         if (!hash.empty()) {
-          const std::set<std::string> left = listShm("weft-" + hash);
+          std::set<std::string> left = listShm("weft-" + hash);
           if (!left.empty())
             ctx.failf("rank %d: /dev/shm still holds %s after every rank left", ctx.rank, left.begin()->c_str());
+          left = listUnixSockets("@weft-shm/weft-" + hash);
+          if (!left.empty())
+            ctx.failf("rank %d: socket %s is still bound after every rank left", ctx.rank, left.begin()->c_str());
         }
       },
       opts));
@@ -204,9 +207,12 @@ TEST(MismatchManyRanks, OneRankWithAnotherCountFailsEveryRank) {
         ctx.comm = nullptr;
         gone.add();
         if (!gone.waitFor(ctx.nranks, 20)) return ctx.fail("another rank never finished its destroy");
-        const std::set<std::string> left = hash.empty() ? std::set<std::string>() : listShm("weft-" + hash);
+        std::set<std::string> left = hash.empty() ? std::set<std::string>() : listShm("weft-" + hash);
         if (!left.empty())
           ctx.failf("rank %d: /dev/shm still holds %s after every rank left", ctx.rank, left.begin()->c_str());
+        left = hash.empty() ? std::set<std::string>() : listUnixSockets("@weft-shm/weft-" + hash);
+        if (!left.empty())
+          ctx.failf("rank %d: socket %s is still bound after every rank left", ctx.rank, left.begin()->c_str());
       },
       opts));
 }

@@ -10,6 +10,7 @@
 #include <atomic>
 #include <chrono>
 #include <functional>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -167,7 +168,8 @@ TEST(Robustness, SplitLoopLeaksNothing) {
 }
 
 // Whole runs (unique id, init, collectives, destroy) 20 times: this process keeps no file
-// descriptors or threads (in procs mode this process only makes the ids and serves rendezvous).
+// descriptors or threads (in procs mode this process only makes the ids and serves rendezvous),
+// nothing named weft ever appears in /dev/shm, and no shared-memory socket stays bound.
 TEST(Robustness, InitDestroyLoopLeaksNothing) {
   auto oneRun = [] {
     return runRanks(kTier, 3, [](RankCtx& ctx) {
@@ -184,8 +186,11 @@ TEST(Robustness, InitDestroyLoopLeaksNothing) {
   for (int i = 0; i < 3; ++i) EXPECT_RUN_OK(oneRun());
   std::this_thread::sleep_for(std::chrono::milliseconds(200));
   const Usage base = usageNow();
-  const size_t shmBase = listShm("weft").size();
-  for (int i = 0; i < 20; ++i) EXPECT_RUN_OK(oneRun());
+  const std::set<std::string> shmBase = listShm("weft"), socketBase = listUnixSockets("@weft-shm");
+  for (int i = 0; i < 20; ++i) {
+    EXPECT_RUN_OK(oneRun());
+    EXPECT_EQ(listShm("weft"), shmBase) << "run " << i << ": Weft made entries in /dev/shm";
+  }
   // Rendezvous roots are detached threads that exit just after their last rank connected: on a busy
   // machine that can take a moment, so wait (bounded) for the counts to settle.
   Usage now = usageNow();
@@ -195,7 +200,7 @@ TEST(Robustness, InitDestroyLoopLeaksNothing) {
   }
   EXPECT_LE(now.fds, base.fds + 2) << "open file descriptors grew over 20 init/destroy runs";
   EXPECT_LE(now.threads, base.threads + 1) << "threads grew over 20 init/destroy runs";
-  EXPECT_LE(listShm("weft").size(), shmBase) << "/dev/shm entries grew over 20 init/destroy runs";
+  EXPECT_EQ(listUnixSockets("@weft-shm"), socketBase) << "shared-memory sockets stayed bound after 20 runs";
 }
 
 // Each rank drives two communicators from two threads at the same time.

@@ -106,7 +106,7 @@ ncclResult_t P2pConnection::create(FifoView* view, std::string* why) {
     *why = "cannot export the P2P FIFO of " + spec_.id.describe() + " as an IPC handle";
     return ncclUnhandledCudaError;
   }
-  ncclResult_t r = rendezvous_.create(rendezvousName(spec_.id), sizeof(Rendezvous), why);
+  ncclResult_t r = rendezvous_.create(rendezvousName(spec_.id), sizeof(Rendezvous), 1, why);
   if (r != ncclSuccess) return r;
   auto* rv = static_cast<Rendezvous*>(rendezvous_.data());
   rv->magic = kRendezvousMagic;
@@ -160,7 +160,6 @@ ncclResult_t P2pConnection::attach(FifoView* view, bool* ready, std::string* why
   spec_.slotBytes = rv->slotBytes;
   fifoBytes_ = rv->bytes;
   *view = FifoView::at(fifo_, spec_.nslots, spec_.slotBytes);
-  rendezvous_.unlink();  // both sides know the FIFO: nothing is left in /dev/shm
   *ready = true;
   return ncclSuccess;
 }

@@ -29,7 +29,8 @@ ncclResult_t DirectAreas::tryConnect(uint64_t commHash, int rank, int nranks, bo
     rank_ = rank;
     nranks_ = nranks;
     mine_ = std::make_unique<ShmSegment>();
-    ncclResult_t r = mine_->create(directAreaName(commHash, rank), kDirectDataOffset + bytes, why);
+    // Offered to each peer once; with no peers it is never published at all.
+    ncclResult_t r = mine_->create(directAreaName(commHash, rank), kDirectDataOffset + bytes, nranks - 1, why);
     if (r != ncclSuccess) {
       *why = "rank " + std::to_string(rank) +
              " cannot create its direct-access staging area (RCCL_DDA_SENDBUF_BYTES=" + std::to_string(bytes) +
@@ -40,7 +41,6 @@ ncclResult_t DirectAreas::tryConnect(uint64_t commHash, int rank, int nranks, bo
     auto* h = new (mine_->data()) DirectHeader();
     h->owner = static_cast<uint32_t>(rank);
     h->dataBytes = bytes;
-    h->mappedBy.store(0, std::memory_order_relaxed);
     h->arrived.store(0, std::memory_order_relaxed);
     // The magic last: a peer that sees it sees a complete header.
     std::atomic_ref<uint64_t>(h->magic).store(kDirectMagic, std::memory_order_release);
@@ -52,17 +52,27 @@ ncclResult_t DirectAreas::tryConnect(uint64_t commHash, int rank, int nranks, bo
     dataPtrs_[rank] = static_cast<unsigned char*>(mine_->data()) + kDirectDataOffset;
     arrivedPtrs_[rank] = &h->arrived;
     stampPtrs_[rank] = h->stamps;
-    if (nranks == 1) mine_->unlink();
   }
   bool all = true;
   for (int p = 0; p < nranks_; ++p) {
-    if (p == rank_ || peers_[p] != nullptr) continue;
-    auto seg = std::make_unique<ShmSegment>();
-    bool notYet = false;
-    ncclResult_t r = seg->tryOpen(directAreaName(commHash, p), kDirectDataOffset + bytes, &notYet, why);
-    if (r != ncclSuccess) return r;
-    auto* h = notYet ? nullptr : static_cast<DirectHeader*>(seg->data());
-    if (h == nullptr || std::atomic_ref<uint64_t>(h->magic).load(std::memory_order_acquire) != kDirectMagic) {
+    if (p == rank_ || dataPtrs_[p] != nullptr) continue;
+    // The segment object lives from the first try on: a fetch in flight continues in it, and an
+    // area fetched before its owner wrote the header is not fetched again (each owner offers its
+    // area once per peer).
+    if (peers_[p] == nullptr) peers_[p] = std::make_unique<ShmSegment>();
+    ShmSegment* seg = peers_[p].get();
+    if (seg->data() == nullptr) {
+      bool notYet = false;
+      // At least the header: a peer with another size is told apart below, with a better message.
+      ncclResult_t r = seg->tryOpen(directAreaName(commHash, p), kDirectDataOffset, &notYet, why);
+      if (r != ncclSuccess) return r;
+      if (notYet) {
+        all = false;
+        continue;
+      }
+    }
+    auto* h = static_cast<DirectHeader*>(seg->data());
+    if (std::atomic_ref<uint64_t>(h->magic).load(std::memory_order_acquire) != kDirectMagic) {
       all = false;
       continue;
     }
@@ -72,12 +82,9 @@ ncclResult_t DirectAreas::tryConnect(uint64_t commHash, int rank, int nranks, bo
              " (set RCCL_DDA_SENDBUF_BYTES alike on every rank)";
       return ncclInvalidUsage;
     }
-    // The last peer to map an area removes its name: from now on only the mappings hold it.
-    if (h->mappedBy.fetch_add(1, std::memory_order_acq_rel) + 1 == static_cast<uint32_t>(nranks_ - 1)) seg->unlink();
     dataPtrs_[p] = static_cast<unsigned char*>(seg->data()) + kDirectDataOffset;
     arrivedPtrs_[p] = &h->arrived;
     stampPtrs_[p] = h->stamps;
-    peers_[p] = std::move(seg);
   }
   connected_ = all;
   *ready = all;
@@ -87,7 +94,7 @@ ncclResult_t DirectAreas::tryConnect(uint64_t commHash, int rank, int nranks, bo
 std::vector<int> DirectAreas::unmapped() const {
   std::vector<int> out;
   for (int p = 0; p < nranks_; ++p)
-    if (p != rank_ && (p >= static_cast<int>(peers_.size()) || peers_[p] == nullptr)) out.push_back(p);
+    if (p != rank_ && (p >= static_cast<int>(dataPtrs_.size()) || dataPtrs_[p] == nullptr)) out.push_back(p);
   return out;
 }
 

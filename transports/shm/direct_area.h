@@ -1,12 +1,12 @@
-// Direct data access between the ranks of one host: every rank owns a staging area in POSIX shared
-// memory that all its local peers map, so an algorithm can copy its input there once and let every
+// Direct data access between the ranks of one host: every rank owns a staging area in shared
+// memory (shm_segment.h) that all its local peers map, so an algorithm can copy its input there once and let every
 // peer read it in place (no FIFO, no per-piece handshake). Beside the data, each area carries the
 // rank's arrival counter, which the direct barrier uses.
 //
 // The areas are made lazily, the first time a direct-lane step of the communicator runs, and
 // without blocking: the executor calls tryConnect from its progress loop until every peer's area
-// is mapped. The peer that maps an area last removes its name, so nothing stays in /dev/shm once
-// all have mapped it (and the owner removes it at destruction in case a peer never came).
+// is mapped. An area's name is offered to each peer once and is gone when the last has fetched it
+// (or when its owner goes, in case a peer never came).
 #pragma once
 #include <atomic>
 #include <cstddef>
@@ -27,8 +27,7 @@ struct alignas(64) DirectHeader {
   uint32_t owner;
   uint32_t reserved;
   uint64_t dataBytes;
-  alignas(64) std::atomic<uint32_t> mappedBy;  // peers that have mapped this area
-  alignas(64) std::atomic<uint64_t> arrived;   // barriers this rank has reached (only it writes)
+  alignas(64) std::atomic<uint64_t> arrived;  // barriers this rank has reached (only it writes)
   // The rank's op stamp for its barrier k sits in stamps[k % 2], written before the arrival that
   // publishes it: a peer can be at most one barrier ahead, so two slots never collide.
   OpStamp stamps[2];
@@ -85,13 +84,13 @@ class DirectAreas {
   int rank_ = -1, nranks_ = 0;
   bool connected_ = false;
   std::unique_ptr<ShmSegment> mine_;
-  std::vector<std::unique_ptr<ShmSegment>> peers_;  // by rank; null for self and not yet mapped
+  std::vector<std::unique_ptr<ShmSegment>> peers_;  // by rank; null for self and not yet tried
   std::vector<unsigned char*> dataPtrs_;
   std::vector<std::atomic<uint64_t>*> arrivedPtrs_;
   std::vector<OpStamp*> stampPtrs_;
 };
 
-// The shared-memory name of a rank's area (a departing rank removes its own in every case).
+// The shared-memory name of a rank's area.
 std::string directAreaName(uint64_t commHash, int rank);
 
 }  // namespace weft

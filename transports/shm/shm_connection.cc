@@ -13,8 +13,13 @@ ncclResult_t ShmConnection::tryConnect(FifoView* view, bool* ready, std::string*
   if (!isSender_) {
     // The receiver owns the memory: create it, describe it, then mark it ready for the sender.
     FifoLayout layout = FifoLayout::forGeometry(nslots_, slotBytes_);
-    ncclResult_t r = seg_.create(name, layout.totalBytes, why);
-    if (r != ncclSuccess) return r;
+    // Offered to one fetch, the sender's; after that the name is gone.
+    ncclResult_t r = seg_.create(name, layout.totalBytes, 1, why);
+    if (r != ncclSuccess) {
+      *why = "rank " + std::to_string(id_.receiverRank) + " cannot create the shared-memory FIFO of " + id_.describe() +
+             ": " + *why;
+      return r;
+    }
     auto* base = static_cast<unsigned char*>(seg_.data());
     auto* header = reinterpret_cast<FifoHeader*>(base);
     header->magic = kFifoMagic;
@@ -52,8 +57,6 @@ ncclResult_t ShmConnection::tryConnect(FifoView* view, bool* ready, std::string*
   }
   *view = FifoView::at(base, nslots_, slotBytes_);
   header->attached.store(1, std::memory_order_release);
-  // Both sides have it mapped now: remove the name so nothing outlives the processes.
-  seg_.unlink();
   WEFT_INFO(kLogShm, "connection %s attached", name.c_str());
   *ready = true;
   return ncclSuccess;

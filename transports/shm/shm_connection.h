@@ -1,5 +1,5 @@
-// The shared-memory backend of a Connection: the FIFO is a POSIX shared-memory segment that the
-// receiver creates and the sender maps, so each side reads and writes the other's slots directly.
+// The shared-memory backend of a Connection: the FIFO is a shared-memory segment that the
+// receiver creates and the sender fetches and maps, so each side reads and writes the other's slots directly.
 #pragma once
 #include <string>
 
@@ -13,7 +13,8 @@ class ShmConnection final : public ConnectionBackend {
   // peerBell: the other rank's block, rung after every FIFO change.
   ShmConnection(const ConnectionId& id, bool isSender, uint32_t nslots, uint32_t slotBytes, RankBlock* peerBell)
       : id_(id), isSender_(isSender), nslots_(nslots), slotBytes_(slotBytes), peerBell_(peerBell) {}
-  // A receiver whose sender never attached still owns the name: its ShmSegment removes it.
+  // The receiver offers the FIFO to its sender alone; a sender that never came leaves nothing: the
+  // receiver's ShmSegment withdraws the name when the connection goes.
   ncclResult_t tryConnect(FifoView* view, bool* ready, std::string* why) override;
   RankBlock* bell() const override { return peerBell_; }
   size_t ownedBytes() const override { return isSender_ ? 0 : seg_.size(); }

@@ -3,58 +3,79 @@
 #include <fcntl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
-#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include <cerrno>
-#include <cstdint>
 #include <cstring>
 
-namespace weft {
+#include "transports/shm/fd_service.h"
+#include "transports/shm/shm_memory.h"
 
-size_t shmBytesFree() {
-  struct statvfs st;
-  if (statvfs("/dev/shm", &st) != 0) return SIZE_MAX;
-  return size_t(st.f_bavail) * st.f_frsize;
+namespace weft {
+namespace {
+
+// How long one tryOpen waits for the creator's answer once connected. It normally comes within
+// microseconds; the bound only keeps a stalled creator from stalling the caller's progress loop.
+constexpr int kAnswerWaitMs = 200;
+
+std::string noRoom(size_t bytes, const std::string& name, const char* cause) {
+  const MemoryRoom room = memoryRoom();
+  std::string text = "cannot reserve " + std::to_string(bytes) + " bytes of shared memory for " + name + ": " + cause;
+  if (room.bytes != UINT64_MAX) text += " (" + std::to_string(room.bytes) + " bytes available: " + room.source + ")";
+  return text + "; lower NCCL_BUFFSIZE or RCCL_DDA_SENDBUF_BYTES, or give the job more memory";
 }
 
+}  // namespace
+
 ShmSegment::~ShmSegment() {
-  if (linked_) unlink();
+  unlink();
   if (data_ != nullptr) munmap(data_, size_);
 }
 
-ncclResult_t ShmSegment::create(const std::string& name, size_t bytes, std::string* why) {
+ncclResult_t ShmSegment::create(const std::string& name, size_t bytes, int peers, std::string* why) {
   name_ = name;
-  int fd = shm_open(name.c_str(), O_CREAT | O_EXCL | O_RDWR, 0600);
-  if (fd < 0 && errno == EEXIST) {
-    // A leftover of a crashed process that drew the same random id: the name is ours now.
-    shm_unlink(name.c_str());
-    fd = shm_open(name.c_str(), O_CREAT | O_EXCL | O_RDWR, 0600);
+  // Reserving more than there is would not fail: the OOM killer would end some process instead.
+  const MemoryRoom room = memoryRoom();
+  if (bytes > room.bytes) {
+    *why = noRoom(bytes, name, "not enough memory");
+    return ncclSystemError;
   }
+  // The memfd's own name shows in /proc/<pid>/fd and /proc/<pid>/maps, which helps whoever looks.
+  const int fd = memfd_create(name.c_str() + (name[0] == '/' ? 1 : 0), MFD_CLOEXEC | MFD_ALLOW_SEALING);
   if (fd < 0) {
-    *why = "shm_open(" + name + ") failed: " + strerror(errno);
+    *why = "memfd_create for shared memory segment " + name + " failed: " + strerror(errno);
     return ncclSystemError;
   }
-  linked_ = true;
-  // posix_fallocate reserves the pages now, so a full /dev/shm is an error here and not a SIGBUS
-  // later in the middle of a collective.
-  int rc = posix_fallocate(fd, 0, static_cast<off_t>(bytes));
-  if (rc != 0) {
+  if (ftruncate(fd, static_cast<off_t>(bytes)) != 0) {
+    *why = noRoom(bytes, name, strerror(errno));
     close(fd);
-    unlink();
-    size_t freeBytes = shmBytesFree();
-    *why = "cannot reserve " + std::to_string(bytes) + " bytes in /dev/shm for " + name + ": " + strerror(rc) +
-           " (/dev/shm has " + std::to_string(freeBytes) +
-           " bytes free; containers often limit it: enlarge it, e.g. docker --shm-size, or lower NCCL_BUFFSIZE)";
     return ncclSystemError;
   }
+  // Reserve every page now, so that running out is an error here and not a SIGBUS in the middle of a
+  // collective later.
+  if (fallocate(fd, 0, 0, static_cast<off_t>(bytes)) != 0) {
+    *why = noRoom(bytes, name, strerror(errno));
+    close(fd);
+    return ncclSystemError;
+  }
+  // Nobody, peers included, may resize it under a mapping (shrinking would SIGBUS the others).
+  (void)fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL);
   void* p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-  close(fd);
   if (p == MAP_FAILED) {
-    unlink();
-    *why = "mmap of " + name + " failed: " + strerror(errno);
+    *why = "mmap of shared memory segment " + name + " (" + std::to_string(bytes) +
+           " bytes) failed: " + strerror(errno);
+    close(fd);
     return ncclSystemError;
   }
+  if (peers > 0) {
+    offer_ = offerSegmentFd(name, fd, bytes, peers, why);
+    if (offer_ == 0) {
+      munmap(p, bytes);
+      close(fd);
+      return ncclSystemError;
+    }
+  }
+  close(fd);  // the mapping, and the service's copy while it offers it, keep the memory
   data_ = p;
   size_ = bytes;
   return ncclSuccess;
@@ -62,26 +83,31 @@ ncclResult_t ShmSegment::create(const std::string& name, size_t bytes, std::stri
 
 ncclResult_t ShmSegment::tryOpen(const std::string& name, size_t minBytes, bool* notYet, std::string* why) {
   *notYet = false;
-  int fd = shm_open(name.c_str(), O_RDWR, 0600);
-  if (fd < 0) {
-    if (errno == ENOENT) {
-      *notYet = true;
-      return ncclSuccess;
-    }
-    *why = "shm_open(" + name + ") failed: " + strerror(errno);
-    return ncclSystemError;
+  int fd = -1;
+  uint64_t offered = 0;
+  switch (fetch_.step(name, kAnswerWaitMs, &fd, &offered, why)) {
+    case FdFetch::State::kNotYet: *notYet = true; return ncclSuccess;
+    case FdFetch::State::kFailed: return ncclSystemError;
+    case FdFetch::State::kGot: break;
   }
   struct stat st;
-  if (fstat(fd, &st) != 0 || static_cast<size_t>(st.st_size) < minBytes) {
+  if (fstat(fd, &st) != 0) {
+    *why = "fstat of shared memory segment " + name + " failed: " + strerror(errno);
     close(fd);
-    *notYet = true;
-    return ncclSuccess;
+    return ncclSystemError;
   }
-  size_t bytes = static_cast<size_t>(st.st_size);
+  const size_t bytes = static_cast<size_t>(st.st_size);
+  if (bytes < minBytes || bytes != offered) {
+    *why = "shared memory segment " + name + " has " + std::to_string(bytes) + " bytes, expected at least " +
+           std::to_string(minBytes);
+    close(fd);
+    return ncclSystemError;
+  }
   void* p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
   close(fd);
   if (p == MAP_FAILED) {
-    *why = "mmap of " + name + " failed: " + strerror(errno);
+    *why = "mmap of shared memory segment " + name + " (" + std::to_string(bytes) +
+           " bytes) failed: " + strerror(errno);
     return ncclSystemError;
   }
   name_ = name;
@@ -91,9 +117,9 @@ ncclResult_t ShmSegment::tryOpen(const std::string& name, size_t minBytes, bool*
 }
 
 void ShmSegment::unlink() {
-  if (!unlinked_ && !name_.empty()) shm_unlink(name_.c_str());
-  unlinked_ = true;
-  linked_ = false;
+  withdrawSegmentFd(offer_);
+  offer_ = 0;
+  fetch_.reset();
 }
 
 }  // namespace weft

@@ -1,10 +1,15 @@
-// A POSIX shared-memory segment: created by one rank, opened by its peers, unlinked as soon as
-// every peer has mapped it so that a crash or kill -9 leaves nothing behind in /dev/shm.
+// A shared-memory segment: memory made by one rank (a memfd, never a file in /dev/shm), fetched
+// by its peers by name through the creator's per-process service (fd_service.h, fd_passing.h). The
+// name is an abstract Unix socket that lives only while the creator offers it: until the peers it
+// expects have fetched it, unlink() or the creator's death. Nothing outlives the processes, even
+// after SIGKILL, and a host without /dev/shm (or with a small one) works the same.
 #pragma once
 #include <cstddef>
+#include <cstdint>
 #include <string>
 
 #include "nccl.h"
+#include "transports/shm/fd_passing.h"
 
 namespace weft {
 
@@ -15,14 +20,21 @@ class ShmSegment {
   ShmSegment(const ShmSegment&) = delete;
   ShmSegment& operator=(const ShmSegment&) = delete;
 
-  // Creates name with `bytes` bytes, zero-filled. Replaces a stale segment of the same name.
-  // Fails with a message naming /dev/shm's free space when the segment does not fit.
-  ncclResult_t create(const std::string& name, size_t bytes, std::string* why);
-  // Opens an existing segment. *notYet is set (and ncclSuccess returned) when it does not exist yet
-  // or is still smaller than minBytes (its creator is between shm_open and ftruncate).
+  // Creates `bytes` zero-filled bytes, all reserved now (so that no SIGBUS can come later), and
+  // offers them under `name` to `peers` fetches (0: nobody; the name is never published). Fails
+  // with a message naming the bytes, the name and the memory available when they cannot be had.
+  ncclResult_t create(const std::string& name, size_t bytes, int peers, std::string* why);
+  // Fetches a segment by name. *notYet is set (and ncclSuccess returned) while nobody offers it;
+  // never blocks for long: a fetch in flight is continued by the next call on this object. Keep
+  // the object until the segment is usable: every fetch uses up one of the creator's `peers`, so
+  // fetching again from a new object could leave a later peer without it. A segment smaller than
+  // minBytes, or one offered by another user, is an error.
   ncclResult_t tryOpen(const std::string& name, size_t minBytes, bool* notYet, std::string* why);
-  // Removes the name (the mapping stays valid). Safe to call twice, and from the opening side.
+  // The creator withdraws the name now (the mapping stays valid); on the fetching side it drops a
+  // fetch in flight. Safe to call twice.
   void unlink();
+  // A fetch is in flight: the creator offers the name and has not answered yet.
+  bool fetching() const { return fetch_.pending(); }
 
   void* data() const { return data_; }
   size_t size() const { return size_; }
@@ -32,11 +44,8 @@ class ShmSegment {
   void* data_ = nullptr;
   size_t size_ = 0;
   std::string name_;
-  bool linked_ = false;    // we created the name and must remove it
-  bool unlinked_ = false;  // the name is gone already
+  uint64_t offer_ = 0;  // the service's handle while we offer the name
+  FdFetch fetch_;
 };
-
-// Bytes free in /dev/shm, or SIZE_MAX when it cannot be determined.
-size_t shmBytesFree();
 
 }  // namespace weft
