@@ -173,13 +173,9 @@ bool saveCalibration(const std::string& path, const Calibration& cal, std::strin
   return true;
 }
 
-bool loadCalibration(const std::string& path, Calibration* cal, std::string* why) {
-  std::ifstream f(path);
+bool parseCalibration(const std::string& text, const std::string& path, Calibration* cal, std::string* why) {
+  std::istringstream f(text);
   std::string line;
-  if (!f) {
-    *why = "no file " + path;
-    return false;
-  }
   if (!std::getline(f, line) || line != kCacheHeader) {
     *why = path + " is not a \"" + kCacheHeader + "\" file";
     return false;
@@ -209,6 +205,17 @@ bool loadCalibration(const std::string& path, Calibration* cal, std::string* why
   }
   *cal = out;
   return true;
+}
+
+bool loadCalibration(const std::string& path, Calibration* cal, std::string* why) {
+  std::ifstream f(path);
+  if (!f) {
+    *why = "no file " + path;
+    return false;
+  }
+  std::ostringstream text;
+  text << f.rdbuf();
+  return parseCalibration(text.str(), path, cal, why);
 }
 
 std::string describeCalibration(const Calibration& cal) {
