@@ -442,8 +442,9 @@ ncclResult_t Bootstrap::create(const ncclUniqueId& id, int rank, int nranks, int
     return ncclInvalidArgument;
   }
   out->reset();
-  if (nranks < 1) {
-    *why = "bootstrap: nranks must be at least 1 (got " + std::to_string(nranks) + ")";
+  if (nranks < 1 || nranks > kMaxRanks) {
+    *why = "bootstrap: nranks must be between 1 and " + std::to_string(kMaxRanks) + " (got " + std::to_string(nranks) +
+           ")";
     return ncclInvalidArgument;
   }
   if (rank < 0 || rank >= nranks) {

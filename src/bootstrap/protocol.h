@@ -66,7 +66,7 @@ enum RootCode : int32_t {
   kRootOk = 0,
   kRootBadMagic = 1,        // not a Weft rank of this protocol version
   kRootBadSecret = 2,       // the id's secret is not this root's
-  kRootBadNranks = 3,       // nranks < 1
+  kRootBadNranks = 3,       // nranks < 1 or > kMaxRanks
   kRootNranksMismatch = 4,  // nranks differs from the ranks that came first
   kRootRankOutOfRange = 5,
   kRootDuplicateRank = 6,
@@ -80,6 +80,9 @@ struct RootReply {
 };
 // Replies longer than this are not believed (a reply is a table or a sentence).
 constexpr uint32_t kMaxReplyText = 64u << 20;
+// The most ranks a rendezvous can hold: their address table must fit in one reply. The root
+// refuses a larger nranks before it sizes anything by it.
+constexpr int kMaxRanks = static_cast<int>(kMaxReplyText / sizeof(SocketAddress));
 // A rank's check of the reply header before it reads the textLen bytes that follow: "" when they
 // may be read, else what is wrong with the header (a malformed answer, a table of the wrong size).
 std::string rootReplyProblem(const RootReply& reply, int nranks);

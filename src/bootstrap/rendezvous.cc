@@ -21,8 +21,11 @@ Rendezvous::Verdict Rendezvous::admit(const RootHello& h, const std::string& fro
     return refuse(kRootBadSecret, "the unique id's secret does not match this communicator's (root at " + here_ +
                                       "); the id is stale or belongs to another communicator");
   }
-  if (h.nranks < 1)
-    return refuse(kRootBadNranks, "nranks must be at least 1, this rank says " + std::to_string(h.nranks));
+  // Checked before anything is sized by it: a hello is only 72 bytes, the table it asks for could
+  // otherwise be tens of gigabytes.
+  if (h.nranks < 1 || h.nranks > kMaxRanks)
+    return refuse(kRootBadNranks, "nranks must be between 1 and " + std::to_string(kMaxRanks) + ", this rank says " +
+                                      std::to_string(h.nranks));
   if (nranks_ < 0) {
     // The first rank fixes the communicator's size and the timeout.
     nranks_ = h.nranks;

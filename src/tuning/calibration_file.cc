@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <climits>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -118,6 +119,12 @@ bool readLine(const std::string& key, const std::string& value, Calibration* cal
   if (slot == nullptr) return true;
   if (!number(value, slot)) {
     *why = key + " \"" + value + "\" is not a number";
+    return false;
+  }
+  // The integer fields are read as numbers too; one beyond int's range is no count this file
+  // could hold (and converting it would be undefined).
+  if (slot == &scratch && !(scratch >= INT_MIN && scratch <= INT_MAX)) {
+    *why = key + " \"" + value + "\" is out of range";
     return false;
   }
   if (key == "measured_by_pid") cal->pid = long(scratch);
