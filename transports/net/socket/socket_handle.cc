@@ -12,8 +12,8 @@ bool readSocketHandle(const void* handle, size_t bytes, Handle* out) {
   return out->magic == kHandleMagic && socketAddressValid(out->addr);
 }
 
-bool helloAcceptable(const Hello& hl) {
-  return hl.magic == kHelloMagic && hl.nData >= 1 && hl.nData <= kMaxDataSockets && hl.index <= hl.nData;
+bool helloAcceptable(const Hello& hello) {
+  return hello.magic == kHelloMagic && hello.nData >= 1 && hello.nData <= kMaxDataSockets && hello.index <= hello.nData;
 }
 
 }  // namespace weft::net::socketnet
