@@ -84,6 +84,10 @@ std::string fileText(const Calibration& cal) {
   return f.str();
 }
 
+// Seconds since the epoch of the year 10000: a later measured_at is a corrupt file (and no time_t
+// that describeCalibration could print).
+constexpr double kLatestMeasuredAt = 253402300800.0;
+
 // A number from the file; false when it is not one.
 bool number(const std::string& text, double* out) {
   char* end = nullptr;
@@ -210,6 +214,10 @@ bool parseCalibration(const std::string& text, const std::string& path, Calibrat
     *why = path + ": " + implausible;
     return false;
   }
+  if (out.measuredAt >= kLatestMeasuredAt) {
+    *why = path + ": measured_at " + std::to_string(out.measuredAt) + " is no time this file could have been written";
+    return false;
+  }
   *cal = out;
   return true;
 }
@@ -227,9 +235,10 @@ bool loadCalibration(const std::string& path, Calibration* cal, std::string* why
 
 std::string describeCalibration(const Calibration& cal) {
   char when[64] = "at an unknown time";
-  time_t secs = static_cast<time_t>(cal.measuredAt);
+  const bool printable = cal.measuredAt > 0 && cal.measuredAt < kLatestMeasuredAt;
+  time_t secs = printable ? static_cast<time_t>(cal.measuredAt) : 0;
   tm utc;
-  if (cal.measuredAt > 0 && gmtime_r(&secs, &utc) != nullptr) std::strftime(when, sizeof(when), "%F %T UTC", &utc);
+  if (printable && gmtime_r(&secs, &utc) != nullptr) std::strftime(when, sizeof(when), "%F %T UTC", &utc);
   char buf[512];
   std::snprintf(buf, sizeof(buf),
                 "measured %s by pid %ld in %.0f ms, %d rounds; load: loadavg %.2f, %d other runnable task(s) on %d "
