@@ -9,6 +9,9 @@ pkgs=(cmake make g++ gcc pkg-config dpkg-dev libgtest-dev libgmock-dev libhwloc-
 pkgs+=(gdb)
 # The style checks (tools/check_style.sh, ctest label style) pin clang 14's formatter and linter.
 pkgs+=(clang-format-14 clang-tidy-14)
+# The fuzz targets (tests/fuzz/run.sh): clang 14 and its libFuzzer and sanitizer runtimes
+# (libclang_rt.fuzzer-x86_64.a is in libclang-rt-14-dev).
+pkgs+=(clang-14 libclang-rt-14-dev)
 # The Python package (src/python: pybind11), its examples and tests (NumPy, mpi4py under Open MPI),
 # and the torch.distributed backend (src/torch: libtorch 1.13 and its Python module).
 pkgs+=(python3-dev python3-numpy python3-mpi4py pybind11-dev openmpi-bin libtorch-dev python3-torch)

@@ -5,6 +5,7 @@
 #   WEFT_TEST_LABELS=unit bash tools/test.sh     only the tiers whose ctest label matches
 #   WEFT_TEST_GPU_BUILDS=0 bash tools/test.sh    no CUDA or HIP build (the nvcc primitives check stays)
 #   WEFT_TEST_CUDA_LABELS='unit' ...             the tiers the CUDA build runs (default: unit|abi|threads)
+#   WEFT_TEST_FUZZ=0 bash tools/test.sh          no fuzzing (WEFT_TEST_FUZZ_SECONDS: per target, default 15)
 # The tests run on an empty calibration cache of their own (WEFT_CACHE_DIR, removed at exit).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -50,6 +51,15 @@ export WEFT_DEVICE=host
 section "host tests"
 # The soak (label soak, about 2 minutes alone) is run by hand: ctest --test-dir build -L soak.
 ctest --test-dir build --output-on-failure -j2 --timeout 600 -LE soak ${WEFT_TEST_LABELS:+-L "$WEFT_TEST_LABELS"}
+
+# ---- fuzz: the libFuzzer targets, a few seconds each from their seed corpora (tests/fuzz) ----
+section "fuzz"
+if [ "${WEFT_TEST_FUZZ:-1}" = 1 ]; then
+  bash tests/fuzz/run.sh "${WEFT_TEST_FUZZ_SECONDS:-15}"
+else
+  echo "fuzz: skipped (WEFT_TEST_FUZZ=0)"
+fi
+# ---- end fuzz ----
 
 if [ "$gpu_builds" = 0 ]; then
   echo "GPU builds: skipped (WEFT_TEST_GPU_BUILDS=0)"

@@ -37,18 +37,6 @@ int64_t replyGraceMs(int64_t timeoutMs) { return 1000 + timeoutMs / 10; }
 
 std::string rankText(int r) { return "rank " + std::to_string(r); }
 
-// Opens every ring operation (see ringAllGather).
-constexpr uint32_t kOpMagic = 0x4f504557;  // "WEPO"
-struct OpHeader {
-  uint32_t magic;
-  uint32_t kind;   // 0 allgather, 1 barrier
-  uint64_t seq;    // 1 for the communicator's first operation, then +1 each
-  uint64_t bytes;  // per rank
-};
-
-// A message larger than this is refused: point-to-point messages carry connection handles.
-constexpr uint64_t kP2pMaxBytes = 1 << 20;
-
 class TcpBootstrap final : public Bootstrap {
  public:
   TcpBootstrap(int rank, int nranks, int64_t timeoutMs) : rank_(rank), nranks_(nranks), timeoutMs_(timeoutMs) {}
@@ -249,15 +237,12 @@ ncclResult_t TcpBootstrap::joinRoot(const SocketAddress& root, const SocketAddre
     if (st != IoStatus::kOk)
       return fail(ioStatusResult(st),
                   "bootstrap: " + me + " lost its connection to the root at " + rootText + " (" + detail + ")", why);
-    if (reply.magic != kMagic || reply.textLen > kMaxReplyText)
-      return fail(ncclRemoteError, "bootstrap: " + me + ": the root at " + rootText + " sent a malformed answer", why);
+    if (std::string problem = rootReplyProblem(reply, nranks_); !problem.empty())
+      return fail(ncclRemoteError, "bootstrap: " + me + ": the root at " + rootText + " " + problem, why);
     std::string text;
     std::vector<SocketAddress> addrs;
     void* dst = nullptr;
     if (reply.code == kRootOk) {
-      if (reply.nranks != nranks_ || reply.textLen != nranks_ * sizeof(SocketAddress))
-        return fail(ncclRemoteError,
-                    "bootstrap: " + me + ": the root at " + rootText + " sent a table of the wrong size", why);
       addrs.resize(nranks_);
       dst = addrs.data();
     } else {
@@ -268,29 +253,11 @@ ncclResult_t TcpBootstrap::joinRoot(const SocketAddress& root, const SocketAddre
     if (st != IoStatus::kOk)
       return fail(ioStatusResult(st),
                   "bootstrap: " + me + " lost its connection to the root at " + rootText + " (" + detail + ")", why);
-    const std::string prefix = "bootstrap: " + me + " of " + std::to_string(nranks_) + " was refused by the root at " +
-                               rootText + ": ";
-    switch (reply.code) {
-      case kRootOk: *table = std::move(addrs); return ncclSuccess;
-      case kRootBadSecret:
-        // Under NCCL_COMM_ID the secret comes from the variable's text, so differing spellings
-        // of the same address are the likely cause.
-        return fail(
-            ncclInvalidArgument,
-            prefix + text +
-                (fromCommIdEnv_
-                     ? " (under NCCL_COMM_ID every rank must set exactly the same text, and the same WEFT_COMM_SECRET)"
-                     : ""),
-            why);
-      case kRootTimeout: return fail(ncclRemoteError, "bootstrap: " + me + ": " + text, why);
-      case kRootBadMagic:
-      case kRootBadNranks:
-      case kRootNranksMismatch:
-      case kRootRankOutOfRange:
-      case kRootDuplicateRank: return fail(ncclInvalidUsage, prefix + text, why);
-      default:
-        return fail(ncclRemoteError, prefix + "unknown refusal code " + std::to_string(reply.code) + " " + text, why);
+    if (reply.code == kRootOk) {
+      *table = std::move(addrs);
+      return ncclSuccess;
     }
+    return rootRefusal(reply.code, text, "bootstrap: " + me, nranks_, rootText, fromCommIdEnv_, why);
   }
 }
 
@@ -335,8 +302,7 @@ ncclResult_t TcpBootstrap::connectRing(const Socket& listener, const std::vector
   intake.isExpected = [&](const void* bytes) {
     RingHello got;
     memcpy(&got, bytes, sizeof(got));
-    return got.magic == kMagic && got.rank == prev &&
-           digestEqual(got.proof, ringHelloProof(secret_, prev, table[rank_]));
+    return ringHelloExpected(got, prev, secret_, table[rank_]);
   };
   RingHello got;
   int dropped = 0;
@@ -433,16 +399,9 @@ ncclResult_t TcpBootstrap::ringAllGather(void* data, size_t bytesPerRank, bool i
                         : sendRecvAll(next_, base + sendIdx * bytesPerRank, bytesPerRank, prev_,
                                       base + recvIdx * bytesPerRank, bytesPerRank, timeoutMs_, cancel_.fd(), &dir,
                                       &detail);
-    if (st == IoStatus::kOk && s < 0 &&
-        (theirs.magic != mine.magic || theirs.kind != mine.kind || theirs.seq != mine.seq ||
-         theirs.bytes != mine.bytes)) {
-      auto describe = [](const OpHeader& h) {
-        if (h.magic != kOpMagic) return std::string("bytes that are not an operation header");
-        return std::string(h.kind == 1 ? "barrier" : "allgather") + " #" + std::to_string(h.seq) + " of " +
-               std::to_string(h.bytes) + " bytes per rank";
-      };
+    if (st == IoStatus::kOk && s < 0 && !opHeadersMatch(theirs, mine)) {
       std::string msg = head + " is out of step with " + rankText(prev) + " (" + socketAddressToString(table_[prev]) +
-                        "): this rank is in " + describe(mine) + ", that rank sent " + describe(theirs);
+                        "): this rank is in " + describeOp(mine) + ", that rank sent " + describeOp(theirs);
       breakRing(msg);
       return fail(ncclInternalError, msg, why);
     }
@@ -496,8 +455,9 @@ ncclResult_t Bootstrap::create(const ncclUniqueId& id, int rank, int nranks, int
     return ncclInvalidArgument;
   }
   out->reset();
-  if (nranks < 1) {
-    *why = "bootstrap: nranks must be at least 1 (got " + std::to_string(nranks) + ")";
+  if (nranks < 1 || nranks > kMaxRanks) {
+    *why = "bootstrap: nranks must be between 1 and " + std::to_string(kMaxRanks) + " (got " + std::to_string(nranks) +
+           ")";
     return ncclInvalidArgument;
   }
   if (rank < 0 || rank >= nranks) {

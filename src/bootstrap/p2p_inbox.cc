@@ -39,8 +39,7 @@ P2pInbox::Progress P2pInbox::readSome(Pending& p) {
     const P2pHeader& h = p.header;
     // Checked before a byte of the body is accepted, so that no length a stranger claims is ever
     // allocated beyond the limit.
-    if (h.magic != bootstrap::kP2pMagic || h.to != me_ || h.from < 0 || h.from >= nranks_ || h.bytes > limits_.maxBytes)
-      return Progress::kDrop;
+    if (!bootstrap::p2pHeaderAcceptable(h, me_, nranks_) || h.bytes > limits_.maxBytes) return Progress::kDrop;
     p.body.resize(h.bytes);
   }
   if (!readAvailable(p.sock.fd(), p.body.data(), p.body.size(), &p.bodyGot)) return Progress::kDrop;

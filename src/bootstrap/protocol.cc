@@ -85,6 +85,54 @@ bool decodeId(const ncclUniqueId& id, IdLayout* layout) {
   return socketAddressValid(layout->root) && socketAddressPort(layout->root) != 0;
 }
 
+std::string rootReplyProblem(const RootReply& reply, int nranks) {
+  if (reply.magic != kMagic || reply.textLen > kMaxReplyText) return "sent a malformed answer";
+  if (reply.code == kRootOk &&
+      (reply.nranks != nranks || nranks < 1 || reply.textLen != uint64_t(nranks) * sizeof(SocketAddress)))
+    return "sent a table of the wrong size";
+  return "";
+}
+
+ncclResult_t rootRefusal(int32_t code, const std::string& text, const std::string& who, int nranks,
+                         const std::string& root, bool fromCommIdEnv, std::string* why) {
+  const std::string prefix = who + " of " + std::to_string(nranks) + " was refused by the root at " + root + ": ";
+  switch (code) {
+    case kRootBadSecret:
+      // Under NCCL_COMM_ID the secret comes from the variable's text, so differing spellings of
+      // the same address are the likely cause.
+      *why = prefix + text +
+             (fromCommIdEnv ? " (under NCCL_COMM_ID every rank must set exactly the same text, and the same "
+                              "WEFT_COMM_SECRET)"
+                            : "");
+      return ncclInvalidArgument;
+    case kRootTimeout: *why = who + ": " + text; return ncclRemoteError;
+    case kRootBadMagic:
+    case kRootBadNranks:
+    case kRootNranksMismatch:
+    case kRootRankOutOfRange:
+    case kRootDuplicateRank: *why = prefix + text; return ncclInvalidUsage;
+    default: *why = prefix + "unknown refusal code " + std::to_string(code) + " " + text; return ncclRemoteError;
+  }
+}
+
+bool ringHelloExpected(const RingHello& got, int prev, const Secret& secret, const SocketAddress& self) {
+  return got.magic == kMagic && got.rank == prev && digestEqual(got.proof, ringHelloProof(secret, prev, self));
+}
+
+bool opHeadersMatch(const OpHeader& a, const OpHeader& b) {
+  return a.magic == b.magic && a.kind == b.kind && a.seq == b.seq && a.bytes == b.bytes;
+}
+
+std::string describeOp(const OpHeader& h) {
+  if (h.magic != kOpMagic) return "bytes that are not an operation header";
+  return std::string(h.kind == 1 ? "barrier" : "allgather") + " #" + std::to_string(h.seq) + " of " +
+         std::to_string(h.bytes) + " bytes per rank";
+}
+
+bool p2pHeaderAcceptable(const P2pHeader& h, int me, int nranks) {
+  return h.magic == kP2pMagic && h.to == me && h.from >= 0 && h.from < nranks && h.bytes <= kP2pMaxBytes;
+}
+
 std::string formatRankList(const int* ranks, size_t count, size_t maxChars) {
   std::string out;
   size_t i = 0;

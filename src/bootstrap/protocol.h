@@ -85,7 +85,7 @@ enum RootCode : int32_t {
   kRootOk = 0,
   kRootBadMagic = 1,        // not a Weft rank of this protocol version
   kRootBadSecret = 2,       // the id's secret is not this root's
-  kRootBadNranks = 3,       // nranks < 1
+  kRootBadNranks = 3,       // nranks < 1 or > kMaxRanks
   kRootNranksMismatch = 4,  // nranks differs from the ranks that came first
   kRootRankOutOfRange = 5,
   kRootDuplicateRank = 6,
@@ -99,6 +99,17 @@ struct RootReply {
 };
 // Replies longer than this are not believed (a reply is a table or a sentence).
 constexpr uint32_t kMaxReplyText = 64u << 20;
+// The most ranks a rendezvous can hold: their address table must fit in one reply. The root
+// refuses a larger nranks before it sizes anything by it.
+constexpr int kMaxRanks = static_cast<int>(kMaxReplyText / sizeof(SocketAddress));
+// A rank's check of the reply header before it reads the textLen bytes that follow: "" when they
+// may be read, else what is wrong with the header (a malformed answer, a table of the wrong size).
+std::string rootReplyProblem(const RootReply& reply, int nranks);
+// The rank's verdict on a refusal (reply code other than kRootOk) whose reason is text: the
+// result its init fails with, and in *why the message. who: "bootstrap: rank 3"; root: the root's
+// address in words; fromCommIdEnv: the rendezvous came from NCCL_COMM_ID (a hint for the cause).
+ncclResult_t rootRefusal(int32_t code, const std::string& text, const std::string& who, int nranks,
+                         const std::string& root, bool fromCommIdEnv, std::string* why);
 
 // Rank r -> rank r+1 on the ring connection, so the acceptor knows the caller is its predecessor
 // of this communicator and not a stray connection. The proof covers the rank and the acceptor's
@@ -122,6 +133,30 @@ struct P2pHeader {
   Proof proof;
 };
 Proof p2pProof(const Secret& secret, const P2pHeader& header, const void* body);
+
+// True when a connection to rank `self`'s ring listener introduced itself as its predecessor prev
+// of this communicator; anything else is a stranger.
+// `self` is the acceptor's own listen address, which the proof covers.
+bool ringHelloExpected(const RingHello& got, int prev, const Secret& secret, const SocketAddress& self);
+
+// Opens every operation on the ring (allgather, barrier), so that ranks whose calls disagree fail
+// with a message instead of reading each other's bytes as data.
+constexpr uint32_t kOpMagic = 0x4f504557;  // "WEPO"
+struct OpHeader {
+  uint32_t magic;
+  uint32_t kind;   // 0 allgather, 1 barrier
+  uint64_t seq;    // 1 for the communicator's first operation, then +1 each
+  uint64_t bytes;  // per rank
+};
+bool opHeadersMatch(const OpHeader& a, const OpHeader& b);
+// "allgather #3 of 64 bytes per rank", or what the bytes are not.
+std::string describeOp(const OpHeader& h);
+
+// A message larger than this is refused: point-to-point messages carry connection handles.
+constexpr uint64_t kP2pMaxBytes = 1 << 20;
+// True when rank `me` of a communicator of nranks may read the header's body: the magic, a message
+// for this rank from a rank, and a size within kP2pMaxBytes. (The proof is checked with the body.)
+bool p2pHeaderAcceptable(const P2pHeader& h, int me, int nranks);
 
 // "3, 5-7, 9": a compact list of rank numbers for error messages.
 std::string formatRankList(const int* ranks, size_t count, size_t maxChars = 2000);

@@ -13,6 +13,7 @@
 
 #include "base/log.h"
 #include "bootstrap/protocol.h"
+#include "bootstrap/rendezvous.h"
 #include "bootstrap/root.h"
 #include "sockets/random.h"
 #include "sockets/socket.h"
@@ -44,12 +45,12 @@ struct Pending {
 class RootService {
  public:
   RootService(Socket listener, const SocketAddress& addr, const Secret& secret, int64_t timeoutMs)
-      : listener_(std::move(listener)), addr_(addr), secret_(secret), timeoutMs_(timeoutMs) {}
+      : listener_(std::move(listener)), addr_(addr), rdv_(secret, socketAddressToString(addr)), timeoutMs_(timeoutMs) {}
 
   void run() {
     const Deadline idle = Deadline::afterMs(timeoutMs_);
     for (;;) {
-      const Deadline& limit = nranks_ < 0 ? idle : deadline_;
+      const Deadline& limit = rdv_.started() ? deadline_ : idle;
       if (limit.expired()) {
         giveUp();
         return;
@@ -87,7 +88,7 @@ class RootService {
         WEFT_INFO(kLogBootstrap, "bootstrap root at %s: rank %d left before the rendezvous completed",
                   socketAddressToString(addr_).c_str(), r);
         ranks_[r].close();
-        arrived_--;
+        rdv_.leave(r);
       }
 
       // Read the pending hellos; handle (and drop from the list) those that are complete or dead.
@@ -113,7 +114,7 @@ class RootService {
 
       if (pfd[0].revents != 0) acceptAll();
 
-      if (nranks_ > 0 && arrived_ == nranks_) {
+      if (rdv_.complete()) {
         complete();
         return;
       }
@@ -168,7 +169,7 @@ class RootService {
     memset(&reply, 0, sizeof(reply));
     reply.magic = kMagic;
     reply.code = code;
-    reply.nranks = nranks_;
+    reply.nranks = rdv_.nranks();
     reply.textLen = static_cast<uint32_t>(text.size());
     Deadline d = Deadline::afterMs(kRefusalSendMs);
     if (s.sendAll(&reply, sizeof(reply), d, -1, nullptr) == IoStatus::kOk)
@@ -176,79 +177,28 @@ class RootService {
   }
 
   void handleHello(Pending p) {
-    const RootHello& h = p.hello;
-    const std::string from = socketAddressToString(p.peer);
-    const std::string here = socketAddressToString(addr_);
-    if (h.magic != kMagic || h.version != kProtocolVersion) {
-      WEFT_WARN("bootstrap root at %s: refused a connection from %s that is not a Weft rank of protocol version %u",
-                here.c_str(), from.c_str(), unsigned(kProtocolVersion));
-      refuse(p.sock, kRootBadMagic,
-             "the bootstrap root at " + here + " speaks Weft bootstrap protocol version " +
-                 std::to_string(kProtocolVersion) + "; this rank does not (mixed Weft versions?)");
-      return;
-    }
-    // Nothing the client said is believed, and nothing is sent to it but a refusal, until it has
-    // proven that it holds the communicator's secret.
-    if (!digestEqual(h.proof, rootHelloProof(secret_, p.challenge, h))) {
-      WEFT_WARN(
-          "bootstrap root at %s: refused a client at %s claiming rank %d: it did not prove the communicator's "
-          "secret",
-          here.c_str(), from.c_str(), h.rank);
-      refuse(p.sock, kRootBadSecret,
-             "this rank could not prove the communicator's secret to the root at " + here +
-                 " (a stale unique id, one of another communicator, or a different WEFT_COMM_SECRET)");
-      return;
-    }
-    if (h.nranks < 1) {
-      refuse(p.sock, kRootBadNranks, "nranks must be at least 1, this rank says " + std::to_string(h.nranks));
-      return;
-    }
-    if (nranks_ < 0) {
-      // The first rank fixes the communicator's size and the timeout, and the clock for the others
+    const bool wasStarted = rdv_.started();
+    Rendezvous::Verdict v = rdv_.admit(p.hello, p.challenge, socketAddressToString(p.peer));
+    if (!v.warn.empty()) WEFT_WARN("bootstrap root at %s: %s", socketAddressToString(addr_).c_str(), v.warn.c_str());
+    if (!wasStarted && rdv_.started()) {
+      // The first rank fixed the communicator's size and the timeout; the clock for the others
       // starts now.
-      nranks_ = h.nranks;
-      ranks_.resize(nranks_);
-      table_.assign(nranks_, emptySocketAddress());
-      timeoutMs_ = h.timeoutMs;
+      ranks_.resize(rdv_.nranks());
+      timeoutMs_ = rdv_.timeoutMs();
       deadline_ = Deadline::afterMs(timeoutMs_);
     }
-    if (!failedText_.empty()) {
-      refuse(p.sock, kRootNranksMismatch, failedText_);
-      return;
+    switch (v.action) {
+      case Rendezvous::Action::kAdmit: ranks_[p.hello.rank] = std::move(p.sock); return;
+      case Rendezvous::Action::kRefuse: refuse(p.sock, v.code, v.text); return;
+      case Rendezvous::Action::kFailAll:
+        refuse(p.sock, v.code, v.text);
+        for (Socket& s : ranks_)
+          if (s.valid()) {
+            refuse(s, v.code, v.text);
+            s.close();
+          }
+        return;
     }
-    if (h.nranks != nranks_) {
-      // Which side is right cannot be known from arrival order, so the rendezvous fails for every
-      // rank, now and until the deadline, with the same message naming both claims.
-      failedText_ = "ranks disagree on nranks: rank " + std::to_string(h.rank) + " says " + std::to_string(h.nranks) +
-                    " but the rank(s) that reached the root at " + here + " before it say " + std::to_string(nranks_);
-      WEFT_WARN("bootstrap root: %s", failedText_.c_str());
-      refuse(p.sock, kRootNranksMismatch, failedText_);
-      for (int r = 0; r < nranks_; r++)
-        if (ranks_[r].valid()) {
-          refuse(ranks_[r], kRootNranksMismatch, failedText_);
-          ranks_[r].close();
-        }
-      arrived_ = 0;
-      return;
-    }
-    if (h.rank < 0 || h.rank >= nranks_) {
-      refuse(p.sock, kRootRankOutOfRange,
-             "rank " + std::to_string(h.rank) + " is out of range for nranks=" + std::to_string(nranks_));
-      return;
-    }
-    if (ranks_[h.rank].valid()) {
-      refuse(p.sock, kRootDuplicateRank,
-             "rank " + std::to_string(h.rank) + " was claimed twice: by " + socketAddressToString(table_[h.rank]) +
-                 " and by " + socketAddressToString(h.listen));
-      return;
-    }
-    if (!socketAddressValid(h.listen)) {
-      refuse(p.sock, kRootBadMagic, "rank " + std::to_string(h.rank) + " sent no usable listen address");
-      return;
-    }
-    ranks_[h.rank] = std::move(p.sock);
-    table_[h.rank] = h.listen;
-    arrived_++;
   }
 
   void complete() {
@@ -259,51 +209,45 @@ class RootService {
     memset(&reply, 0, sizeof(reply));
     reply.magic = kMagic;
     reply.code = kRootOk;
-    reply.nranks = nranks_;
-    reply.textLen = static_cast<uint32_t>(table_.size() * sizeof(SocketAddress));
+    reply.nranks = rdv_.nranks();
+    reply.textLen = static_cast<uint32_t>(rdv_.table().size() * sizeof(SocketAddress));
     // A rank that died meanwhile just fails its send; its ring neighbours will report it.
     Deadline d = Deadline::afterMs(timeoutMs_);
-    for (int r = 0; r < nranks_; r++) {
+    for (int r = 0; r < rdv_.nranks(); r++) {
       if (ranks_[r].sendAll(&reply, sizeof(reply), d, -1, nullptr) == IoStatus::kOk)
-        (void)ranks_[r].sendAll(table_.data(), reply.textLen, d, -1, nullptr);
+        (void)ranks_[r].sendAll(rdv_.table().data(), reply.textLen, d, -1, nullptr);
       ranks_[r].close();
     }
     WEFT_INFO(kLogBootstrap, "bootstrap root at %s: all %d ranks arrived; table sent",
-              socketAddressToString(addr_).c_str(), nranks_);
+              socketAddressToString(addr_).c_str(), rdv_.nranks());
   }
 
   void giveUp() {
     listener_.close();
     pending_.clear();
     const std::string here = socketAddressToString(addr_);
-    if (arrived_ <= 0) {
+    if (rdv_.arrived() <= 0) {
       WEFT_INFO(kLogBootstrap, "bootstrap root at %s: no rank arrived within %lld ms; exiting", here.c_str(),
                 static_cast<long long>(timeoutMs_));
       return;
     }
-    std::vector<int> missing;
-    for (int r = 0; r < nranks_; r++)
-      if (!ranks_[r].valid()) missing.push_back(r);
-    std::string text = "only " + std::to_string(arrived_) + " of " + std::to_string(nranks_) +
+    std::vector<int> missing = rdv_.missing();
+    std::string text = "only " + std::to_string(rdv_.arrived()) + " of " + std::to_string(rdv_.nranks()) +
                        " ranks reached the bootstrap root at " + here + " within " + std::to_string(timeoutMs_) +
                        " ms; missing rank" + (missing.size() == 1 ? " " : "s ") +
                        formatRankList(missing.data(), missing.size());
     WEFT_WARN("bootstrap root: %s", text.c_str());
-    for (int r = 0; r < nranks_; r++)
-      if (ranks_[r].valid()) refuse(ranks_[r], kRootTimeout, text);
+    for (Socket& s : ranks_)
+      if (s.valid()) refuse(s, kRootTimeout, text);
     ranks_.clear();
   }
 
   Socket listener_;
   SocketAddress addr_;
-  Secret secret_;
+  Rendezvous rdv_;  // who has arrived, and the verdict on each hello
   int64_t timeoutMs_;
-  int nranks_ = -1;
-  std::string failedText_;  // set once ranks disagreed on nranks: every rank is refused with it
-  int arrived_ = 0;
   Deadline deadline_;
-  std::vector<Socket> ranks_;
-  std::vector<SocketAddress> table_;
+  std::vector<Socket> ranks_;    // rank r's connection while rdv_ holds its slot
   std::deque<Pending> pending_;  // in accept order
   bool floodWarned_ = false;
 };

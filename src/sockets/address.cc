@@ -84,7 +84,7 @@ bool parseAddressFamily(const std::string& text, AddressFamily* out) {
   return false;
 }
 
-bool parseHostPort(const std::string& textIn, AddressFamily family, SocketAddress* out, std::string* why) {
+bool splitHostPort(const std::string& textIn, HostPort* out, std::string* why) {
   std::string text = trim(textIn);
   std::string host, port;
   bool bracketed = false;
@@ -119,6 +119,19 @@ bool parseHostPort(const std::string& textIn, AddressFamily family, SocketAddres
     *why = "'" + text + "' has an invalid port (expected 1..65535)";
     return false;
   }
+  out->host = host;
+  out->port = port;
+  out->bracketed = bracketed;
+  return true;
+}
+
+bool parseHostPort(const std::string& textIn, AddressFamily family, SocketAddress* out, std::string* why) {
+  const std::string text = trim(textIn);
+  HostPort hp;
+  if (!splitHostPort(text, &hp, why)) return false;
+  const std::string& host = hp.host;
+  const std::string& port = hp.port;
+  const bool bracketed = hp.bracketed;
   addrinfo hints;
   memset(&hints, 0, sizeof(hints));
   hints.ai_socktype = SOCK_STREAM;

@@ -35,6 +35,16 @@ enum class AddressFamily { kAny, kIPv4, kIPv6 };
 // values return false and leave *out at kAny.
 bool parseAddressFamily(const std::string& text, AddressFamily* out);
 
+// NCCL_COMM_ID's text taken apart, before any name is resolved.
+struct HostPort {
+  std::string host;  // without the brackets of "[fd00::2]:41000"
+  std::string port;  // decimal digits, 1..65535
+  bool bracketed = false;
+};
+// The syntax of parseHostPort alone: false with a reason when text is not "host:port" or
+// "[IPv6-address]:port" with a port in 1..65535. Resolves nothing.
+bool splitHostPort(const std::string& text, HostPort* out, std::string* why);
+
 // Parses "host:port" as NCCL_COMM_ID accepts it: "192.0.2.7:41000", "[::1]:41000" or
 // "node12:41000" (resolved with getaddrinfo, honouring family). False with a reason otherwise.
 bool parseHostPort(const std::string& text, AddressFamily family, SocketAddress* out, std::string* why);

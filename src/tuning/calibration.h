@@ -99,6 +99,8 @@ bool saveCalibration(const std::string& path, const Calibration& cal, std::strin
 // False, with *why, when the file is missing, from another format version, malformed or holds an
 // implausible constant.
 bool loadCalibration(const std::string& path, Calibration* cal, std::string* why);
+// The same for the file's text (path names it in messages): what loadCalibration checks.
+bool parseCalibration(const std::string& text, const std::string& path, Calibration* cal, std::string* why);
 
 // Applies "name=value,..." (names as in kConstantFields, case-insensitive). Each bad token is
 // appended to *bad and skipped.

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <climits>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -83,6 +84,10 @@ std::string fileText(const Calibration& cal) {
   return f.str();
 }
 
+// Seconds since the epoch of the year 10000: a later measured_at is a corrupt file (and no time_t
+// that describeCalibration could print).
+constexpr double kLatestMeasuredAt = 253402300800.0;
+
 // A number from the file; false when it is not one.
 bool number(const std::string& text, double* out) {
   char* end = nullptr;
@@ -118,6 +123,12 @@ bool readLine(const std::string& key, const std::string& value, Calibration* cal
   if (slot == nullptr) return true;
   if (!number(value, slot)) {
     *why = key + " \"" + value + "\" is not a number";
+    return false;
+  }
+  // The integer fields are read as numbers too; one beyond int's range is no count this file
+  // could hold (and converting it would be undefined).
+  if (slot == &scratch && !(scratch >= INT_MIN && scratch <= INT_MAX)) {
+    *why = key + " \"" + value + "\" is out of range";
     return false;
   }
   if (key == "measured_by_pid") cal->pid = long(scratch);
@@ -173,13 +184,9 @@ bool saveCalibration(const std::string& path, const Calibration& cal, std::strin
   return true;
 }
 
-bool loadCalibration(const std::string& path, Calibration* cal, std::string* why) {
-  std::ifstream f(path);
+bool parseCalibration(const std::string& text, const std::string& path, Calibration* cal, std::string* why) {
+  std::istringstream f(text);
   std::string line;
-  if (!f) {
-    *why = "no file " + path;
-    return false;
-  }
   if (!std::getline(f, line) || line != kCacheHeader) {
     *why = path + " is not a \"" + kCacheHeader + "\" file";
     return false;
@@ -207,15 +214,31 @@ bool loadCalibration(const std::string& path, Calibration* cal, std::string* why
     *why = path + ": " + implausible;
     return false;
   }
+  if (out.measuredAt >= kLatestMeasuredAt) {
+    *why = path + ": measured_at " + std::to_string(out.measuredAt) + " is no time this file could have been written";
+    return false;
+  }
   *cal = out;
   return true;
 }
 
+bool loadCalibration(const std::string& path, Calibration* cal, std::string* why) {
+  std::ifstream f(path);
+  if (!f) {
+    *why = "no file " + path;
+    return false;
+  }
+  std::ostringstream text;
+  text << f.rdbuf();
+  return parseCalibration(text.str(), path, cal, why);
+}
+
 std::string describeCalibration(const Calibration& cal) {
   char when[64] = "at an unknown time";
-  time_t secs = static_cast<time_t>(cal.measuredAt);
+  const bool printable = cal.measuredAt > 0 && cal.measuredAt < kLatestMeasuredAt;
+  time_t secs = printable ? static_cast<time_t>(cal.measuredAt) : 0;
   tm utc;
-  if (cal.measuredAt > 0 && gmtime_r(&secs, &utc) != nullptr) std::strftime(when, sizeof(when), "%F %T UTC", &utc);
+  if (printable && gmtime_r(&secs, &utc) != nullptr) std::strftime(when, sizeof(when), "%F %T UTC", &utc);
   char buf[512];
   std::snprintf(buf, sizeof(buf),
                 "measured %s by pid %ld in %.0f ms, %d rounds; load: loadavg %.2f, %d other runnable task(s) on %d "

@@ -112,7 +112,7 @@ ncclResult_t makeTuner(Bootstrap& bootstrap, const TunerInit& init, const std::s
   ModelInput in = modelInputFor(init);
   in.cores = machine.cores;
   opts.pluginShape = TunerPluginShape{init.commHash, in.nranks, in.nHosts, in.nranks / in.nHosts, in.ranksPerHost};
-  out->reset(new Tuner(in, machine.constants, std::move(opts)));
+  *out = std::make_unique<Tuner>(in, machine.constants, std::move(opts));
   const Tuner& tuner = **out;
   r = checkPluginAgreement(bootstrap, init, tuner, why);
   if (r != ncclSuccess) return r;

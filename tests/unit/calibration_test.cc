@@ -308,6 +308,42 @@ TEST(Calibration, FileRoundTripAndOldFormatsAreIgnored) {
   EXPECT_FALSE(loadCalibration(path + ".missing", &back, &why));
 }
 
+// The reader's integer fields (repeats, measured_by_pid, runnable_others, usable_cores) are read as
+// numbers; one beyond int's range was converted regardless (undefined behaviour: the fuzz target
+// calibration_file found "repeats 56666666666666666666"). Such a file is now refused.
+TEST(Calibration, IntegerFieldOutOfRangeIsRefused) {
+  std::ostringstream text;
+  text << "weft-tuner-calibration 3\nstate final\nmeasured_at 1795000000\n";
+  for (int i = 0; i < kNumConstantFields; ++i)
+    text << kConstantFields[i].name << " " << HostConstants().*kConstantFields[i].field << "\n";
+  Calibration cal;
+  std::string why;
+  ASSERT_TRUE(parseCalibration(text.str() + "repeats 5\n", "c.txt", &cal, &why)) << why;
+  EXPECT_EQ(cal.repeats, 5);
+  for (const char* line :
+       {"repeats 56666666666666666666", "measured_by_pid -1e300", "runnable_others 3e9", "usable_cores 2147483648"}) {
+    EXPECT_FALSE(parseCalibration(text.str() + line + "\n", "c.txt", &cal, &why)) << line;
+    EXPECT_NE(why.find("out of range"), std::string::npos) << why;
+  }
+}
+
+// A measured_at far in the future was accepted, and describing it converted it to time_t
+// (undefined behaviour: the fuzz target calibration_file found "measured_at 1.7e62"). The reader
+// refuses it; describeCalibration prints such a time as unknown.
+TEST(Calibration, MeasuredAtBeyondAnyTimeIsRefused) {
+  std::ostringstream text;
+  text << "weft-tuner-calibration 3\nstate final\n";
+  for (int i = 0; i < kNumConstantFields; ++i)
+    text << kConstantFields[i].name << " " << HostConstants().*kConstantFields[i].field << "\n";
+  Calibration cal;
+  std::string why;
+  ASSERT_TRUE(parseCalibration(text.str() + "measured_at 1795000000.5\n", "c.txt", &cal, &why)) << why;
+  EXPECT_FALSE(parseCalibration(text.str() + "measured_at 1.7e62\n", "c.txt", &cal, &why));
+  EXPECT_NE(why.find("measured_at"), std::string::npos) << why;
+  cal.measuredAt = 1.7e62;
+  EXPECT_NE(describeCalibration(cal).find("at an unknown time"), std::string::npos) << describeCalibration(cal);
+}
+
 TEST(Calibration, MedianIgnoresOneOutlierRepeat) {
   // Four repeats near 10 GB/s and one taken while descheduled.
   std::vector<double> repeats{10.1, 0.02, 9.9, 10.0, 10.2};

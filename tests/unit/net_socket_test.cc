@@ -6,6 +6,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <cstddef>
 #include <cstring>
 #include <memory>
 #include <string>
@@ -16,6 +17,7 @@
 #include "sockets/socket.h"
 #include "tests/unit/net_test_util.h"
 #include "transports/net/plugin/adapter.h"
+#include "transports/net/socket/socket_handle.h"
 #include "transports/net/socket/socket_net.h"
 
 namespace {
@@ -193,6 +195,30 @@ TEST_F(SocketNetTest, ConnectToAClosedListenerFails) {
   int64_t ms = 0;
   EXPECT_EQ(connectUntilDone(net.get(), handle, &comm, &ms), ncclRemoteError);
   EXPECT_EQ(comm, nullptr);
+}
+
+// A handle crosses the bootstrap from the peer. Bytes after the address once held a pointer that
+// connect() followed whenever it was not null, so a peer could make this process read (and free)
+// memory anywhere. Now they hold a key that must name a connect() of this process.
+TEST_F(SocketNetTest, ConnectRefusesAHandleWithAConnectionItDidNotStart) {
+  static_assert(offsetof(weft::net::socketnet::Handle, connectKey) == 40, "the bytes a peer controls");
+  auto net = open(1, 1);
+  ASSERT_NE(net, nullptr);
+  char handle[weft::net::kHandleBytes];
+  void* listen = nullptr;
+  ASSERT_EQ(net->listen(0, handle, &listen), ncclSuccess);
+  const uint64_t garbage = 0x00000000deadbee8ull;
+  memcpy(handle + 40, &garbage, sizeof(garbage));
+  void* comm = nullptr;
+  EXPECT_EQ(net->connect(0, handle, &comm), ncclInvalidArgument);
+  EXPECT_EQ(comm, nullptr);
+  // The same handle as listen() wrote it still connects.
+  memset(handle + 40, 0, sizeof(garbage));
+  int64_t ms = 0;
+  ASSERT_EQ(connectUntilDone(net.get(), handle, &comm, &ms), ncclSuccess);
+  ASSERT_NE(comm, nullptr);
+  EXPECT_EQ(net->closeSend(comm), ncclSuccess);
+  EXPECT_EQ(net->closeListen(listen), ncclSuccess);
 }
 
 TEST_F(SocketNetTest, ConnectToAPeerThatNeverAnswersTimesOut) {

@@ -24,33 +24,15 @@
 #include "sockets/random.h"
 #include "sockets/socket.h"
 #include "transports/net/socket/socket_comm.h"
+#include "transports/net/socket/socket_handle.h"
 
 namespace weft::net::socketnet {
 
 namespace {
 
-constexpr uint64_t kHandleMagic = 0x57656674536f636bull;  // "WeftSock"
-constexpr uint64_t kHelloMagic = 0x5765667448656c6full;   // "WeftHelo"
-constexpr size_t kMaxMessage = 1ull << 30;                // test() reports int sizes; NCCL's MAX_NET_SIZE
+constexpr size_t kMaxMessage = 1ull << 30;  // test() reports int sizes; NCCL's MAX_NET_SIZE
 
-struct ConnectState;
-
-// What listen() writes for the peer's connect(). The connecting side keeps its in-progress state
-// in the same buffer (the caller passes the one handle to every connect() call of a connection).
-struct Handle {
-  uint64_t magic;
-  SocketAddress addr;
-  ConnectState* state;
-};
 static_assert(sizeof(Handle) <= NCCL_NET_HANDLE_MAXSIZE, "a handle must fit NCCL_NET_HANDLE_MAXSIZE");
-
-// First bytes on every socket of a connection: which connection and which of its sockets.
-struct Hello {
-  uint64_t magic;
-  uint64_t connId;
-  uint32_t index;  // 0 = control socket, 1..nData = data sockets
-  uint32_t nData;
-};
 
 struct Settings {
   std::vector<NetInterface> interfaces;
@@ -81,6 +63,10 @@ struct ConnectState {
   std::string peer;
   int nThreads = 1;
 };
+
+// The connections this process is making, by the key their handle holds (Handle::connectKey).
+std::mutex gConnectMu;
+std::map<uint64_t, std::unique_ptr<ConnectState>> gConnecting;
 
 struct Incoming {
   Socket sock;
@@ -202,22 +188,42 @@ ncclResult_t socketListen(void*, int dev, void* handle, void** listenComm) {
 }
 
 ncclResult_t connectFailed(Handle* h, ncclResult_t code, const std::string& what) {
-  WEFT_WARN("Socket network: connect to %s failed: %s", h->state->peer.c_str(), what.c_str());
-  delete h->state;
-  h->state = nullptr;
+  std::unique_ptr<ConnectState> st;
+  {
+    std::lock_guard<std::mutex> lock(gConnectMu);
+    auto it = gConnecting.find(h->connectKey);
+    if (it != gConnecting.end()) {
+      st = std::move(it->second);
+      gConnecting.erase(it);
+    }
+  }
+  WEFT_WARN("Socket network: connect to %s failed: %s", st ? st->peer.c_str() : socketAddressToString(h->addr).c_str(),
+            what.c_str());
+  h->connectKey = 0;
   return code;
 }
 
-ncclResult_t startConnect(Handle* h) {
+ncclResult_t startConnect(Handle* h, ConnectState** out) {
   Settings s = settings();
-  auto st = std::make_unique<ConnectState>();
+  auto owned = std::make_unique<ConnectState>();
+  ConnectState* st = owned.get();
   st->peer = socketAddressToString(h->addr);
   st->deadline = Deadline::afterMs(s.timeoutMs);
   st->nThreads = s.nThreads;
   uint32_t nData = static_cast<uint32_t>(s.nThreads * s.nSocksPerThread);
   uint64_t connId = 0;
-  if (!randomBytes(&connId, sizeof(connId))) connId = reinterpret_cast<uintptr_t>(st.get());
-  h->state = st.release();
+  if (!randomBytes(&connId, sizeof(connId))) connId = reinterpret_cast<uintptr_t>(st);
+  {
+    // A random key, so that a key in a handle that arrived with one already set (from a peer that
+    // is confused or hostile) names nothing here.
+    std::lock_guard<std::mutex> lock(gConnectMu);
+    uint64_t key = 0;
+    while (key == 0 || gConnecting.count(key) != 0)
+      if (!randomBytes(&key, sizeof(key))) key = connId + gConnecting.size() + 1;
+    h->connectKey = key;
+    gConnecting[key] = std::move(owned);
+  }
+  *out = st;
   for (uint32_t i = 0; i <= nData; ++i) {
     int fd = ::socket(h->addr.sa.sa_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
     if (fd < 0) return connectFailed(h, ncclSystemError, std::string("socket: ") + strerror(errno));
@@ -231,7 +237,7 @@ ncclResult_t startConnect(Handle* h) {
       int err = errno;
       return connectFailed(h, errnoResult(err), strerror(err));
     }
-    h->state->socks.push_back(std::move(ps));
+    st->socks.push_back(std::move(ps));
   }
   return ncclSuccess;
 }
@@ -239,14 +245,25 @@ ncclResult_t startConnect(Handle* h) {
 ncclResult_t socketConnect(void*, int dev, void* handleIn, void** sendComm, ncclNetDeviceHandle_v12_t**) {
   *sendComm = nullptr;
   Handle* h = static_cast<Handle*>(handleIn);
-  if (h->magic != kHandleMagic || !socketAddressValid(h->addr)) {
+  Handle read;
+  if (!readSocketHandle(handleIn, NCCL_NET_HANDLE_MAXSIZE, &read)) {
     WEFT_WARN("Socket network: connect was given a handle that no Socket network listen() wrote");
     return ncclInvalidArgument;
   }
-  if (h->state == nullptr) {
-    if (ncclResult_t r = startConnect(h); r != ncclSuccess) return r;
+  ConnectState* st = nullptr;
+  if (read.connectKey == 0) {
+    if (ncclResult_t r = startConnect(h, &st); r != ncclSuccess) return r;
+  } else {
+    std::lock_guard<std::mutex> lock(gConnectMu);
+    auto it = gConnecting.find(read.connectKey);
+    if (it == gConnecting.end()) {
+      WEFT_WARN(
+          "Socket network: connect was given a handle with a connection in progress that this process did not "
+          "start (a handle must reach connect() as listen() wrote it)");
+      return ncclInvalidArgument;
+    }
+    st = it->second.get();
   }
-  ConnectState* st = h->state;
   bool all = true;
   for (PendingSocket& ps : st->socks) {
     if (!ps.connected) {
@@ -287,8 +304,11 @@ ncclResult_t socketConnect(void*, int dev, void* handleIn, void** sendComm, nccl
   std::vector<Socket> data;
   for (size_t i = 1; i < st->socks.size(); ++i) data.push_back(std::move(st->socks[i].sock));
   int nThreads = st->nThreads;
-  delete st;
-  h->state = nullptr;
+  {
+    std::lock_guard<std::mutex> lock(gConnectMu);
+    gConnecting.erase(h->connectKey);
+  }
+  h->connectKey = 0;
   *sendComm = new Comm(true, std::move(ctrl), std::move(data), nThreads);
   return ncclSuccess;
 }
@@ -329,8 +349,7 @@ ncclResult_t socketAccept(void* listenComm, void** recvComm, ncclNetDeviceHandle
       }
     }
     const Hello& hl = in.hello;
-    if (!drop && in.got == sizeof(hl) &&
-        (hl.magic != kHelloMagic || hl.nData < 1 || hl.nData > kMaxDataSockets || hl.index > hl.nData)) {
+    if (!drop && in.got == sizeof(hl) && !helloAcceptable(hl)) {
       WEFT_WARN("Socket network: dropping a connection to %s that did not introduce itself as Weft's",
                 lc->address.c_str());
       drop = true;
@@ -476,7 +495,7 @@ void makeSocketHandle(const SocketAddress& addr, void* handle) {
   Handle h{};
   h.magic = kHandleMagic;
   h.addr = addr;
-  h.state = nullptr;
+  h.connectKey = 0;
   memset(handle, 0, NCCL_NET_HANDLE_MAXSIZE);
   memcpy(handle, &h, sizeof(h));
 }
