@@ -30,6 +30,7 @@ class Input {
   }
   // Fills buf[0..len) with the next bytes (zero-padded at the end).
   void takeBytes(void* buf, size_t len) {
+    if (len == 0) return;  // buf may be null then (an empty vector's data())
     memset(buf, 0, len);
     size_t n = left() < len ? left() : len;
     if (n > 0) memcpy(buf, data_ + pos_, n);
