@@ -80,7 +80,7 @@ class RootService {
         if (pfd[base + i].revents == 0) continue;
         int r = rankOfFd[i];
         char byte;
-        ssize_t got = ::recv(ranks_[r].fd(), &byte, 1, MSG_DONTWAIT);
+        ssize_t got = ranks_[r].tryRecv(&byte, 1);
         if (got < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) continue;
         WEFT_INFO(kLogBootstrap, "bootstrap root at %s: rank %d left before the rendezvous completed",
                   socketAddressToString(addr_).c_str(), r);
@@ -94,10 +94,13 @@ class RootService {
         Pending& p = pending_[i];
         if (pfd[1 + i].revents != 0) {
           char* dst = reinterpret_cast<char*>(&p.hello) + p.got;
-          ssize_t got = ::recv(p.sock.fd(), dst, sizeof(p.hello) - p.got, MSG_DONTWAIT);
+          ssize_t got = p.sock.tryRecv(dst, sizeof(p.hello) - p.got);
           if (got > 0) {
             p.got += static_cast<size_t>(got);
           } else if (got == 0 || (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)) {
+            if (got < 0 && errno == EPROTO)
+              WEFT_WARN("bootstrap root at %s: %s", socketAddressToString(addr_).c_str(),
+                        p.sock.errorText(EPROTO).c_str());
             continue;  // it went away before saying anything useful
           }
           if (p.got == sizeof(p.hello)) {
@@ -145,6 +148,11 @@ class RootService {
       }
       Pending p;
       p.sock = Socket(fd);
+      std::string why;
+      if (p.sock.startTls(TlsRole::kServer, socketAddressToString(peer), &why) != ncclSuccess) {
+        WEFT_WARN("bootstrap root at %s: %s", socketAddressToString(addr_).c_str(), why.c_str());
+        continue;
+      }
       p.peer = peer;
       p.silentLimit = Deadline::afterMs(kSilentMs);
       memset(&p.hello, 0, sizeof(p.hello));

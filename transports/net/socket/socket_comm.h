@@ -53,7 +53,7 @@ class Worker {
   Worker(const Worker&) = delete;
   Worker& operator=(const Worker&) = delete;
   // slot: this worker's index of the socket (from addSocket).
-  int addSocket(int fd);
+  int addSocket(const Socket* sock);
   void start();
   void post(int slot, char* ptr, size_t len, Request* req);
   void stop();
@@ -71,12 +71,12 @@ class Worker {
   };
   void run();
   // Moves bytes on one socket's queue; false on a socket error (the comm is then failed).
-  bool progress(std::deque<Chunk>& q, int fd, bool* moved);
+  bool progress(std::deque<Chunk>& q, const Socket& sock, bool* moved);
 
   Comm* comm_;
   bool send_;
   int eventFd_ = -1;
-  std::vector<int> fds_;
+  std::vector<const Socket*> socks_;  // owned by the Comm, which outlives its workers
   std::vector<std::deque<Chunk>> queues_;
   std::mutex mu_;
   std::vector<Chunk> incoming_;
