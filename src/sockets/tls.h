@@ -60,8 +60,11 @@ class TlsLink {
   const std::string& error() const { return error_; }
 
   // Keeps bytes to send once the handshake is done (see Socket::sendAll); flushLocked moves what it
-  // can: true while all is well, false on a failure (error()).
+  // can: true while all is well, false on a failure (error()). Queueing hands the link to the
+  // flusher until its owner's next sendLocked/recvLocked takes it back: only one of them drives
+  // it at a time, so the owner's poll() always waits for what its own last call wanted.
   void queueLocked(const void* data, size_t len, Deadline deadline);
+  bool ownerDrivesLocked() const { return ownerDrives_; }
   bool flushLocked();
   bool queuedLocked() const { return queued_.size() > queuedDone_; }
   Deadline queueDeadline() const { return queueDeadline_; }
@@ -71,7 +74,10 @@ class TlsLink {
   // The socket closed under the link (its owner went away): the flusher drops it. With the mutex.
   void detachLocked() { fd_ = -1; }
   // The link owns the descriptor from now on and closes it when destroyed. With the mutex.
-  void adoptFdLocked() { ownsFd_ = true; }
+  void adoptFdLocked() {
+    ownsFd_ = true;
+    ownerDrives_ = false;
+  }
   const std::string& peer() const { return peer_; }
 
   // Hooks of the socket BIO (tls.cc), public only so that its C callbacks can reach them.
@@ -92,6 +98,7 @@ class TlsLink {
   TlsRole role_ = TlsRole::kClient;
   std::string peer_;
   bool handshakeDone_ = false;
+  bool ownerDrives_ = false;  // the owner's transfers have taken the link back from the flusher
   short want_ = 0;
   bool eof_ = false;   // the socket read returned 0
   int sysErr_ = 0;     // errno of the socket's last failed read or write

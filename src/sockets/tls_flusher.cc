@@ -40,7 +40,8 @@ struct Flusher {
       std::vector<TlsLink*> done;
       for (auto& [l, d] : mine) {
         std::lock_guard<std::mutex> lock(l->mutex());
-        bool finished = l->fd() < 0 || !l->queuedLocked();
+        // Done with: closed under it, taken back by its owner, or nothing left to send.
+        bool finished = l->fd() < 0 || l->ownerDrivesLocked() || !l->queuedLocked();
         if (!finished && !l->flushLocked()) {
           WEFT_INFO(kLogBootstrap | kLogNet, "TLS: %s", l->error().c_str());
           finished = true;

@@ -173,6 +173,7 @@ ssize_t TlsLink::failure(int rc, const char* what, bool reading) {
 }
 
 ssize_t TlsLink::sendLocked(const void* data, size_t len) {
+  ownerDrives_ = true;
   if (queuedLocked()) {
     if (!flushLocked()) {
       errno = EPROTO;
@@ -195,6 +196,7 @@ ssize_t TlsLink::sendLocked(const void* data, size_t len) {
 }
 
 ssize_t TlsLink::recvLocked(void* data, size_t len) {
+  ownerDrives_ = true;
   // What waits to go out goes first: the peer's answer may depend on it.
   if (queuedLocked() && !flushLocked()) {
     errno = EPROTO;
@@ -220,6 +222,7 @@ void TlsLink::queueLocked(const void* data, size_t len, Deadline deadline) {
   }
   queued_.append(static_cast<const char*>(data), len);
   queueDeadline_ = deadline;
+  ownerDrives_ = false;
 }
 
 bool TlsLink::flushLocked() {
