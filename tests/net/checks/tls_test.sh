@@ -30,20 +30,21 @@ printf '%s\n' "$key_a" >"$NC_LOGDIR/key_a"
 common=(NCCL_COMM_ID=127.0.0.1:$port NCCL_SOCKET_IFNAME=lo WEFT_TIMEOUT_MS=$timeout_ms WEFT_DEVICE=host
         NCCL_SHM_DISABLE=1 NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,NET)
 
-# start N PER_HOST ENV_FOR_RANK: ENV_FOR_RANK is a function printing extra NAME=VALUE lines for a rank.
+# start N PER_HOST ENV_FOR_RANK [ARGS...]: ENV_FOR_RANK is a function printing extra NAME=VALUE
+# lines for a rank; ARGS go to net_check.
 start() {
   local n=$1 per_host=$2 envfn=$3 r
+  shift 3
   for ((r = 0; r < n; ++r)); do
     local envs=("${common[@]}" RANK=$r WORLD_SIZE=$n WEFT_HOST_ID=tlshost$((r / per_host)))
     local extra
     mapfile -t extra < <($envfn $r)
-    nc_start "rank$r" 120 -- "${envs[@]}" "${extra[@]}" -- "$net_check" --max-bytes 4M --deadline 100 \
-      --encrypt-env WEFT_TEST_PSK
+    nc_start "rank$r" 120 -- "${envs[@]}" "${extra[@]}" -- "$net_check" --max-bytes 4M --deadline 100 "$@"
   done
 }
 
 api_env() { echo "WEFT_TEST_PSK=$key_a"; }
-keyfile_env() { echo "WEFT_TEST_PSK="; echo "WEFT_TLS_KEY_FILE=$NC_LOGDIR/key_a"; }
+keyfile_env() { echo "WEFT_TLS_KEY_FILE=$NC_LOGDIR/key_a"; }
 wrongkey_env() { if [ "$1" = 3 ]; then echo "WEFT_TEST_PSK=$key_b"; else echo "WEFT_TEST_PSK=$key_a"; fi; }
 mixed_env() { if [ "$1" = 3 ]; then echo "WEFT_TEST_PSK="; else echo "WEFT_TEST_PSK=$key_a"; fi; }
 
@@ -70,10 +71,10 @@ echo "TLS over loopback: case $case_name, port $port, logs in $NC_LOGDIR"
 status=0
 t0=$SECONDS
 case $case_name in
-  api-4x1) start 4 1 api_env ;;
+  api-4x1) start 4 1 api_env --encrypt-env WEFT_TEST_PSK ;;
   keyfile-noshm) start 4 4 keyfile_env ;;
-  wrongkey) start 4 1 wrongkey_env ;;
-  mixed) start 4 1 mixed_env ;;
+  wrongkey) start 4 1 wrongkey_env --encrypt-env WEFT_TEST_PSK ;;
+  mixed) start 4 1 mixed_env --encrypt-env WEFT_TEST_PSK ;;
   nolib)
     nc_start api 60 -- "${common[@]}" RANK=0 WORLD_SIZE=1 WEFT_TLS_LIBSSL=/nonexistent/libssl.so.3 \
       WEFT_TEST_PSK=$key_a -- "$net_check" --encrypt-env WEFT_TEST_PSK --deadline 50

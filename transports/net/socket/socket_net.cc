@@ -267,6 +267,15 @@ ncclResult_t socketConnect(void*, int dev, void* handleIn, void** sendComm, nccl
       if (ncclResult_t r = ps.sock.startTls(TlsRole::kClient, st->peer, &why); r != ncclSuccess)
         return connectFailed(h, r, why);
       ps.tlsStarted = true;
+      if (ps.sock.encrypted()) {
+        // The handshake needs the peer's accept(), and the peer may call it only once its own
+        // connect() to a third rank is done (a ring connects in a circle): queue the hello for
+        // TLS's flusher instead of waiting, as a plaintext hello waits in the kernel's buffer.
+        std::string detail;
+        if (ps.sock.sendAll(&ps.hello, sizeof(ps.hello), st->deadline, -1, &detail) != IoStatus::kOk)
+          return connectFailed(h, ncclSystemError, "sending the connection hello: " + detail);
+        ps.sent = sizeof(ps.hello);
+      }
     }
     while (ps.sent < sizeof(ps.hello)) {
       ssize_t n = ps.sock.trySend(reinterpret_cast<char*>(&ps.hello) + ps.sent, sizeof(ps.hello) - ps.sent);
