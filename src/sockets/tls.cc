@@ -1,10 +1,6 @@
-// TLS links over Weft's sockets: the process's setting, the OpenSSL contexts, the PSK callbacks,
-// a socket BIO and the non-blocking handshake and transfers (tls.h).
+// TLS for Weft's sockets: the process's setting (ncclSetEncryption, WEFT_TLS_KEY_FILE), the OpenSSL
+// contexts and the PSK callbacks (tls.h). One connection's state and transfers are in tls_link.cc.
 #include "sockets/tls.h"
-
-#include <poll.h>
-#include <sys/socket.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -12,7 +8,6 @@
 #include <fstream>
 #include <sstream>
 
-#include "base/log.h"
 #include "base/params.h"
 #include "sockets/text.h"
 #include "sockets/tls_context.h"
@@ -86,6 +81,8 @@ int findSession(SSL* ssl, const unsigned char* id, size_t idLen, SSL_SESSION** s
 BIO_METHOD* gBioMethod = nullptr;
 
 ncclResult_t makeContext(const std::string& psk, std::shared_ptr<TlsContext>* out, std::string* why) {
+  static std::mutex mu;  // the shared BIO method is made once
+  std::lock_guard<std::mutex> lock(mu);
   const TlsLibrary* lib = loadTlsLibrary(why);
   if (!lib) return ncclSystemError;
   gTlsBioLibrary = lib;
@@ -122,6 +119,10 @@ ncclResult_t makeContext(const std::string& psk, std::shared_ptr<TlsContext>* ou
     }
     // Partial writes: a transfer that fills the socket reports what went out, like send(2).
     lib->SSL_CTX_ctrl(x, SSL_CTRL_MODE, SSL_MODE_ENABLE_PARTIAL_WRITE | SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER, nullptr);
+    // Read ahead: one recv(2) takes what has arrived, not a record header and then its body. Bytes
+    // read ahead wait inside OpenSSL where poll() cannot see them, which is safe because every
+    // reader of Weft's sockets tries to receive before it polls (Socket::hasBuffered says so).
+    lib->SSL_CTX_ctrl(x, SSL_CTRL_SET_READ_AHEAD, 1, nullptr);
   }
   // A certificate handshake must never stand in for the key: the client verifies any certificate
   // against no authority (so refuses it), and the server has none to offer.
