@@ -177,8 +177,8 @@ class RootService {
     const std::string from = socketAddressToString(p.peer);
     const std::string here = socketAddressToString(addr_);
     if (h.magic != kMagic || h.version != kProtocolVersion) {
-      WEFT_WARN("bootstrap root at %s: refused a connection from %s that is not a Weft rank of protocol version %u",
-                here.c_str(), from.c_str(), unsigned(kProtocolVersion));
+      WEFT_WARN("bootstrap root at %s: refused a connection from %s that is not a Weft rank of protocol version %u%s",
+                here.c_str(), from.c_str(), unsigned(kProtocolVersion), tlsPlaintextHint(&h, sizeof(h)).c_str());
       refuse(p.sock, kRootBadMagic,
              "the bootstrap root at " + here + " speaks Weft bootstrap protocol version " +
                  std::to_string(kProtocolVersion) + "; this rank does not (mixed Weft versions?)");

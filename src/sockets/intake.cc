@@ -84,9 +84,15 @@ IoStatus acceptIntroduced(const Socket& listener, const IntakeOptions& opts, Dea
         ++i;
         continue;
       }
-      WEFT_INFO(kLogBootstrap,
-                "dropped a connection from %s that did not introduce itself as expected (%zu of %zu bytes)",
-                socketAddressToString(p.from).c_str(), p.have, p.got.size());
+      const std::string hint = p.sock.encrypted() ? "" : tlsPlaintextHint(p.got.data(), p.have);
+      if (!hint.empty()) {
+        WEFT_WARN("dropped a connection from %s%s", socketAddressToString(p.from).c_str(), hint.c_str());
+        lastTlsFailure = "a connection from " + socketAddressToString(p.from) + hint;
+      } else {
+        WEFT_INFO(kLogBootstrap,
+                  "dropped a connection from %s that did not introduce itself as expected (%zu of %zu bytes)",
+                  socketAddressToString(p.from).c_str(), p.have, p.got.size());
+      }
       ++nDropped;
       pending.erase(pending.begin() + static_cast<long>(i));
     }

@@ -155,12 +155,6 @@ short Socket::waitEvents(short dflt) const {
   return tls_->wantEvents() ? tls_->wantEvents() : dflt;
 }
 
-bool Socket::hasBuffered() const {
-  if (!tls_) return false;
-  std::lock_guard<std::mutex> lock(tls_->mutex());
-  return tls_->bufferedLocked();
-}
-
 std::string Socket::errorText(int err) const {
   if (tls_ && err == EPROTO) {
     std::lock_guard<std::mutex> lock(tls_->mutex());
@@ -367,7 +361,14 @@ IoStatus Socket::recvAll(void* data, size_t len, Deadline deadline, int cancelFd
       len -= static_cast<size_t>(n);
       continue;
     }
-    if (n == 0) return closedStatus(0, detail);
+    if (n == 0) {
+      // A TLS peer refusing this plaintext one answers with an alert, then closes. That is a
+      // setting that differs, not a peer that went away (which callers may wait out): say so.
+      std::string hint = tls_ ? "" : tlsPlaintextHint(data, static_cast<size_t>(p - static_cast<char*>(data)));
+      if (hint.empty()) return closedStatus(0, detail);
+      if (detail) *detail = "the peer closed the connection" + hint;
+      return IoStatus::kError;
+    }
     int err = errno;
     if (err == EINTR) continue;
     if (err == EAGAIN || err == EWOULDBLOCK) {

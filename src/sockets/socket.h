@@ -63,8 +63,6 @@ class Socket {
   // The poll() events to wait for after an EAGAIN of a transfer that wanted `dflt` (TLS may need to
   // read in order to write, or the other way round).
   short waitEvents(short dflt) const;
-  // Received bytes already decrypted: tryRecv returns them though poll() shows nothing.
-  bool hasBuffered() const;
   // The text for errno err of the last transfer (the TLS failure for EPROTO).
   std::string errorText(int err) const;
 

@@ -121,7 +121,7 @@ ncclResult_t makeContext(const std::string& psk, std::shared_ptr<TlsContext>* ou
     lib->SSL_CTX_ctrl(x, SSL_CTRL_MODE, SSL_MODE_ENABLE_PARTIAL_WRITE | SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER, nullptr);
     // Read ahead: one recv(2) takes what has arrived, not a record header and then its body. Bytes
     // read ahead wait inside OpenSSL where poll() cannot see them, which is safe because every
-    // reader of Weft's sockets tries to receive before it polls (Socket::hasBuffered says so).
+    // reader of Weft's sockets tries to receive before it polls, and only polls after EAGAIN.
     lib->SSL_CTX_ctrl(x, SSL_CTRL_SET_READ_AHEAD, 1, nullptr);
   }
   // A certificate handshake must never stand in for the key: the client verifies any certificate
@@ -198,6 +198,14 @@ ncclResult_t tlsCurrent(std::shared_ptr<TlsContext>* ctx, std::string* why) {
   }
   *ctx = gCtx;
   return ncclSuccess;
+}
+
+std::string tlsPlaintextHint(const void* firstBytes, size_t n) {
+  const auto* b = static_cast<const unsigned char*>(firstBytes);
+  // A record header: content type 20..23 (change_cipher_spec, alert, handshake, data), version 3.x.
+  if (n < 3 || b[0] < 20 || b[0] > 23 || b[1] != 3 || b[2] > 4) return "";
+  return " (the peer sent TLS: it has encryption on, this process has it off; every rank must set the same key "
+         "(ncclSetEncryption or WEFT_TLS_KEY_FILE), or none)";
 }
 
 bool tlsEnabled() {

@@ -34,6 +34,10 @@ ncclResult_t tlsCurrent(std::shared_ptr<TlsContext>* ctx, std::string* why);
 // Whether new sockets are encrypted (false also when tlsCurrent fails).
 bool tlsEnabled();
 
+// For a socket without TLS: when the peer's first bytes are a TLS record, the text to add to the
+// error (the peer has encryption on, this process has it off); "" otherwise.
+std::string tlsPlaintextHint(const void* firstBytes, size_t n);
+
 enum class TlsRole { kClient, kServer };
 
 // One connection's TLS state over a non-blocking socket it does not own (unless adoptFd). Every
@@ -54,8 +58,6 @@ class TlsLink {
   ssize_t recvLocked(void* data, size_t len);
   // What the last EAGAIN waits for: POLLIN or POLLOUT.
   short wantEvents() const { return want_; }
-  // Decrypted bytes already read from the socket: recv returns them though poll() sees nothing.
-  bool bufferedLocked() const;
   bool handshakeDone() const { return handshakeDone_; }
   const std::string& error() const { return error_; }
 
@@ -101,6 +103,7 @@ class TlsLink {
   bool ownerDrives_ = false;  // the owner's transfers have taken the link back from the flusher
   short want_ = 0;
   bool eof_ = false;   // the socket read returned 0
+  size_t wrote_ = 0;   // bytes written to the socket so far
   int sysErr_ = 0;     // errno of the socket's last failed read or write
   std::string error_;  // why the link failed
   std::string queued_;

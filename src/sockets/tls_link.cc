@@ -79,7 +79,10 @@ TlsLink::~TlsLink() {
 int TlsLink::bioWrite(const char* buf, int len) {
   for (;;) {
     ssize_t n = fd_ < 0 ? -1 : ::send(fd_, buf, static_cast<size_t>(len), MSG_DONTWAIT | MSG_NOSIGNAL);
-    if (n >= 0) return static_cast<int>(n);
+    if (n >= 0) {
+      wrote_ += static_cast<size_t>(n);
+      return static_cast<int>(n);
+    }
     int err = fd_ < 0 ? EBADF : errno;
     if (err == EINTR) continue;
     if (err == EAGAIN || err == EWOULDBLOCK) return kWouldBlock;
@@ -141,6 +144,13 @@ int TlsLink::handshakeLocked() {
   error_ = "TLS handshake with " + peer_ +
            (role_ == TlsRole::kClient ? " (this side connected)" : " (it connected here)") + " failed: " + what +
            kAlikeHint;
+  if (role_ == TlsRole::kServer && wrote_ == 0 && fd_ >= 0) {
+    // OpenSSL answered nothing: the peer's first bytes were no TLS. A protocol_version alert, in
+    // the clear as alerts before a handshake are, lets a plaintext Weft peer say what is wrong
+    // (tlsPlaintextHint) instead of seeing the connection merely close.
+    static const unsigned char kAlert[] = {21, 3, 3, 0, 2, 2, 70};
+    (void)!::send(fd_, kAlert, sizeof(kAlert), MSG_DONTWAIT | MSG_NOSIGNAL);
+  }
   errno = EPROTO;
   return -1;
 }
@@ -213,8 +223,6 @@ ssize_t TlsLink::recvLocked(void* data, size_t len) {
   return failure(rc, "receive", true);
 }
 
-bool TlsLink::bufferedLocked() const { return ssl_ && ctx_->lib->SSL_pending(sslOf(ssl_)) > 0; }
-
 void TlsLink::queueLocked(const void* data, size_t len, Deadline deadline) {
   if (queuedDone_ == queued_.size()) {
     queued_.clear();
@@ -267,7 +275,6 @@ ssize_t TlsLink::recvLocked(void*, size_t) {
   errno = EPROTO;
   return -1;
 }
-bool TlsLink::bufferedLocked() const { return false; }
 void TlsLink::queueLocked(const void*, size_t, Deadline) {}
 bool TlsLink::flushLocked() { return false; }
 

@@ -34,7 +34,6 @@
   X(int, SSL_write_ex, (SSL*, const void*, size_t, size_t*))                                       \
   X(int, SSL_get_error, (const SSL*, int))                                                         \
   X(int, SSL_session_reused, (const SSL*))                                                         \
-  X(int, SSL_pending, (const SSL*))                                                                \
   X(const SSL_CIPHER*, SSL_CIPHER_find, (SSL*, const unsigned char*))                              \
   X(SSL_SESSION*, SSL_SESSION_new, (void))                                                         \
   X(void, SSL_SESSION_free, (SSL_SESSION*))                                                        \

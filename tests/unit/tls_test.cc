@@ -301,7 +301,11 @@ TEST_F(TlsTest, PlaintextClientOfATlsServerFailsClearly) {
   EXPECT_EQ(l.server.recvAll(buf, sizeof(buf), Deadline::afterMs(5000), -1, &serverWhy), IoStatus::kError);
   EXPECT_NE(serverWhy.find("TLS handshake with"), std::string::npos) << serverWhy;
   EXPECT_NE(serverWhy.find("same key"), std::string::npos) << serverWhy;
-  std::printf("server: %s\n", serverWhy.c_str());
+  // The server's alert tells the plaintext client what is wrong.
+  l.server.close();
+  IoStatus st = l.client.recvAll(buf, sizeof(buf), Deadline::afterMs(5000), -1, &why);
+  EXPECT_EQ(st, IoStatus::kError);
+  EXPECT_NE(why.find("the peer sent TLS: it has encryption on, this process has it off"), std::string::npos) << why;
 }
 
 TEST_F(TlsTest, TlsClientOfAPlaintextServerFailsClearly) {
@@ -315,6 +319,8 @@ TEST_F(TlsTest, TlsClientOfAPlaintextServerFailsClearly) {
   // The plaintext server reads the ClientHello as its peer's hello (a TLS record: 0x16, 3, ...).
   ASSERT_EQ(l.server.recvAll(buf, 5, Deadline::afterMs(5000), -1, &why), IoStatus::kOk) << why;
   EXPECT_EQ(buf[0], 0x16);
+  EXPECT_NE(weft::tlsPlaintextHint(buf, 5), "");
+  EXPECT_EQ(weft::tlsPlaintextHint("WeftHelo", 8), "");
   l.server.close();
   IoStatus st = l.client.recvAll(buf, sizeof(buf), Deadline::afterMs(5000), -1, &why);
   // The server closed (or reset) the connection in the middle of the handshake: a TLS failure that

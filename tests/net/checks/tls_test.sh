@@ -52,7 +52,10 @@ mixed_env() { if [ "$1" = 3 ]; then echo "WEFT_TEST_PSK="; else echo "WEFT_TEST_
 # MAX_SECONDS, and some rank's log matches PATTERN.
 expect_failed_clearly() {
   local max=$1 pattern=$2 bad=0 i
-  for i in "${!NC_NAMES[@]}"; do nc_expect "${NC_NAMES[$i]}" 1 || bad=1; done
+  for i in "${!NC_NAMES[@]}"; do
+    nc_expect "${NC_NAMES[$i]}" 1 || bad=1
+    grep -h "FAIL call" "$NC_LOGDIR/${NC_NAMES[$i]}.log" | head -n 1 | cut -c1-400 | sed 's/^/    /'
+  done
   if [ $elapsed -gt "$max" ]; then
     echo "  the ranks took $elapsed s to fail (at most $max s)"
     bad=1
@@ -97,7 +100,12 @@ case $case_name in
     done
     ;;
   wrongkey) expect_failed_clearly 40 "TLS handshake with .* failed" || status=1 ;;
-  mixed) expect_failed_clearly 40 "TLS handshake with .* failed" || status=1 ;;
+  mixed)
+    expect_failed_clearly 40 "TLS handshake with .* failed" || status=1
+    # The plaintext rank learns it too, from the root's alert.
+    grep -q "the peer sent TLS: it has encryption on, this process has it off" "$NC_LOGDIR/rank3.log" ||
+      { echo "  rank3: its error does not say that the root uses TLS"; status=1; }
+    ;;
   nolib)
     expect_failed_clearly 30 "cannot load OpenSSL 3 (WEFT_TLS_LIBSSL=/nonexistent/libssl.so.3)" || status=1
     grep -q "cannot load OpenSSL" "$NC_LOGDIR/keyfile.log" || { echo "  keyfile: no message about OpenSSL"; nc_show_log keyfile; status=1; }
