@@ -282,9 +282,19 @@ ncclResult_t Comm::progressControl() {
         msghdr msg{};
         msg.msg_iov = iov;
         msg.msg_iovlen = cnt;
-        // TLS has no gather write: it sends the header, then the payload, each its own record(s).
-        ssize_t n = ctrl_.encrypted() ? ctrl_.trySend(iov[0].iov_base, iov[0].iov_len)
-                                      : ::sendmsg(fd, &msg, MSG_DONTWAIT | MSG_NOSIGNAL);
+        ssize_t n;
+        if (ctrl_.encrypted()) {
+          // TLS has no gather write, and a record for the header and another for the payload
+          // would cost a small message twice: both go out from one staging copy.
+          if (tlsStaged_ != r) {
+            tlsStage_.assign(reinterpret_cast<const char*>(&r->header), sizeof(r->header));
+            tlsStage_.append(r->data, payload);
+            tlsStaged_ = r;
+          }
+          n = ctrl_.trySend(tlsStage_.data() + r->ctrlDone, total - r->ctrlDone);
+        } else {
+          n = ::sendmsg(fd, &msg, MSG_DONTWAIT | MSG_NOSIGNAL);
+        }
         if (n < 0) {
           int err = errno;
           if (err == EINTR) continue;
@@ -294,6 +304,7 @@ ncclResult_t Comm::progressControl() {
         }
         r->ctrlDone += static_cast<size_t>(n);
       }
+      tlsStaged_ = nullptr;  // request slots are reused: never match a finished one
     } else {
       while (r->ctrlDone < sizeof(r->header) || (r->inlinePayload && r->ctrlDone < sizeof(r->header) + r->size)) {
         char* dst;

@@ -118,10 +118,12 @@ class Comm {
   std::string peer_;
   std::mutex mu_;
   Request reqs_[kMaxRequests];
-  std::deque<Request*> ctrlQueue_;  // posted requests whose control part is not finished
-  size_t nextSocket_ = 0;           // round-robin start, advanced identically on both ends
-  size_t inlineLimit_;              // sender: messages up to this many bytes go inline
-  bool peerClosed_ = false;         // receiver: the sender closed cleanly between messages (guarded by mu_)
+  std::deque<Request*> ctrlQueue_;      // posted requests whose control part is not finished
+  size_t nextSocket_ = 0;               // round-robin start, advanced identically on both ends
+  size_t inlineLimit_;                  // sender: messages up to this many bytes go inline
+  bool peerClosed_ = false;             // receiver: the sender closed cleanly between messages (guarded by mu_)
+  std::string tlsStage_;                // TLS sender: the header and inline payload of one message (mu_)
+  const Request* tlsStaged_ = nullptr;  // whose message tlsStage_ holds
   std::atomic<ncclResult_t> failCode_{ncclSuccess};
   std::mutex failMu_;
   std::string failText_;
