@@ -36,8 +36,8 @@ const TlsLibrary* loadTlsLibrary(std::string* why) {
   auto lib = std::make_unique<TlsLibrary>();
   lib->path = name;
   std::string missing;
-#define WEFT_TLS_RESOLVE(ret, fn, args)                   \
-  lib->fn = reinterpret_cast<ret(*) args>(dlsym(h, #fn)); \
+#define WEFT_TLS_RESOLVE(ret, fn, args)                       \
+  lib->fn = reinterpret_cast<decltype(&::fn)>(dlsym(h, #fn)); \
   if (!lib->fn) missing += std::string(missing.empty() ? "" : ", ") + #fn;
   WEFT_TLS_FUNCTIONS(WEFT_TLS_RESOLVE)
 #undef WEFT_TLS_RESOLVE

@@ -11,7 +11,9 @@
 namespace weft {
 
 struct TlsLibrary {
-#define WEFT_TLS_POINTER(ret, name, args) ret(*name) args = nullptr;
+// Each pointer has the exact type of OpenSSL's declaration (the list's types document it).
+// NOLINTNEXTLINE(bugprone-macro-parentheses): `name` is the member being declared, not an expression
+#define WEFT_TLS_POINTER(ret, name, args) decltype(&::name) name = nullptr;
   WEFT_TLS_FUNCTIONS(WEFT_TLS_POINTER)
 #undef WEFT_TLS_POINTER
   std::string path;  // what was opened, for messages
