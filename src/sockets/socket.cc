@@ -155,6 +155,22 @@ short Socket::waitEvents(short dflt) const {
   return tls_->wantEvents() ? tls_->wantEvents() : dflt;
 }
 
+bool Socket::finishQueued(Deadline deadline) const {
+  if (!tls_) return true;
+  for (;;) {
+    short events;
+    {
+      std::lock_guard<std::mutex> lock(tls_->mutex());
+      if (!tls_->queuedLocked()) return true;
+      tls_->claimLocked();  // from now on only this thread drives it, so its poll waits for the right thing
+      if (tls_->fd() < 0 || !tls_->flushLocked()) return false;
+      if (!tls_->queuedLocked()) return true;
+      events = tls_->wantEvents() ? tls_->wantEvents() : POLLOUT;
+    }
+    if (waitFor(fd_, events, deadline, -1, nullptr) != IoStatus::kOk) return false;
+  }
+}
+
 std::string Socket::errorText(int err) const {
   if (tls_ && err == EPROTO) {
     std::lock_guard<std::mutex> lock(tls_->mutex());

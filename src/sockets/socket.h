@@ -63,6 +63,10 @@ class Socket {
   // The poll() events to wait for after an EAGAIN of a transfer that wanted `dflt` (TLS may need to
   // read in order to write, or the other way round).
   short waitEvents(short dflt) const;
+  // TLS: sends what sendAll queued before the handshake finished, waiting for the peer at most
+  // until the deadline (a process that exits right after its last send would take those bytes
+  // with it, where a plaintext socket leaves them in the kernel). True when nothing is left.
+  bool finishQueued(Deadline deadline) const;
   // The text for errno err of the last transfer (the TLS failure for EPROTO).
   std::string errorText(int err) const;
 

@@ -2,6 +2,8 @@
 // contexts and the PSK callbacks (tls.h). One connection's state and transfers are in tls_link.cc.
 #include "sockets/tls.h"
 
+#include <pthread.h>
+
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
@@ -17,11 +19,34 @@ namespace weft {
 namespace {
 
 std::mutex gMu;
+std::mutex gMakeMu;     // serializes makeContext (the shared BIO method is made once)
 bool gApiSet = false;   // tlsSetKey was called: WEFT_TLS_KEY_FILE no longer counts
 bool gEnvRead = false;  // WEFT_TLS_KEY_FILE was looked at
 std::shared_ptr<TlsContext> gCtx;
 ncclResult_t gEnvResult = ncclSuccess;  // the key file's verdict, repeated to every caller
 std::string gEnvWhy;
+
+// Locks in the order the code nests them: gMu, gMakeMu, the library's; the flusher's apart.
+void atForkPrepare() {
+  gMu.lock();
+  gMakeMu.lock();
+  tlsLibraryAtFork(0);
+  tlsFlusherAtFork(0);
+}
+void atForkParent() {
+  tlsFlusherAtFork(1);
+  tlsLibraryAtFork(1);
+  gMakeMu.unlock();
+  gMu.unlock();
+}
+void atForkChild() {
+  tlsFlusherAtFork(2);
+  tlsLibraryAtFork(2);
+  gMakeMu.unlock();
+  gMu.unlock();
+}
+// Registered when the library loads, before any thread of Weft's can hold these locks.
+const int gAtFork = pthread_atfork(atForkPrepare, atForkParent, atForkChild);
 
 }  // namespace
 
@@ -81,8 +106,7 @@ int findSession(SSL* ssl, const unsigned char* id, size_t idLen, SSL_SESSION** s
 BIO_METHOD* gBioMethod = nullptr;
 
 ncclResult_t makeContext(const std::string& psk, std::shared_ptr<TlsContext>* out, std::string* why) {
-  static std::mutex mu;  // the shared BIO method is made once
-  std::lock_guard<std::mutex> lock(mu);
+  std::lock_guard<std::mutex> lock(gMakeMu);
   const TlsLibrary* lib = loadTlsLibrary(why);
   if (!lib) return ncclSystemError;
   gTlsBioLibrary = lib;

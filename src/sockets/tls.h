@@ -67,6 +67,8 @@ class TlsLink {
   // it at a time, so the owner's poll() always waits for what its own last call wanted.
   void queueLocked(const void* data, size_t len, Deadline deadline);
   bool ownerDrivesLocked() const { return ownerDrives_; }
+  // The owner takes the link back from the flusher without a transfer (Socket::finishQueued).
+  void claimLocked() { ownerDrives_ = true; }
   bool flushLocked();
   bool queuedLocked() const { return queued_.size() > queuedDone_; }
   Deadline queueDeadline() const { return queueDeadline_; }

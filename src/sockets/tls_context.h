@@ -5,6 +5,13 @@
 
 namespace weft {
 
+// fork(): tls.cc takes every lock of the TLS layer before a fork and releases it after, in parent
+// and child, so a child never inherits a lock held by a thread that did not come along. phase: 0
+// before the fork, 1 after it in the parent, 2 after it in the child. The child also gets no flusher
+// thread: it forgets the parent's flusher and starts its own when it needs one.
+void tlsLibraryAtFork(int phase);
+void tlsFlusherAtFork(int phase);
+
 #if WEFT_HAVE_OPENSSL
 
 struct TlsContext {

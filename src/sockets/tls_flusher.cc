@@ -12,6 +12,7 @@
 
 #include "base/log.h"
 #include "sockets/tls.h"
+#include "sockets/tls_context.h"
 
 namespace weft {
 namespace {
@@ -66,18 +67,34 @@ struct Flusher {
   }
 };
 
+std::mutex gFlusherMu;  // guards gFlusher
+Flusher* gFlusher = nullptr;
+
+// Started on first use and never stopped: it holds no state that must be torn down at exit.
 Flusher* flusher() {
-  // Started on first use and never stopped: it holds no state that must be torn down at exit.
-  static Flusher* f = [] {
+  std::lock_guard<std::mutex> lock(gFlusherMu);
+  if (!gFlusher) {
     auto* x = new Flusher();
     x->wakeFd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
     std::thread([x] { x->run(); }).detach();
-    return x;
-  }();
-  return f;
+    gFlusher = x;
+  }
+  return gFlusher;
 }
 
 }  // namespace
+
+void tlsFlusherAtFork(int phase) {
+  if (phase == 0) {
+    gFlusherMu.lock();
+    if (gFlusher) gFlusher->mu.lock();
+    return;
+  }
+  if (gFlusher) gFlusher->mu.unlock();
+  // The child has no flusher thread, and the parent's links are the parent's: leave them behind.
+  if (phase == 2) gFlusher = nullptr;
+  gFlusherMu.unlock();
+}
 
 void tlsFlushInBackground(const std::shared_ptr<TlsLink>& link) {
   Flusher* f = flusher();

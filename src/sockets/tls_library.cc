@@ -8,10 +8,9 @@
 #include <mutex>
 
 #include "base/params.h"
+#include "sockets/tls_context.h"
 
 namespace weft {
-
-#if WEFT_HAVE_OPENSSL
 
 namespace {
 
@@ -19,6 +18,15 @@ std::mutex gMu;
 const TlsLibrary* gLoaded = nullptr;  // never freed: sessions may use it until the process ends
 
 }  // namespace
+
+void tlsLibraryAtFork(int phase) {
+  if (phase == 0)
+    gMu.lock();
+  else
+    gMu.unlock();
+}
+
+#if WEFT_HAVE_OPENSSL
 
 const TlsLibrary* loadTlsLibrary(std::string* why) {
   std::lock_guard<std::mutex> lock(gMu);

@@ -185,6 +185,14 @@ Comm::Comm(bool send, Socket ctrl, std::vector<Socket> data, int nThreads)
 
 Comm::~Comm() {
   for (auto& w : workers_) w->stop();
+  if (send_ && failure() == ncclSuccess) {
+    // Over TLS a socket's hello may still wait for the receiver's handshake (socket_net.cc queues
+    // it); the receiver's accept needs every hello, so let them go out before the sockets do.
+    Deadline d = Deadline::afterMs(param::netLinkTimeoutMs());
+    bool all = ctrl_.finishQueued(d);
+    for (const Socket& s : data_) all = s.finishQueued(d) && all;
+    if (!all) WEFT_INFO(kLogNet, "Socket network: connection to %s closed before TLS sent all", peer_.c_str());
+  }
 }
 
 void Comm::fail(ncclResult_t code, const std::string& what, bool quiet) {
