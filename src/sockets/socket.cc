@@ -165,7 +165,7 @@ bool Socket::finishQueued(Deadline deadline) const {
       tls_->claimLocked();  // from now on only this thread drives it, so its poll waits for the right thing
       if (tls_->fd() < 0 || !tls_->flushLocked()) return false;
       if (!tls_->queuedLocked()) return true;
-      events = tls_->wantEvents() ? tls_->wantEvents() : POLLOUT;
+      events = tls_->wantEvents() ? tls_->wantEvents() : static_cast<short>(POLLOUT);
     }
     if (waitFor(fd_, events, deadline, -1, nullptr) != IoStatus::kOk) return false;
   }
