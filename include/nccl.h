@@ -192,6 +192,27 @@ typedef struct ncclConfig_v22800 {
     NCCL_CONFIG_UNDEF_INT,                            /* nvlinkCentricSched */      \
   }
 
+/* Encryption of the library's own TCP sockets (NCCL 2.32's ncclSetEncryption; Weft declares it
+   beside the 2.28.9 API). Always start from NCCL_ENCRYPTION_CONFIG_INITIALIZER, then set fields. */
+#define NCCL_ENCRYPTION_MODE_NONE 0 /* plaintext (the default) */
+#define NCCL_ENCRYPTION_MODE_PSK 1  /* TLS 1.3 with the pre-shared key in psk */
+typedef struct ncclEncryptionConfig_v23200 {
+  size_t size;          /* set by the initializer; do not change */
+  unsigned int magic;   /* set by the initializer; do not change */
+  unsigned int version; /* set by the initializer; do not change */
+  int mode;             /* NCCL_ENCRYPTION_MODE_NONE or NCCL_ENCRYPTION_MODE_PSK */
+  const char* psk;      /* PSK mode: NUL-terminated key of at least 32 bytes, copied by the call */
+} ncclEncryptionConfig_t;
+
+#define NCCL_ENCRYPTION_CONFIG_INITIALIZER                                          \
+  {                                                                                 \
+    sizeof(ncclEncryptionConfig_t),                   /* size */                    \
+    0xcafebeef,                                       /* magic */                   \
+    NCCL_VERSION(NCCL_MAJOR, NCCL_MINOR, NCCL_PATCH), /* version */                 \
+    NCCL_ENCRYPTION_MODE_NONE,                        /* mode */                    \
+    NCCL_CONFIG_UNDEF_PTR,                            /* psk */                     \
+  }
+
 /* What ncclGroupSimulateEnd reports. Always start from NCCL_SIM_INFO_INITIALIZER. */
 typedef struct ncclSimInfo_v22200 {
   size_t size;          /* set by the initializer; do not change */
@@ -307,6 +328,15 @@ void pncclResetDebugInit(void);
 /* Makes a fresh unique id; create it on one rank and hand it to every rank. */
 ncclResult_t ncclGetUniqueId(ncclUniqueId* uniqueId);
 ncclResult_t pncclGetUniqueId(ncclUniqueId* uniqueId);
+
+/* Sets the process-wide encryption of the sockets the library makes from now on (bootstrap and the
+   Socket network): TLS 1.3 with a pre-shared key, or none. Call it before ncclGetUniqueId and
+   before any communicator, with the same key in every process of the job. A NULL config turns
+   encryption off. Returns ncclInvalidArgument for a config not made from the initializer, an
+   unknown mode or a key shorter than 32 bytes, ncclInvalidUsage when this build has no TLS and
+   ncclSystemError when OpenSSL 3 cannot be loaded; encryption is then unchanged. */
+ncclResult_t ncclSetEncryption(const ncclEncryptionConfig_t* config);
+ncclResult_t pncclSetEncryption(const ncclEncryptionConfig_t* config);
 
 /* Joins communicator commId as rank (of nranks), with options from config (NULL: defaults). */
 ncclResult_t ncclCommInitRankConfig(ncclComm_t* comm, int nranks, ncclUniqueId commId, int rank,

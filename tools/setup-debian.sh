@@ -7,6 +7,9 @@ set -euo pipefail
 pkgs=(cmake make g++ gcc pkg-config dpkg-dev libgtest-dev libgmock-dev libhwloc-dev python3 iproute2 procps)
 # gdb: a collective test whose rank hangs prints that rank's thread stacks (tests/collectives/harness.cc).
 pkgs+=(gdb)
+# TLS for Weft's sockets (src/sockets/tls*): OpenSSL 3's headers to build it, its library to run it
+# (loaded at run time; libnccl.so.2 does not link it).
+pkgs+=(libssl-dev libssl3)
 # The style checks (tools/check_style.sh, ctest label style) pin clang 14's formatter and linter.
 pkgs+=(clang-format-14 clang-tidy-14)
 # The fuzz targets (tests/fuzz/run.sh): clang 14 and its libFuzzer and sanitizer runtimes

@@ -78,6 +78,12 @@
   X(hostId, String, "WEFT_HOST_ID", "", "", "", Bootstrap, Rank,                                               \
     "Overrides this process's host identity, so processes of one machine can act as if on "                    \
     "different hosts (for tests)")                                                                             \
+  X(tlsKeyFile, String, "WEFT_TLS_KEY_FILE", "", "", "", Bootstrap, Rank,                                      \
+    "File holding the pre-shared key (at least 32 bytes; one trailing newline is ignored) that "               \
+    "encrypts Weft's sockets with TLS 1.3, as ncclSetEncryption does; that call takes "                        \
+    "precedence (\"\" = no encryption unless the call asks for it); see docs/security.md")                     \
+  X(tlsLibssl, String, "WEFT_TLS_LIBSSL", "", "libssl.so.3", "", Bootstrap, Rank,                              \
+    "OpenSSL 3 library that TLS loads at run time (a name for dlopen or a path)")                              \
   /* ---- network ---- */                                                                                      \
   X(net, String, "NCCL_NET", "", "", "", Network, Rank,                                                        \
     "Network to use by name, case-insensitive: Socket, IB (not built yet) or an external "                     \

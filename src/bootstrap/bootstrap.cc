@@ -23,6 +23,7 @@
 #include "sockets/intake.h"
 #include "sockets/interfaces.h"
 #include "sockets/socket.h"
+#include "sockets/tls.h"
 
 namespace weft {
 
@@ -202,10 +203,13 @@ ncclResult_t TcpBootstrap::joinRoot(const SocketAddress& root, const SocketAddre
     if (st != IoStatus::kOk)
       return fail(ioStatusResult(st), "bootstrap: " + me + " cannot connect to the root at " + rootText + ": " + detail,
                   why);
-    // The root speaks first: a nonce that this rank's proof of the secret must cover.
+    // The rank says which protocol it speaks; the root answers with a nonce that this rank's proof
+    // of the secret must cover.
+    const RootIntro intro{kMagic, kProtocolVersion, 0};
     RootChallenge challenge;
     memset(&challenge, 0, sizeof(challenge));
-    st = s.recvAll(&challenge, sizeof(challenge), connectDeadline, setupCancelFd_, &detail);
+    st = s.sendAll(&intro, sizeof(intro), connectDeadline, setupCancelFd_, &detail);
+    if (st == IoStatus::kOk) st = s.recvAll(&challenge, sizeof(challenge), connectDeadline, setupCancelFd_, &detail);
     if (st == IoStatus::kOk && (challenge.magic != kMagic || challenge.version != kProtocolVersion))
       return fail(ncclInvalidUsage,
                   "bootstrap: " + me + ": the root at " + rootText +
@@ -429,13 +433,14 @@ ncclResult_t TcpBootstrap::ringAllGather(void* data, size_t bytesPerRank, bool i
 }
 
 // Once per process: a job that meets through NCCL_COMM_ID without WEFT_COMM_SECRET admits anyone who
-// can reach the port, since its secret is computed from the address alone.
+// can reach the port, since its secret is computed from the address alone. Under TLS it does not:
+// a client without the pre-shared key cannot finish a handshake with any rank or the root.
 void warnIfOpen(const std::string& commId, bool userKeyed) {
   static std::atomic<bool> warned{false};
-  if (userKeyed || warned.exchange(true)) return;
+  if (userKeyed || tlsEnabled() || warned.exchange(true)) return;
   WEFT_WARN(
       "bootstrap: NCCL_COMM_ID=%s without WEFT_COMM_SECRET: anyone who can reach that port can join this job as one "
-      "of its ranks; set WEFT_COMM_SECRET to the same secret on every rank (docs/security.md)",
+      "of its ranks; set WEFT_COMM_SECRET to the same secret on every rank, or turn on TLS (docs/security.md)",
       commId.c_str());
 }
 

@@ -15,10 +15,10 @@ namespace {
 
 // Reads into buf[*got..len) what has arrived. False when the connection is finished (closed by the
 // peer or failed) before len bytes came.
-bool readAvailable(int fd, void* buf, size_t len, size_t* got) {
+bool readAvailable(const Socket& sock, void* buf, size_t len, size_t* got) {
   char* p = static_cast<char*>(buf);
   while (*got < len) {
-    ssize_t n = ::recv(fd, p + *got, len - *got, MSG_DONTWAIT);
+    ssize_t n = sock.tryRecv(p + *got, len - *got);  // through TLS when the socket has it
     if (n > 0) {
       *got += static_cast<size_t>(n);
     } else if (n < 0 && errno == EINTR) {
@@ -34,7 +34,7 @@ bool readAvailable(int fd, void* buf, size_t len, size_t* got) {
 
 P2pInbox::Progress P2pInbox::readSome(Pending& p) {
   if (p.headerGot < sizeof(P2pHeader)) {
-    if (!readAvailable(p.sock.fd(), &p.header, sizeof(P2pHeader), &p.headerGot)) return Progress::kDrop;
+    if (!readAvailable(p.sock, &p.header, sizeof(P2pHeader), &p.headerGot)) return Progress::kDrop;
     if (p.headerGot < sizeof(P2pHeader)) return Progress::kMore;
     const P2pHeader& h = p.header;
     // Checked before a byte of the body is accepted, so that no length a stranger claims is ever
@@ -42,7 +42,7 @@ P2pInbox::Progress P2pInbox::readSome(Pending& p) {
     if (!bootstrap::p2pHeaderAcceptable(h, me_, nranks_) || h.bytes > limits_.maxBytes) return Progress::kDrop;
     p.body.resize(h.bytes);
   }
-  if (!readAvailable(p.sock.fd(), p.body.data(), p.body.size(), &p.bodyGot)) return Progress::kDrop;
+  if (!readAvailable(p.sock, p.body.data(), p.body.size(), &p.bodyGot)) return Progress::kDrop;
   if (p.bodyGot < p.body.size()) return Progress::kMore;
   if (!digestEqual(p.header.proof, bootstrap::p2pProof(secret_, p.header, p.body.data()))) return Progress::kDrop;
   return Progress::kDone;

@@ -55,7 +55,16 @@ void encodeId(const IdLayout& layout, ncclUniqueId* id);
 // False when the id is not a Weft id of this protocol version (or its address is unusable).
 bool decodeId(const ncclUniqueId& id, IdLayout* layout);
 
-// Root -> every connection, at once: a fresh nonce that the rank's proof must cover, so a hello
+// Rank -> root, first: the protocol it speaks. The root answers only a Weft rank of its version, and
+// a rank and a root whose TLS settings differ hear at once what is wrong (a TLS root answers these
+// plaintext bytes with an alert; a plaintext root sees a TLS record where this should be).
+struct RootIntro {
+  uint32_t magic;
+  uint16_t version;
+  uint16_t reserved;
+};
+
+// Root -> every connection that introduced itself: a fresh nonce that the rank's proof must cover, so a hello
 // recorded from another rendezvous (or an earlier attempt) cannot be replayed.
 struct RootChallenge {
   uint32_t magic;

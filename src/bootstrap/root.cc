@@ -36,7 +36,9 @@ constexpr int64_t kRefusalSendMs = 1000;
 struct Pending {
   Socket sock;
   SocketAddress peer;
-  RootChallenge challenge;
+  RootIntro intro;
+  size_t introGot = 0;
+  RootChallenge challenge;  // sent once the intro is complete and right
   RootHello hello;
   size_t got = 0;
   Deadline silentLimit;  // closed unheard after this
@@ -83,7 +85,7 @@ class RootService {
         if (pfd[base + i].revents == 0) continue;
         int r = rankOfFd[i];
         char byte;
-        ssize_t got = ::recv(ranks_[r].fd(), &byte, 1, MSG_DONTWAIT);
+        ssize_t got = ranks_[r].tryRecv(&byte, 1);
         if (got < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) continue;
         WEFT_INFO(kLogBootstrap, "bootstrap root at %s: rank %d left before the rendezvous completed",
                   socketAddressToString(addr_).c_str(), r);
@@ -96,11 +98,17 @@ class RootService {
       for (size_t i = 0; i < pending_.size(); i++) {
         Pending& p = pending_[i];
         if (pfd[1 + i].revents != 0) {
-          char* dst = reinterpret_cast<char*>(&p.hello) + p.got;
-          ssize_t got = ::recv(p.sock.fd(), dst, sizeof(p.hello) - p.got, MSG_DONTWAIT);
+          const bool intro = p.introGot < sizeof(p.intro);
+          char* dst = intro ? reinterpret_cast<char*>(&p.intro) + p.introGot
+                            : reinterpret_cast<char*>(&p.hello) + p.got;
+          ssize_t got = p.sock.tryRecv(dst, intro ? sizeof(p.intro) - p.introGot : sizeof(p.hello) - p.got);
           if (got > 0) {
-            p.got += static_cast<size_t>(got);
+            (intro ? p.introGot : p.got) += static_cast<size_t>(got);
+            if (intro && p.introGot == sizeof(p.intro) && !challenge(p)) continue;
           } else if (got == 0 || (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)) {
+            if (got < 0 && errno == EPROTO)
+              WEFT_WARN("bootstrap root at %s: %s", socketAddressToString(addr_).c_str(),
+                        p.sock.errorText(EPROTO).c_str());
             continue;  // it went away before saying anything useful
           }
           if (p.got == sizeof(p.hello)) {
@@ -148,20 +156,40 @@ class RootService {
       }
       Pending p;
       p.sock = Socket(fd);
+      std::string why;
+      if (p.sock.startTls(TlsRole::kServer, socketAddressToString(peer), &why) != ncclSuccess) {
+        WEFT_WARN("bootstrap root at %s: %s", socketAddressToString(addr_).c_str(), why.c_str());
+        continue;
+      }
       p.peer = peer;
       p.silentLimit = Deadline::afterMs(kSilentMs);
       memset(&p.hello, 0, sizeof(p.hello));
-      memset(&p.challenge, 0, sizeof(p.challenge));
-      p.challenge.magic = kMagic;
-      p.challenge.version = kProtocolVersion;
-      // A fresh socket's send buffer is empty, so these 24 bytes go out at once or never (the
-      // client has already left): no wait here.
-      if (!randomBytes(p.challenge.nonce, sizeof(p.challenge.nonce)) ||
-          ::send(fd, &p.challenge, sizeof(p.challenge), MSG_DONTWAIT | MSG_NOSIGNAL) !=
-              static_cast<ssize_t>(sizeof(p.challenge)))
-        continue;
+      memset(&p.intro, 0, sizeof(p.intro));
       pending_.push_back(std::move(p));
     }
+  }
+
+  // A complete intro: a Weft rank of this version gets its challenge; anything else a refusal.
+  // False when the connection is finished with.
+  bool challenge(Pending& p) {
+    const std::string here = socketAddressToString(addr_);
+    if (p.intro.magic != kMagic || p.intro.version != kProtocolVersion) {
+      WEFT_WARN("bootstrap root at %s: refused a connection from %s that is not a Weft rank of protocol version %u%s",
+                here.c_str(), socketAddressToString(p.peer).c_str(), unsigned(kProtocolVersion),
+                tlsPlaintextHint(&p.intro, sizeof(p.intro)).c_str());
+      refuse(p.sock, kRootBadMagic,
+             "the bootstrap root at " + here + " speaks Weft bootstrap protocol version " +
+                 std::to_string(kProtocolVersion) + "; this rank does not (mixed Weft versions?)");
+      return false;
+    }
+    memset(&p.challenge, 0, sizeof(p.challenge));
+    p.challenge.magic = kMagic;
+    p.challenge.version = kProtocolVersion;
+    // The socket's send buffer is empty, so these 24 bytes go out at once (under TLS, once the
+    // handshake is done) or never, when the client has already left: the bound never holds the loop.
+    return randomBytes(p.challenge.nonce, sizeof(p.challenge.nonce)) &&
+           p.sock.sendAll(&p.challenge, sizeof(p.challenge), Deadline::afterMs(kRefusalSendMs), -1, nullptr) ==
+               IoStatus::kOk;
   }
 
   void refuse(const Socket& s, RootCode code, const std::string& text) {
@@ -179,7 +207,10 @@ class RootService {
   void handleHello(Pending p) {
     const bool wasStarted = rdv_.started();
     Rendezvous::Verdict v = rdv_.admit(p.hello, p.challenge, socketAddressToString(p.peer));
-    if (!v.warn.empty()) WEFT_WARN("bootstrap root at %s: %s", socketAddressToString(addr_).c_str(), v.warn.c_str());
+    // Plaintext bytes where TLS was expected (or the reverse) look like a bad magic: say so.
+    const std::string hint = v.code == kRootBadMagic ? tlsPlaintextHint(&p.hello, sizeof(p.hello)) : "";
+    if (!v.warn.empty())
+      WEFT_WARN("bootstrap root at %s: %s%s", socketAddressToString(addr_).c_str(), v.warn.c_str(), hint.c_str());
     if (!wasStarted && rdv_.started()) {
       // The first rank fixed the communicator's size and the timeout; the clock for the others
       // starts now.

@@ -4,6 +4,8 @@
 #include <cstring>
 #include <mutex>
 #include <set>
+#include <string>
+#include <vector>
 
 #include "base/log.h"
 #include "base/params.h"
@@ -11,6 +13,7 @@
 #include "bootstrap/bootstrap.h"
 #include "comm/comm.h"
 #include "comm/comm_error.h"
+#include "sockets/tls.h"
 
 namespace weft {
 namespace {
@@ -40,6 +43,27 @@ ncclResult_t checkSameDeviceKind(ncclComm* comm) {
                   "init of rank %d: rank 0 runs %s but rank(s) %s do not: every rank of a communicator must run on a "
                   "GPU, or every rank in host mode (WEFT_DEVICE=host, or no usable GPU)",
                   comm->rank, rootOnGpu ? "on a GPU" : "in host mode", odd.c_str());
+}
+
+// Encryption decides what goes on the wire, so unlike the tunables it is not taken from rank 0: a
+// difference fails init on every rank (each sees the same table). A TLS rank and a plaintext rank
+// normally fail earlier, in the bootstrap's handshake; this catches a process whose setting
+// changed between the bootstrap and now.
+ncclResult_t checkSameEncryption(ncclComm* comm) {
+  std::vector<uint64_t> on(comm->nranks, 0);
+  on[comm->rank] = tlsEnabled() ? 1 : 0;
+  std::string why;
+  ncclResult_t r = comm->bootstrap->allGather(on.data(), sizeof(uint64_t), &why);
+  if (r != ncclSuccess)
+    return setError(comm, r, "init of rank %d: agreeing on encryption failed: %s", comm->rank, why.c_str());
+  std::string odd;
+  for (int i = 0; i < comm->nranks; ++i)
+    if (on[i] != on[0]) odd += (odd.empty() ? "" : ", ") + std::to_string(i);
+  if (odd.empty()) return ncclSuccess;
+  return setError(comm, ncclInvalidUsage,
+                  "init of rank %d: rank 0 %s TLS encryption but rank(s) %s do not: every rank must call "
+                  "ncclSetEncryption (or set WEFT_TLS_KEY_FILE) alike",
+                  comm->rank, on[0] ? "uses" : "does not use", odd.c_str());
 }
 
 }  // namespace
@@ -76,6 +100,7 @@ ncclResult_t allGatherStrings(Bootstrap& bootstrap, const std::string& mine, std
 
 ncclResult_t agreeOnSettings(ncclComm* comm) {
   WEFT_CHECK(checkSameDeviceKind(comm));
+  WEFT_CHECK(checkSameEncryption(comm));
   const param::Agreed mine = param::localAgreed();
   std::vector<std::string> blobs;
   std::string why;

@@ -12,7 +12,9 @@
 #include <cerrno>
 #include <climits>
 #include <cstring>
+#include <mutex>
 
+#include "base/log.h"
 #include "sockets/text.h"
 
 namespace weft {
@@ -87,20 +89,94 @@ bool isPeerGoneError(int err) { return err == ECONNRESET || err == EPIPE || err 
 Socket& Socket::operator=(Socket&& o) noexcept {
   if (this != &o) {
     close();
-    fd_ = o.release();
+    fd_ = o.fd_;
+    o.fd_ = -1;
+    tls_ = std::move(o.tls_);
   }
   return *this;
 }
 
-int Socket::release() {
-  int f = fd_;
-  fd_ = -1;
-  return f;
-}
-
 void Socket::close() {
+  if (tls_) {
+    std::shared_ptr<TlsLink> link = std::move(tls_);
+    bool handedOver = false;
+    {
+      std::lock_guard<std::mutex> lock(link->mutex());
+      if (link->queuedLocked() && fd_ >= 0) {
+        link->adoptFdLocked();
+        handedOver = true;
+      } else {
+        link->detachLocked();
+      }
+    }
+    if (handedOver) {
+      tlsFlushInBackground(link);
+      fd_ = -1;
+      return;
+    }
+  }
   if (fd_ >= 0) ::close(fd_);
   fd_ = -1;
+}
+
+ncclResult_t Socket::startTls(TlsRole role, const std::string& peer, std::string* why) {
+  std::shared_ptr<TlsContext> ctx;
+  ncclResult_t r = tlsCurrent(&ctx, why);
+  if (r != ncclSuccess || !ctx) return r;
+  r = TlsLink::create(std::move(ctx), fd_, role, peer, &tls_, why);
+  if (r != ncclSuccess) return r;
+  static std::once_flag said;
+  std::call_once(said, [] {
+    WEFT_INFO(kLogInit | kLogBootstrap | kLogNet, "TLS 1.3 with a pre-shared key encrypts this process's sockets");
+  });
+  if (role == TlsRole::kClient) {
+    // Say hello at once, so the peer can answer while this side is busy elsewhere.
+    std::lock_guard<std::mutex> lock(tls_->mutex());
+    (void)tls_->sendLocked(nullptr, 0);
+  }
+  return ncclSuccess;
+}
+
+ssize_t Socket::trySend(const void* data, size_t len) const {
+  if (!tls_) return ::send(fd_, data, len, MSG_DONTWAIT | MSG_NOSIGNAL);
+  std::lock_guard<std::mutex> lock(tls_->mutex());
+  return tls_->sendLocked(data, len);
+}
+
+ssize_t Socket::tryRecv(void* data, size_t len) const {
+  if (!tls_) return ::recv(fd_, data, len, MSG_DONTWAIT);
+  std::lock_guard<std::mutex> lock(tls_->mutex());
+  return tls_->recvLocked(data, len);
+}
+
+short Socket::waitEvents(short dflt) const {
+  if (!tls_) return dflt;
+  std::lock_guard<std::mutex> lock(tls_->mutex());
+  return tls_->wantEvents() ? tls_->wantEvents() : dflt;
+}
+
+bool Socket::finishQueued(Deadline deadline) const {
+  if (!tls_) return true;
+  for (;;) {
+    short events;
+    {
+      std::lock_guard<std::mutex> lock(tls_->mutex());
+      if (!tls_->queuedLocked()) return true;
+      tls_->claimLocked();  // from now on only this thread drives it, so its poll waits for the right thing
+      if (tls_->fd() < 0 || !tls_->flushLocked()) return false;
+      if (!tls_->queuedLocked()) return true;
+      events = tls_->wantEvents() ? tls_->wantEvents() : static_cast<short>(POLLOUT);
+    }
+    if (waitFor(fd_, events, deadline, -1, nullptr) != IoStatus::kOk) return false;
+  }
+}
+
+std::string Socket::errorText(int err) const {
+  if (tls_ && err == EPROTO) {
+    std::lock_guard<std::mutex> lock(tls_->mutex());
+    if (!tls_->error().empty()) return tls_->error();
+  }
+  return errnoString(err);
 }
 
 void Socket::shutdownBoth() {
@@ -189,6 +265,11 @@ IoStatus Socket::connect(const SocketAddress& to, Deadline deadline, int cancelF
         err = ECONNREFUSED;
       } else {
         setNoDelay(s.fd());
+        std::string why;
+        if (s.startTls(TlsRole::kClient, socketAddressToString(to), &why) != ncclSuccess) {
+          if (detail) *detail = why;
+          return IoStatus::kError;
+        }
         *out = std::move(s);
         return IoStatus::kOk;
       }
@@ -224,7 +305,13 @@ IoStatus Socket::accept(Deadline deadline, int cancelFd, Socket* out, SocketAddr
     int fd = ::accept4(fd_, &a.sa, &len, SOCK_NONBLOCK | SOCK_CLOEXEC);
     if (fd >= 0) {
       setNoDelay(fd);
-      *out = Socket(fd);
+      Socket s(fd);
+      std::string why;
+      if (s.startTls(TlsRole::kServer, socketAddressToString(a), &why) != ncclSuccess) {
+        if (detail) *detail = why;
+        return IoStatus::kError;
+      }
+      *out = std::move(s);
       if (peer) *peer = a;
       return IoStatus::kOk;
     }
@@ -244,9 +331,24 @@ IoStatus Socket::accept(Deadline deadline, int cancelFd, Socket* out, SocketAddr
 }
 
 IoStatus Socket::sendAll(const void* data, size_t len, Deadline deadline, int cancelFd, std::string* detail) const {
+  if (tls_ && len > 0) {
+    // Before the handshake is done, queue rather than wait for the peer's answer: the peer may
+    // answer only after this thread has gone on to its next step (tls_flusher.cc says why).
+    std::unique_lock<std::mutex> lock(tls_->mutex());
+    if (!tls_->flushLocked()) {
+      if (detail) *detail = tls_->error();
+      return IoStatus::kError;
+    }
+    if (!tls_->handshakeDone() || tls_->queuedLocked()) {
+      tls_->queueLocked(data, len, deadline);
+      lock.unlock();
+      tlsFlushInBackground(tls_);
+      return IoStatus::kOk;
+    }
+  }
   const char* p = static_cast<const char*>(data);
   while (len > 0) {
-    ssize_t n = ::send(fd_, p, len, MSG_NOSIGNAL);
+    ssize_t n = trySend(p, len);
     if (n > 0) {
       p += n;
       len -= static_cast<size_t>(n);
@@ -255,12 +357,12 @@ IoStatus Socket::sendAll(const void* data, size_t len, Deadline deadline, int ca
     int err = errno;
     if (n < 0 && err == EINTR) continue;
     if (n < 0 && (err == EAGAIN || err == EWOULDBLOCK)) {
-      IoStatus w = waitFor(fd_, POLLOUT, deadline, cancelFd, detail);
+      IoStatus w = waitFor(fd_, waitEvents(POLLOUT), deadline, cancelFd, detail);
       if (w != IoStatus::kOk) return w;
       continue;
     }
     if (n < 0 && isPeerGoneError(err)) return closedStatus(err, detail);
-    if (detail) *detail = "send: " + errnoString(n < 0 ? err : EIO);
+    if (detail) *detail = "send: " + errorText(n < 0 ? err : EIO);
     return IoStatus::kError;
   }
   return IoStatus::kOk;
@@ -269,22 +371,29 @@ IoStatus Socket::sendAll(const void* data, size_t len, Deadline deadline, int ca
 IoStatus Socket::recvAll(void* data, size_t len, Deadline deadline, int cancelFd, std::string* detail) const {
   char* p = static_cast<char*>(data);
   while (len > 0) {
-    ssize_t n = ::recv(fd_, p, len, 0);
+    ssize_t n = tryRecv(p, len);
     if (n > 0) {
       p += n;
       len -= static_cast<size_t>(n);
       continue;
     }
-    if (n == 0) return closedStatus(0, detail);
+    if (n == 0) {
+      // A TLS peer refusing this plaintext one answers with an alert, then closes. That is a
+      // setting that differs, not a peer that went away (which callers may wait out): say so.
+      std::string hint = tls_ ? "" : tlsPlaintextHint(data, static_cast<size_t>(p - static_cast<char*>(data)));
+      if (hint.empty()) return closedStatus(0, detail);
+      if (detail) *detail = "the peer closed the connection" + hint;
+      return IoStatus::kError;
+    }
     int err = errno;
     if (err == EINTR) continue;
     if (err == EAGAIN || err == EWOULDBLOCK) {
-      IoStatus w = waitFor(fd_, POLLIN, deadline, cancelFd, detail);
+      IoStatus w = waitFor(fd_, waitEvents(POLLIN), deadline, cancelFd, detail);
       if (w != IoStatus::kOk) return w;
       continue;
     }
     if (isPeerGoneError(err)) return closedStatus(err, detail);
-    if (detail) *detail = "recv: " + errnoString(err);
+    if (detail) *detail = "recv: " + errorText(err);
     return IoStatus::kError;
   }
   return IoStatus::kOk;
@@ -305,7 +414,7 @@ IoStatus sendRecvAll(const Socket& tx, const void* sendData, size_t sendLen, con
   while (sendLen > 0 || recvLen > 0) {
     bool progressed = false;
     if (sendLen > 0) {
-      ssize_t n = ::send(tx.fd(), sp, sendLen, MSG_NOSIGNAL);
+      ssize_t n = tx.trySend(sp, sendLen);
       if (n > 0) {
         sp += n;
         sendLen -= static_cast<size_t>(n);
@@ -314,12 +423,12 @@ IoStatus sendRecvAll(const Socket& tx, const void* sendData, size_t sendLen, con
       } else if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
         int err = errno;
         if (isPeerGoneError(err)) return fail(IoDirection::kSend, closedStatus(err, detail));
-        if (detail) *detail = "send: " + errnoString(err);
+        if (detail) *detail = "send: " + tx.errorText(err);
         return fail(IoDirection::kSend, IoStatus::kError);
       }
     }
     if (recvLen > 0) {
-      ssize_t n = ::recv(rx.fd(), rp, recvLen, 0);
+      ssize_t n = rx.tryRecv(rp, recvLen);
       if (n > 0) {
         rp += n;
         recvLen -= static_cast<size_t>(n);
@@ -330,7 +439,7 @@ IoStatus sendRecvAll(const Socket& tx, const void* sendData, size_t sendLen, con
       } else if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
         int err = errno;
         if (isPeerGoneError(err)) return fail(IoDirection::kRecv, closedStatus(err, detail));
-        if (detail) *detail = "recv: " + errnoString(err);
+        if (detail) *detail = "recv: " + rx.errorText(err);
         return fail(IoDirection::kRecv, IoStatus::kError);
       }
     }
@@ -358,8 +467,8 @@ IoStatus sendRecvAll(const Socket& tx, const void* sendData, size_t sendLen, con
     if (sendLen > 0 && recvLen > 0 && tx.fd() == rx.fd()) {
       pfd[n++] = {tx.fd(), static_cast<short>(POLLOUT | POLLIN), 0};
     } else {
-      if (sendLen > 0) pfd[n++] = {tx.fd(), POLLOUT, 0};
-      if (recvLen > 0) pfd[n++] = {rx.fd(), POLLIN, 0};
+      if (sendLen > 0) pfd[n++] = {tx.fd(), tx.waitEvents(POLLOUT), 0};
+      if (recvLen > 0) pfd[n++] = {rx.fd(), rx.waitEvents(POLLIN), 0};
     }
     int cancelIdx = -1;
     if (cancelFd >= 0) {

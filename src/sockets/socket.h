@@ -4,28 +4,33 @@
 #pragma once
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <string>
 
 #include "nccl.h"
 #include "sockets/address.h"
 #include "sockets/deadline.h"
+#include "sockets/tls.h"
 
 namespace weft {
 
-// An owning, non-blocking, close-on-exec TCP socket.
+// An owning, non-blocking, close-on-exec TCP socket. When the process has encryption on (tls.h),
+// the sockets that connect() and accept() make carry TLS, and every transfer below goes through
+// it; so do sockets made elsewhere once startTls() marks them.
 class Socket {
  public:
   Socket() = default;
   explicit Socket(int fd) : fd_(fd) {}
   ~Socket() { close(); }
-  Socket(Socket&& o) noexcept : fd_(o.release()) {}
+  Socket(Socket&& o) noexcept : fd_(o.fd_), tls_(std::move(o.tls_)) { o.fd_ = -1; }
   Socket& operator=(Socket&& o) noexcept;
   Socket(const Socket&) = delete;
   Socket& operator=(const Socket&) = delete;
 
   int fd() const { return fd_; }
   bool valid() const { return fd_ >= 0; }
-  int release();
+  // Closing a TLS socket whose handshake has not finished hands its queued bytes to the flusher
+  // (tls.h), which sends them and then closes the descriptor.
   void close();
   // Wakes anything blocked on this socket in another thread (and tells the peer we are done).
   void shutdownBoth();
@@ -46,8 +51,28 @@ class Socket {
   IoStatus sendAll(const void* data, size_t len, Deadline deadline, int cancelFd, std::string* detail) const;
   IoStatus recvAll(void* data, size_t len, Deadline deadline, int cancelFd, std::string* detail) const;
 
+  // TLS: when the process has encryption on, this connected socket gets it, as the client (it
+  // connected) or the server (it was accepted); peer names the other end in messages. A no-op
+  // when encryption is off; fails when it is on but cannot run (no OpenSSL).
+  ncclResult_t startTls(TlsRole role, const std::string& peer, std::string* why);
+  bool encrypted() const { return tls_ != nullptr; }
+  // send(2)/recv(2) with MSG_DONTWAIT (and MSG_NOSIGNAL), through TLS when it is on. -1 with errno
+  // EPROTO: TLS failed, errorText(EPROTO) says why.
+  ssize_t trySend(const void* data, size_t len) const;
+  ssize_t tryRecv(void* data, size_t len) const;
+  // The poll() events to wait for after an EAGAIN of a transfer that wanted `dflt` (TLS may need to
+  // read in order to write, or the other way round).
+  short waitEvents(short dflt) const;
+  // TLS: sends what sendAll queued before the handshake finished, waiting for the peer at most
+  // until the deadline (a process that exits right after its last send would take those bytes
+  // with it, where a plaintext socket leaves them in the kernel). True when nothing is left.
+  bool finishQueued(Deadline deadline) const;
+  // The text for errno err of the last transfer (the TLS failure for EPROTO).
+  std::string errorText(int err) const;
+
  private:
   int fd_ = -1;
+  std::shared_ptr<TlsLink> tls_;
 };
 
 // Which half of sendRecvAll failed.

@@ -34,6 +34,11 @@ WEFT_CHECK(sizeof(ncclConfig_t) == 80 && offsetof(ncclConfig_t, commName) == 48 
                offsetof(ncclConfig_t, nvlinkCentricSched) == 76,
            config_layout);
 WEFT_CHECK(sizeof(ncclSimInfo_t) == 24 && offsetof(ncclSimInfo_t, estimatedTime) == 16, sim_layout);
+/* NCCL 2.32's encryption config, declared beside the 2.28.9 API: 32 bytes, as NCCL has it. */
+WEFT_CHECK(sizeof(ncclEncryptionConfig_t) == 32 && offsetof(ncclEncryptionConfig_t, mode) == 16 &&
+               offsetof(ncclEncryptionConfig_t, psk) == 24,
+           encryption_layout);
+WEFT_CHECK(NCCL_ENCRYPTION_MODE_NONE == 0 && NCCL_ENCRYPTION_MODE_PSK == 1, encryption_modes);
 #endif
 
 /* Every function and its pncclX twin, with the exact NCCL signature. */
@@ -62,6 +67,7 @@ int weft_header_check_nccl(void) {
   CHECK_FN(ncclMemFree, ncclResult_t, (void*));
   CHECK_FN(ncclGetVersion, ncclResult_t, (int*));
   CHECK_FN(ncclGetUniqueId, ncclResult_t, (ncclUniqueId*));
+  CHECK_FN(ncclSetEncryption, ncclResult_t, (const ncclEncryptionConfig_t*));
   CHECK_FN(ncclCommInitRankConfig, ncclResult_t,
            (ncclComm_t*, int, ncclUniqueId, int, ncclConfig_t*));
   CHECK_FN(ncclCommInitRank, ncclResult_t, (ncclComm_t*, int, ncclUniqueId, int));

@@ -82,6 +82,9 @@ TEST_F(BootstrapAuthTest, TheSecretNeverCrossesTheWire) {
   Socket conn;
   SocketAddress from;
   ASSERT_EQ(fakeRoot.accept(Deadline::afterMs(5000), -1, &conn, &from, &why), IoStatus::kOk) << why;
+  bootstrap::RootIntro intro;
+  ASSERT_EQ(conn.recvAll(&intro, sizeof(intro), Deadline::afterMs(5000), -1, &why), IoStatus::kOk) << why;
+  EXPECT_EQ(intro.magic, bootstrap::kMagic);
   bootstrap::RootChallenge challenge;
   memset(&challenge, 0, sizeof(challenge));
   challenge.magic = bootstrap::kMagic;

@@ -7,6 +7,8 @@
 //                                    ncclSystemError (exit 0, printing the error and how long after
 //                                    the event it came); exit 3 when no error came within S seconds
 //   net_check --die-after N          AllReduce N times, then SIGKILL itself (a peer dying mid-run)
+// --encrypt-env VAR: call ncclSetEncryption with the pre-shared key held by environment variable VAR
+// before anything else (TLS on the library's sockets; an empty VAR calls it with encryption off).
 // --event-file PATH: the moment of "the event" as nanoseconds since the epoch. --die-after writes
 // it just before dying; a test script writes it when it cuts a link; --until-error reads it.
 #include <signal.h>
@@ -31,12 +33,14 @@ struct Options {
   std::string eventFile;
   double deadline = 300;  // the check mode's watchdog, seconds
   size_t loopCount = 65536;
+  std::string encryptEnv;  // --encrypt-env
 };
 
 [[noreturn]] void usage(const char* why) {
   std::fprintf(stderr,
                "net_check: %s\nusage: RANK=r WORLD_SIZE=n NCCL_COMM_ID=ip:port net_check [--max-bytes N[K|M]] "
-               "[--until-error SECONDS | --die-after N] [--event-file PATH] [--deadline SECONDS] [--loop-count N]\n",
+               "[--until-error SECONDS | --die-after N] [--event-file PATH] [--deadline SECONDS] [--loop-count N] "
+               "[--encrypt-env VAR]\n",
                why);
   std::exit(2);
 }
@@ -80,6 +84,8 @@ Options parseArgs(int argc, char** argv) {
       o.deadline = parseNumber(value());
     else if (a == "--loop-count")
       o.loopCount = parseBytes(value());
+    else if (a == "--encrypt-env")
+      o.encryptEnv = value();
     else
       usage(("unknown argument " + a).c_str());
   }
@@ -174,6 +180,14 @@ int run(int argc, char** argv) {
   Watchdog dog(rep, o.untilError > 0 ? o.untilError : o.deadline,
                o.untilError > 0 ? "no call failed (a hang, or the failure went unnoticed)" : "the run did not finish");
   try {
+    if (!o.encryptEnv.empty()) {
+      const char* key = std::getenv(o.encryptEnv.c_str());
+      ncclEncryptionConfig_t enc = NCCL_ENCRYPTION_CONFIG_INITIALIZER;
+      enc.mode = key && *key ? NCCL_ENCRYPTION_MODE_PSK : NCCL_ENCRYPTION_MODE_NONE;
+      enc.psk = key && *key ? key : nullptr;
+      rep.step("ncclSetEncryption");
+      rep.call(ncclSetEncryption(&enc), "ncclSetEncryption", nullptr);
+    }
     ncclUniqueId id;
     rep.step("ncclGetUniqueId");
     rep.call(ncclGetUniqueId(&id), "ncclGetUniqueId", nullptr);

@@ -70,10 +70,10 @@ Worker::~Worker() {
   if (eventFd_ >= 0) ::close(eventFd_);
 }
 
-int Worker::addSocket(int fd) {
-  fds_.push_back(fd);
+int Worker::addSocket(const Socket* sock) {
+  socks_.push_back(sock);
   queues_.emplace_back();
-  return static_cast<int>(fds_.size()) - 1;
+  return static_cast<int>(socks_.size()) - 1;
 }
 
 void Worker::start() {
@@ -101,11 +101,10 @@ void Worker::stop() {
   thread_.join();
 }
 
-bool Worker::progress(std::deque<Chunk>& q, int fd, bool* moved) {
+bool Worker::progress(std::deque<Chunk>& q, const Socket& sock, bool* moved) {
   while (!q.empty()) {
     Chunk& c = q.front();
-    ssize_t n = send_ ? ::send(fd, c.ptr + c.done, c.len - c.done, MSG_DONTWAIT | MSG_NOSIGNAL)
-                      : ::recv(fd, c.ptr + c.done, c.len - c.done, MSG_DONTWAIT);
+    ssize_t n = send_ ? sock.trySend(c.ptr + c.done, c.len - c.done) : sock.tryRecv(c.ptr + c.done, c.len - c.done);
     if (n > 0) {
       c.done += static_cast<size_t>(n);
       *moved = true;
@@ -122,7 +121,7 @@ bool Worker::progress(std::deque<Chunk>& q, int fd, bool* moved) {
     int err = errno;
     if (err == EINTR) continue;
     if (wouldBlock(err)) return true;
-    comm_->fail(errnoResult(err), std::string(send_ ? "send" : "recv") + " on a data socket: " + strerror(err));
+    comm_->fail(errnoResult(err), std::string(send_ ? "send" : "recv") + " on a data socket: " + sock.errorText(err));
     return false;
   }
   return true;
@@ -144,16 +143,17 @@ void Worker::run() {
       for (auto& q : queues_) q.clear();
       quiesced_.store(true, std::memory_order_release);
     } else {
-      for (size_t s = 0; s < fds_.size(); ++s) {
-        if (!queues_[s].empty() && !progress(queues_[s], fds_[s], &moved)) break;
+      for (size_t s = 0; s < socks_.size(); ++s) {
+        if (!queues_[s].empty() && !progress(queues_[s], *socks_[s], &moved)) break;
       }
     }
     if (moved) continue;
     pfds.clear();
     pfds.push_back({eventFd_, POLLIN, 0});
     if (!failed) {
-      for (size_t s = 0; s < fds_.size(); ++s) {
-        if (!queues_[s].empty()) pfds.push_back({fds_[s], static_cast<short>(send_ ? POLLOUT : POLLIN), 0});
+      for (size_t s = 0; s < socks_.size(); ++s) {
+        if (!queues_[s].empty())
+          pfds.push_back({socks_[s]->fd(), socks_[s]->waitEvents(static_cast<short>(send_ ? POLLOUT : POLLIN)), 0});
       }
     }
     // Bounded so that a lost wake-up could only delay, never hang, this thread.
@@ -178,13 +178,21 @@ Comm::Comm(bool send, Socket ctrl, std::vector<Socket> data, int nThreads)
   for (int w = 0; w < nWorkers; ++w) workers_.push_back(std::make_unique<Worker>(this, send_));
   for (size_t s = 0; s < data_.size(); ++s) {
     int w = static_cast<int>(s % workers_.size());
-    socketOwner_.emplace_back(w, workers_[w]->addSocket(data_[s].fd()));
+    socketOwner_.emplace_back(w, workers_[w]->addSocket(&data_[s]));
   }
   for (auto& w : workers_) w->start();
 }
 
 Comm::~Comm() {
   for (auto& w : workers_) w->stop();
+  if (send_ && failure() == ncclSuccess) {
+    // Over TLS a socket's hello may still wait for the receiver's handshake (socket_net.cc queues
+    // it); the receiver's accept needs every hello, so let them go out before the sockets do.
+    Deadline d = Deadline::afterMs(param::netLinkTimeoutMs());
+    bool all = ctrl_.finishQueued(d);
+    for (const Socket& s : data_) all = s.finishQueued(d) && all;
+    if (!all) WEFT_INFO(kLogNet, "Socket network: connection to %s closed before TLS sent all", peer_.c_str());
+  }
 }
 
 void Comm::fail(ncclResult_t code, const std::string& what, bool quiet) {
@@ -282,16 +290,29 @@ ncclResult_t Comm::progressControl() {
         msghdr msg{};
         msg.msg_iov = iov;
         msg.msg_iovlen = cnt;
-        ssize_t n = ::sendmsg(fd, &msg, MSG_DONTWAIT | MSG_NOSIGNAL);
+        ssize_t n;
+        if (ctrl_.encrypted()) {
+          // TLS has no gather write, and a record for the header and another for the payload
+          // would cost a small message twice: both go out from one staging copy.
+          if (tlsStaged_ != r) {
+            tlsStage_.assign(reinterpret_cast<const char*>(&r->header), sizeof(r->header));
+            tlsStage_.append(r->data, payload);
+            tlsStaged_ = r;
+          }
+          n = ctrl_.trySend(tlsStage_.data() + r->ctrlDone, total - r->ctrlDone);
+        } else {
+          n = ::sendmsg(fd, &msg, MSG_DONTWAIT | MSG_NOSIGNAL);
+        }
         if (n < 0) {
           int err = errno;
           if (err == EINTR) continue;
           if (wouldBlock(err)) return ncclSuccess;
-          fail(errnoResult(err), std::string("send on the control socket: ") + strerror(err));
+          fail(errnoResult(err), std::string("send on the control socket: ") + ctrl_.errorText(err));
           return failure();
         }
         r->ctrlDone += static_cast<size_t>(n);
       }
+      tlsStaged_ = nullptr;  // request slots are reused: never match a finished one
     } else {
       while (r->ctrlDone < sizeof(r->header) || (r->inlinePayload && r->ctrlDone < sizeof(r->header) + r->size)) {
         char* dst;
@@ -304,7 +325,7 @@ ncclResult_t Comm::progressControl() {
           dst = r->data + off;
           want = r->size - off;
         }
-        ssize_t n = ::recv(fd, dst, want, MSG_DONTWAIT);
+        ssize_t n = ctrl_.tryRecv(dst, want);
         if (n == 0 && r->ctrlDone == 0) {
           // A clean close between messages: the sender is done (its communicator went away after
           // its last send completed). Messages already announced still arrive on the data
@@ -320,7 +341,7 @@ ncclResult_t Comm::progressControl() {
           int err = errno;
           if (err == EINTR) continue;
           if (wouldBlock(err)) return ncclSuccess;
-          fail(errnoResult(err), std::string("recv on the control socket: ") + strerror(err));
+          fail(errnoResult(err), std::string("recv on the control socket: ") + ctrl_.errorText(err));
           return failure();
         }
         bool headerWasIncomplete = r->ctrlDone < sizeof(r->header);

@@ -53,7 +53,7 @@ class Worker {
   Worker(const Worker&) = delete;
   Worker& operator=(const Worker&) = delete;
   // slot: this worker's index of the socket (from addSocket).
-  int addSocket(int fd);
+  int addSocket(const Socket* sock);
   void start();
   void post(int slot, char* ptr, size_t len, Request* req);
   void stop();
@@ -71,12 +71,12 @@ class Worker {
   };
   void run();
   // Moves bytes on one socket's queue; false on a socket error (the comm is then failed).
-  bool progress(std::deque<Chunk>& q, int fd, bool* moved);
+  bool progress(std::deque<Chunk>& q, const Socket& sock, bool* moved);
 
   Comm* comm_;
   bool send_;
   int eventFd_ = -1;
-  std::vector<int> fds_;
+  std::vector<const Socket*> socks_;  // owned by the Comm, which outlives its workers
   std::vector<std::deque<Chunk>> queues_;
   std::mutex mu_;
   std::vector<Chunk> incoming_;
@@ -118,10 +118,12 @@ class Comm {
   std::string peer_;
   std::mutex mu_;
   Request reqs_[kMaxRequests];
-  std::deque<Request*> ctrlQueue_;  // posted requests whose control part is not finished
-  size_t nextSocket_ = 0;           // round-robin start, advanced identically on both ends
-  size_t inlineLimit_;              // sender: messages up to this many bytes go inline
-  bool peerClosed_ = false;         // receiver: the sender closed cleanly between messages (guarded by mu_)
+  std::deque<Request*> ctrlQueue_;      // posted requests whose control part is not finished
+  size_t nextSocket_ = 0;               // round-robin start, advanced identically on both ends
+  size_t inlineLimit_;                  // sender: messages up to this many bytes go inline
+  bool peerClosed_ = false;             // receiver: the sender closed cleanly between messages (guarded by mu_)
+  std::string tlsStage_;                // TLS sender: the header and inline payload of one message (mu_)
+  const Request* tlsStaged_ = nullptr;  // whose message tlsStage_ holds
   std::atomic<ncclResult_t> failCode_{ncclSuccess};
   std::mutex failMu_;
   std::string failText_;

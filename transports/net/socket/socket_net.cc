@@ -53,6 +53,7 @@ Settings settings() {
 struct PendingSocket {
   Socket sock;
   bool connected = false;
+  bool tlsStarted = false;  // TLS (when on) starts once TCP is connected
   Hello hello{};
   size_t sent = 0;
 };
@@ -278,9 +279,23 @@ ncclResult_t socketConnect(void*, int dev, void* handleIn, void** sendComm, nccl
       if (err != 0) return connectFailed(h, errnoResult(err), strerror(err));
       ps.connected = true;
     }
+    if (!ps.tlsStarted) {
+      std::string why;
+      if (ncclResult_t r = ps.sock.startTls(TlsRole::kClient, st->peer, &why); r != ncclSuccess)
+        return connectFailed(h, r, why);
+      ps.tlsStarted = true;
+      if (ps.sock.encrypted()) {
+        // The handshake needs the peer's accept(), and the peer may call it only once its own
+        // connect() to a third rank is done (a ring connects in a circle): queue the hello for
+        // TLS's flusher instead of waiting, as a plaintext hello waits in the kernel's buffer.
+        std::string detail;
+        if (ps.sock.sendAll(&ps.hello, sizeof(ps.hello), st->deadline, -1, &detail) != IoStatus::kOk)
+          return connectFailed(h, ncclSystemError, "sending the connection hello: " + detail);
+        ps.sent = sizeof(ps.hello);
+      }
+    }
     while (ps.sent < sizeof(ps.hello)) {
-      ssize_t n = ::send(ps.sock.fd(), reinterpret_cast<char*>(&ps.hello) + ps.sent, sizeof(ps.hello) - ps.sent,
-                         MSG_DONTWAIT | MSG_NOSIGNAL);
+      ssize_t n = ps.sock.trySend(reinterpret_cast<char*>(&ps.hello) + ps.sent, sizeof(ps.hello) - ps.sent);
       if (n > 0) {
         ps.sent += static_cast<size_t>(n);
         continue;
@@ -288,7 +303,7 @@ ncclResult_t socketConnect(void*, int dev, void* handleIn, void** sendComm, nccl
       if (n < 0 && errno == EINTR) continue;
       if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) break;
       int err = errno;
-      return connectFailed(h, errnoResult(err), std::string("sending the connection hello: ") + strerror(err));
+      return connectFailed(h, errnoResult(err), "sending the connection hello: " + ps.sock.errorText(err));
     }
     if (ps.sent < sizeof(ps.hello)) all = false;
   }
@@ -331,20 +346,25 @@ ncclResult_t socketAccept(void* listenComm, void** recvComm, ncclNetDeviceHandle
     configureSocket(fd, s.timeoutMs);
     Incoming in;
     in.sock = Socket(fd);
+    std::string why;
+    if (ncclResult_t r = in.sock.startTls(TlsRole::kServer, "a peer of " + lc->address, &why); r != ncclSuccess) {
+      WEFT_WARN("Socket network: %s", why.c_str());
+      return r;
+    }
     lc->incoming.push_back(std::move(in));
   }
   for (size_t k = 0; k < lc->incoming.size();) {
     Incoming& in = lc->incoming[k];
     bool drop = false;
     while (in.got < sizeof(in.hello)) {
-      ssize_t n = ::recv(in.sock.fd(), reinterpret_cast<char*>(&in.hello) + in.got, sizeof(in.hello) - in.got,
-                         MSG_DONTWAIT);
+      ssize_t n = in.sock.tryRecv(reinterpret_cast<char*>(&in.hello) + in.got, sizeof(in.hello) - in.got);
       if (n > 0) {
         in.got += static_cast<size_t>(n);
       } else if (n < 0 && errno == EINTR) {
         continue;
       } else {
         drop = n == 0 || (errno != EAGAIN && errno != EWOULDBLOCK);
+        if (n < 0 && errno == EPROTO) WEFT_WARN("Socket network: %s", in.sock.errorText(EPROTO).c_str());
         break;
       }
     }
