@@ -5,6 +5,7 @@
 #   WEFT_TEST_LABELS=unit bash tools/test.sh     only the tiers whose ctest label matches
 #   WEFT_TEST_GPU_BUILDS=0 bash tools/test.sh    no CUDA or HIP build (the nvcc primitives check stays)
 #   WEFT_TEST_CUDA_LABELS='unit' ...             the tiers the CUDA build runs (default: unit|abi|threads)
+#   WEFT_TEST_SANITIZERS=0 bash tools/test.sh    no ASan+UBSan or TSan build (tools/test_sanitizers.sh)
 # The tests run on an empty calibration cache of their own (WEFT_CACHE_DIR, removed at exit).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -49,6 +50,14 @@ echo "calibration cache for this run: $WEFT_CACHE_DIR (removed at exit)"
 export WEFT_DEVICE=host
 section "host tests"
 ctest --test-dir build --output-on-failure -j2 --timeout 600 ${WEFT_TEST_LABELS:+-L "$WEFT_TEST_LABELS"}
+
+# ---- sanitizers: ASan+UBSan (unit, threads, a procs subset) and TSan (unit, threads) --------------
+# tools/test_sanitizers.sh, docs/testing.md "Sanitizers". WEFT_TEST_SANITIZERS=0 leaves them out.
+if [ "${WEFT_TEST_SANITIZERS:-1}" != 0 ]; then
+  section "sanitizers"
+  bash tools/test_sanitizers.sh
+fi
+# ---- end sanitizers ---------------------------------------------------------------------------------
 
 if [ "$gpu_builds" = 0 ]; then
   echo "GPU builds: skipped (WEFT_TEST_GPU_BUILDS=0)"

@@ -1,0 +1,72 @@
+#!/usr/bin/env bash
+# Builds Weft twice more, with AddressSanitizer + UndefinedBehaviorSanitizer and with
+# ThreadSanitizer, and runs the tiers each can judge (docs/testing.md, "Sanitizers"):
+#   ASan+UBSan (build-asan): unit, threads, and a procs subset that touches every transport and
+#     algorithm family and every failure path (PROCS_SUBSET below).
+#   TSan (build-tsan): unit and the threads tier (ranks as threads: where races live).
+#   bash tools/test_sanitizers.sh               both
+#   bash tools/test_sanitizers.sh asan|tsan     one
+# A report fails the test that met it: UBSan does not recover (-fno-sanitize-recover), ASan and TSan
+# exit non-zero, and a forked rank that leaks fails its test (tests/collectives/harness.cc).
+# tools/test.sh runs this after the host tests. Needs no more than tools/setup-debian.sh installs.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+which=${1:-all}
+jobs=$(nproc)
+supp=$PWD/tools/sanitizers
+section() { printf '\n== %s (%s)\n' "$1" "$(date +%T)"; }
+
+# What the runs need and nothing more: no benchmarks, no Python or torch extensions.
+configure() {
+  cmake -S . -B "$1" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DWEFT_WERROR=ON -DWEFT_BUILD_TESTS=ON \
+    -DWEFT_BUILD_BENCHMARKS=OFF -DWEFT_BUILD_PYTHON=OFF -DWEFT_BUILD_TORCH=OFF "${@:2}" >/dev/null
+}
+build() {
+  cmake --build "$1" -j"$jobs" --target weft_unit_tests weft_kernel_emulation_tests weft_coll_threads_tests "${@:2}"
+}
+
+# The calibration cache: tools/test.sh exports one; alone, this script makes its own.
+if [ -z "${WEFT_CACHE_DIR:-}" ]; then
+  WEFT_CACHE_DIR=$(mktemp -d "${TMPDIR:-/tmp}/weft-san-cache.XXXXXX")
+  export WEFT_CACHE_DIR
+  trap 'rm -rf "$WEFT_CACHE_DIR"' EXIT
+fi
+export WEFT_DEVICE=host
+
+# The procs subset (ctest -R): the default variant's cases outside the matrix (failure paths,
+# /dev/shm hygiene, point-to-point, groups, split and shrink, robustness, uneven collectives, the
+# agreement checks), float32 matrix cases under every variant that changes the transport or the
+# algorithm (ring, one-shot, tree, DDA flat and tree, low precision, tiny FIFOs, the network
+# transport), the network variant's and the tree's failure cases, and one mismatch lane.
+PROCS_SUBSET='^procs\.[A-Za-z]+\.|^procs\.(tree|net|ddaflat)\.(Failure|P2P|Groups)\.'
+PROCS_SUBSET+='|^procs\.(ddaflat|ddatree|tree|net|ringonly|lowprec|smallfifo)?\.?Matrix/.*_n3_float32_small$'
+PROCS_SUBSET+='|^procs\.mismatch\.ring\.|^agreement\.'
+
+if [ "$which" = all ] || [ "$which" = asan ]; then
+  section "ASan+UBSan build"
+  configure build-asan -DWEFT_ASAN=ON
+  build build-asan weft_coll_procs_tests
+  section "ASan+UBSan tests"
+  export ASAN_OPTIONS="detect_leaks=1:abort_on_error=0:detect_stack_use_after_return=0:suppressions=$supp/asan.supp"
+  export LSAN_OPTIONS="suppressions=$supp/lsan.supp:print_suppressions=0"
+  export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1:suppressions=$supp/ubsan.supp"
+  # ASan's dlopen interceptor searches from its own runtime, not from the test binary's run path.
+  LD_LIBRARY_PATH=$PWD/build-asan/tests/net${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH} \
+    ctest --test-dir build-asan --output-on-failure -j2 --timeout 600 -L 'unit|threads' -LE architecture
+  ctest --test-dir build-asan --output-on-failure -j2 --timeout 600 -L procs -R "$PROCS_SUBSET"
+  unset ASAN_OPTIONS LSAN_OPTIONS UBSAN_OPTIONS
+fi
+
+if [ "$which" = all ] || [ "$which" = tsan ]; then
+  section "TSan build"
+  configure build-tsan -DWEFT_TSAN=ON
+  build build-tsan
+  section "TSan tests"
+  export TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1:suppressions=$supp/tsan.supp"
+  # (collectives.variants_registered compares with the procs binary, which this tree does not build.)
+  LD_LIBRARY_PATH=$PWD/build-tsan/tests/net${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH} \
+    ctest --test-dir build-tsan --output-on-failure -j2 --timeout 600 -L 'unit|threads' -LE architecture \
+    -E '^collectives\.variants_registered$'
+
+  unset TSAN_OPTIONS
+fi
