@@ -6,6 +6,7 @@
 #   WEFT_TEST_GPU_BUILDS=0 bash tools/test.sh    no CUDA or HIP build (the nvcc primitives check stays)
 #   WEFT_TEST_CUDA_LABELS='unit' ...             the tiers the CUDA build runs (default: unit|abi|threads)
 #   WEFT_TEST_FUZZ=0 bash tools/test.sh          no fuzzing (WEFT_TEST_FUZZ_SECONDS: per target, default 15)
+#   WEFT_TEST_SANITIZERS=1 bash tools/test.sh    also the ASan+UBSan and TSan builds (tools/test_sanitizers.sh)
 # The tests run on an empty calibration cache of their own (WEFT_CACHE_DIR, removed at exit).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -60,6 +61,16 @@ else
   echo "fuzz: skipped (WEFT_TEST_FUZZ=0)"
 fi
 # ---- end fuzz ----
+
+# ---- sanitizers: ASan+UBSan (unit, threads, a procs subset) and TSan (unit, threads) --------------
+# tools/test_sanitizers.sh, docs/testing.md "Sanitizers". Not in the default run yet: their cold
+# builds alone take longer than this script's budget on 2 cores, and under GCC 12's ASan a rank
+# forked while the bootstrap root's thread allocates can hang. WEFT_TEST_SANITIZERS=1 runs them.
+if [ "${WEFT_TEST_SANITIZERS:-0}" != 0 ]; then
+  section "sanitizers"
+  bash tools/test_sanitizers.sh
+fi
+# ---- end sanitizers ---------------------------------------------------------------------------------
 
 if [ "$gpu_builds" = 0 ]; then
   echo "GPU builds: skipped (WEFT_TEST_GPU_BUILDS=0)"

@@ -1,7 +1,12 @@
 // A communicator's connections, created on first use and kept until the communicator goes.
+// The thread that runs the communicator's operations finds and adds them; any other thread may
+// sum their memory (weftCommDumpState) or shut them down (ncclCommAbort) meanwhile. Those walks
+// and every change of the map hold mutex_; find does not, since only the owning thread, the one
+// that adds, calls it, and the other threads only read.
 #pragma once
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <unordered_map>
 
 #include "transports/connection.h"
@@ -20,22 +25,32 @@ class ConnectionTable {
   }
   Connection* add(std::unique_ptr<Connection> conn) {
     Connection* raw = conn.get();
+    std::lock_guard<std::mutex> lock(mutex_);
     table_[key(conn->id(), conn->isSender())] = std::move(conn);
     return raw;
   }
-  size_t size() const { return table_.size(); }
+  size_t size() const {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return table_.size();
+  }
   size_t ownedBytes() const {
+    std::lock_guard<std::mutex> lock(mutex_);
     size_t total = 0;
     for (const auto& [key, conn] : table_) total += conn->backend().ownedBytes();
     return total;
   }
   // Ends every link at once (the communicator failed or is aborted).
   void shutdownAll() {
+    std::lock_guard<std::mutex> lock(mutex_);
     for (const auto& [key, conn] : table_) conn->backend().shutdown();
   }
-  void clear() { table_.clear(); }
+  void clear() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    table_.clear();
+  }
 
  private:
+  mutable std::mutex mutex_;
   std::unordered_map<uint64_t, std::unique_ptr<Connection>> table_;
 };
 

@@ -3,6 +3,7 @@
 #pragma once
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <new>
 #include <string>
 
@@ -78,6 +79,28 @@ inline ncclResult_t checkStream(const char* fn, ncclComm* comm, const void* stre
                     "completion before it returns",
                     fn, comm->rank);
   return ncclSuccess;
+}
+
+// An enum argument as the caller passed it. The C ABI lets a program pass any 32-bit value (C
+// converts -1 to the enum freely), but in C++ an ncclDataType_t or ncclRedOp_t holds only
+// 0..0x7fffffff (nccl.h widens both that far) and loading a negative one is undefined behaviour.
+// Entry points call this first: it reads the argument as bytes and replaces a negative value with
+// 0x7fffffff, which the checks below refuse like any other unknown value.
+// enumArgBits reads such an argument's value without loading it as the enum, for an enum that has
+// no room for an invalid value (ncclScalarResidence_t holds only 0 and 1).
+template <class E>
+inline int32_t enumArgBits(const E& arg) {
+  static_assert(sizeof(E) == sizeof(int32_t), "the NCCL enums are 4 bytes");
+  int32_t v = 0;
+  memcpy(&v, &arg, sizeof v);
+  return v;
+}
+template <class E>
+inline void keepEnumArgInRange(E* arg) {
+  int32_t v = enumArgBits(*arg);
+  if (v >= 0) return;
+  v = INT32_MAX;
+  memcpy(arg, &v, sizeof v);
 }
 
 // NCCL's datatypes and Weft's complex ones (weftComplex64/128); any other value is refused.

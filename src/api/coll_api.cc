@@ -53,6 +53,8 @@ WEFT_ALIAS(ncclResult_t, ncclAllReduce, const void*, void*, size_t, ncclDataType
            cudaStream_t)
 WEFT_API ncclResult_t pncclAllReduce(const void* sendbuff, void* recvbuff, size_t count, ncclDataType_t datatype,
                                      ncclRedOp_t op, ncclComm_t comm, cudaStream_t stream) {
+  keepEnumArgInRange(&datatype);
+  keepEnumArgInRange(&op);
   return apiGuard("ncclAllReduce", [&] {
     const char* fn = "ncclAllReduce";
     ncclResult_t r = reduceChecks(fn, comm, stream, datatype, op, count, 1);
@@ -65,6 +67,7 @@ WEFT_API ncclResult_t pncclAllReduce(const void* sendbuff, void* recvbuff, size_
 WEFT_ALIAS(ncclResult_t, ncclBroadcast, const void*, void*, size_t, ncclDataType_t, int, ncclComm_t, cudaStream_t)
 WEFT_API ncclResult_t pncclBroadcast(const void* sendbuff, void* recvbuff, size_t count, ncclDataType_t datatype,
                                      int root, ncclComm_t comm, cudaStream_t stream) {
+  keepEnumArgInRange(&datatype);
   return apiGuard("ncclBroadcast", [&] {
     const char* fn = "ncclBroadcast";
     ncclResult_t r = checkCommon(fn, comm, stream, datatype, count, 1);
@@ -78,6 +81,7 @@ WEFT_API ncclResult_t pncclBroadcast(const void* sendbuff, void* recvbuff, size_
 WEFT_ALIAS(ncclResult_t, ncclBcast, void*, size_t, ncclDataType_t, int, ncclComm_t, cudaStream_t)
 WEFT_API ncclResult_t pncclBcast(void* buff, size_t count, ncclDataType_t datatype, int root, ncclComm_t comm,
                                  cudaStream_t stream) {
+  keepEnumArgInRange(&datatype);
   return pncclBroadcast(buff, buff, count, datatype, root, comm, stream);
 }
 
@@ -85,6 +89,8 @@ WEFT_ALIAS(ncclResult_t, ncclReduce, const void*, void*, size_t, ncclDataType_t,
            cudaStream_t)
 WEFT_API ncclResult_t pncclReduce(const void* sendbuff, void* recvbuff, size_t count, ncclDataType_t datatype,
                                   ncclRedOp_t op, int root, ncclComm_t comm, cudaStream_t stream) {
+  keepEnumArgInRange(&datatype);
+  keepEnumArgInRange(&op);
   return apiGuard("ncclReduce", [&] {
     const char* fn = "ncclReduce";
     ncclResult_t r = reduceChecks(fn, comm, stream, datatype, op, count, 1);
@@ -98,6 +104,7 @@ WEFT_API ncclResult_t pncclReduce(const void* sendbuff, void* recvbuff, size_t c
 WEFT_ALIAS(ncclResult_t, ncclAllGather, const void*, void*, size_t, ncclDataType_t, ncclComm_t, cudaStream_t)
 WEFT_API ncclResult_t pncclAllGather(const void* sendbuff, void* recvbuff, size_t sendcount, ncclDataType_t datatype,
                                      ncclComm_t comm, cudaStream_t stream) {
+  keepEnumArgInRange(&datatype);
   return apiGuard("ncclAllGather", [&] {
     const char* fn = "ncclAllGather";
     ncclResult_t r = checkCommon(fn, comm, stream, datatype, sendcount, comm ? size_t(comm->nranks) : 1);
@@ -112,6 +119,8 @@ WEFT_ALIAS(ncclResult_t, ncclReduceScatter, const void*, void*, size_t, ncclData
 WEFT_API ncclResult_t pncclReduceScatter(const void* sendbuff, void* recvbuff, size_t recvcount,
                                          ncclDataType_t datatype, ncclRedOp_t op, ncclComm_t comm,
                                          cudaStream_t stream) {
+  keepEnumArgInRange(&datatype);
+  keepEnumArgInRange(&op);
   return apiGuard("ncclReduceScatter", [&] {
     const char* fn = "ncclReduceScatter";
     ncclResult_t r = reduceChecks(fn, comm, stream, datatype, op, recvcount, comm ? size_t(comm->nranks) : 1);
@@ -124,6 +133,7 @@ WEFT_API ncclResult_t pncclReduceScatter(const void* sendbuff, void* recvbuff, s
 WEFT_ALIAS(ncclResult_t, ncclAlltoAll, const void*, void*, size_t, ncclDataType_t, ncclComm_t, cudaStream_t)
 WEFT_API ncclResult_t pncclAlltoAll(const void* sendbuff, void* recvbuff, size_t count, ncclDataType_t datatype,
                                     ncclComm_t comm, cudaStream_t stream) {
+  keepEnumArgInRange(&datatype);
   return apiGuard("ncclAlltoAll", [&] {
     const char* fn = "ncclAlltoAll";
     ncclResult_t r = checkCommon(fn, comm, stream, datatype, count, comm ? size_t(comm->nranks) : 1);
@@ -138,6 +148,7 @@ WEFT_API ncclResult_t pncclAlltoAll(const void* sendbuff, void* recvbuff, size_t
 WEFT_ALIAS(ncclResult_t, ncclGather, const void*, void*, size_t, ncclDataType_t, int, ncclComm_t, cudaStream_t)
 WEFT_API ncclResult_t pncclGather(const void* sendbuff, void* recvbuff, size_t count, ncclDataType_t datatype, int root,
                                   ncclComm_t comm, cudaStream_t stream) {
+  keepEnumArgInRange(&datatype);
   return apiGuard("ncclGather", [&] {
     const char* fn = "ncclGather";
     ncclResult_t r = checkCommon(fn, comm, stream, datatype, count, comm ? size_t(comm->nranks) : 1);
@@ -151,6 +162,7 @@ WEFT_API ncclResult_t pncclGather(const void* sendbuff, void* recvbuff, size_t c
 WEFT_ALIAS(ncclResult_t, ncclScatter, const void*, void*, size_t, ncclDataType_t, int, ncclComm_t, cudaStream_t)
 WEFT_API ncclResult_t pncclScatter(const void* sendbuff, void* recvbuff, size_t count, ncclDataType_t datatype,
                                    int root, ncclComm_t comm, cudaStream_t stream) {
+  keepEnumArgInRange(&datatype);
   return apiGuard("ncclScatter", [&] {
     const char* fn = "ncclScatter";
     ncclResult_t r = checkCommon(fn, comm, stream, datatype, count, comm ? size_t(comm->nranks) : 1);
@@ -164,6 +176,7 @@ WEFT_API ncclResult_t pncclScatter(const void* sendbuff, void* recvbuff, size_t 
 WEFT_ALIAS(ncclResult_t, ncclSend, const void*, size_t, ncclDataType_t, int, ncclComm_t, cudaStream_t)
 WEFT_API ncclResult_t pncclSend(const void* sendbuff, size_t count, ncclDataType_t datatype, int peer, ncclComm_t comm,
                                 cudaStream_t stream) {
+  keepEnumArgInRange(&datatype);
   return apiGuard("ncclSend", [&] {
     const char* fn = "ncclSend";
     ncclResult_t r = checkCommon(fn, comm, stream, datatype, count, 1);
@@ -176,6 +189,7 @@ WEFT_API ncclResult_t pncclSend(const void* sendbuff, size_t count, ncclDataType
 WEFT_ALIAS(ncclResult_t, ncclRecv, void*, size_t, ncclDataType_t, int, ncclComm_t, cudaStream_t)
 WEFT_API ncclResult_t pncclRecv(void* recvbuff, size_t count, ncclDataType_t datatype, int peer, ncclComm_t comm,
                                 cudaStream_t stream) {
+  keepEnumArgInRange(&datatype);
   return apiGuard("ncclRecv", [&] {
     const char* fn = "ncclRecv";
     ncclResult_t r = checkCommon(fn, comm, stream, datatype, count, 1);
@@ -192,6 +206,7 @@ WEFT_ALIAS(ncclResult_t, ncclAlltoAllv, const void*, const size_t*, const size_t
 WEFT_API ncclResult_t pncclAlltoAllv(const void* sendbuff, const size_t sendcounts[], const size_t sdispls[],
                                      void* recvbuff, const size_t recvcounts[], const size_t rdispls[],
                                      ncclDataType_t datatype, ncclComm_t comm, WEFT_STREAM_T stream) {
+  keepEnumArgInRange(&datatype);
   return apiGuard("ncclAlltoAllv", [&] {
     const char* fn = "ncclAlltoAllv";
     ncclResult_t r = checkCommon(fn, comm, stream, datatype, 0, 1);
@@ -232,11 +247,13 @@ WEFT_ALIAS(ncclResult_t, ncclAllToAllv, const void*, const size_t*, const size_t
 WEFT_API ncclResult_t pncclAllToAllv(const void* sendbuff, const size_t sendcounts[], const size_t sdispls[],
                                      void* recvbuff, const size_t recvcounts[], const size_t rdispls[],
                                      ncclDataType_t datatype, ncclComm_t comm, WEFT_STREAM_T stream) {
+  keepEnumArgInRange(&datatype);
   return pncclAlltoAllv(sendbuff, sendcounts, sdispls, recvbuff, recvcounts, rdispls, datatype, comm, stream);
 }
 
 WEFT_ALIAS(ncclResult_t, ncclAllToAll, const void*, void*, size_t, ncclDataType_t, ncclComm_t, WEFT_STREAM_T)
 WEFT_API ncclResult_t pncclAllToAll(const void* sendbuff, void* recvbuff, size_t count, ncclDataType_t datatype,
                                     ncclComm_t comm, WEFT_STREAM_T stream) {
+  keepEnumArgInRange(&datatype);
   return pncclAlltoAll(sendbuff, recvbuff, count, datatype, comm, stream);
 }

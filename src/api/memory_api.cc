@@ -142,13 +142,16 @@ WEFT_ALIAS(ncclResult_t, ncclRedOpCreatePreMulSum, ncclRedOp_t*, void*, ncclData
            ncclComm_t)
 WEFT_API ncclResult_t pncclRedOpCreatePreMulSum(ncclRedOp_t* op, void* scalar, ncclDataType_t datatype,
                                                 ncclScalarResidence_t residence, ncclComm_t comm) {
+  keepEnumArgInRange(&datatype);
   return apiGuard("ncclRedOpCreatePreMulSum", [&] {
     const char* fn = "ncclRedOpCreatePreMulSum";
     WEFT_CHECK(checkCommHandle(fn, comm));
     WEFT_CHECK(checkDtype(fn, comm, datatype));
     if (op == nullptr || scalar == nullptr) return setError(comm, ncclInvalidArgument, "%s: op or scalar is NULL", fn);
-    if (residence != ncclScalarDevice && residence != ncclScalarHostImmediate)
-      return setError(comm, ncclInvalidArgument, "%s: invalid scalar residence %d", fn, static_cast<int>(residence));
+    const int32_t residenceBits = enumArgBits(residence);  // read as the enum only once known valid
+    if (residenceBits != ncclScalarDevice && residenceBits != ncclScalarHostImmediate)
+      return setError(comm, ncclInvalidArgument, "%s: invalid scalar residence %d", fn,
+                      static_cast<int>(residenceBits));
     UserRedOp u;
     u.dtype = datatype;
     u.residence = residence;
@@ -168,6 +171,7 @@ WEFT_API ncclResult_t pncclRedOpCreatePreMulSum(ncclRedOp_t* op, void* scalar, n
 
 WEFT_ALIAS(ncclResult_t, ncclRedOpDestroy, ncclRedOp_t, ncclComm_t)
 WEFT_API ncclResult_t pncclRedOpDestroy(ncclRedOp_t op, ncclComm_t comm) {
+  keepEnumArgInRange(&op);
   return apiGuard("ncclRedOpDestroy", [&] {
     const char* fn = "ncclRedOpDestroy";
     WEFT_CHECK(checkCommHandle(fn, comm));

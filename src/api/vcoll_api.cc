@@ -108,6 +108,7 @@ ncclResult_t submit(ncclResult_t checked, ncclComm* comm, CollKind kind, const v
 WEFT_API ncclResult_t weftAllGatherv(const void* sendbuff, void* recvbuff, const size_t recvcounts[],
                                      const size_t displs[], ncclDataType_t datatype, ncclComm_t comm,
                                      WEFT_STREAM_T stream) {
+  keepEnumArgInRange(&datatype);
   return apiGuard("weftAllGatherv", [&] {
     const char* fn = "weftAllGatherv";
     size_t total = 0, extent = 0;
@@ -122,6 +123,8 @@ WEFT_API ncclResult_t weftAllGatherv(const void* sendbuff, void* recvbuff, const
 WEFT_API ncclResult_t weftReduceScatterv(const void* sendbuff, void* recvbuff, const size_t recvcounts[],
                                          const size_t displs[], ncclDataType_t datatype, ncclRedOp_t op,
                                          ncclComm_t comm, WEFT_STREAM_T stream) {
+  keepEnumArgInRange(&datatype);
+  keepEnumArgInRange(&op);
   return apiGuard("weftReduceScatterv", [&] {
     const char* fn = "weftReduceScatterv";
     size_t total = 0, extent = 0;

@@ -83,7 +83,9 @@ struct ncclComm {
   std::atomic<int> state{static_cast<int>(weft::CommState::kInitializing)};
   std::atomic<bool> abortFlag{false};
   std::atomic<int> activeOps{0};  // operations executing right now (ncclCommAbort waits for them)
-  uint64_t opCount = 0;           // operations issued, for "stuck at op #N" messages
+  // Operations issued, for "stuck at op #N" messages. Atomic: weftCommDumpState reads it from any
+  // thread while the owning thread counts.
+  std::atomic<uint64_t> opCount{0};
   // Sequence spaces of the op stamps (comm/op_stamp.h): collectives issued, and per peer the
   // sends to it and the receives from it (sized nranks on first use).
   uint64_t collCount = 0;

@@ -238,7 +238,7 @@ ncclResult_t groupSimulateEnd(float* estimatedUs) {
 
 ncclResult_t enqueue(Task&& task) {
   GroupState& g = tGroup;
-  task.seq = ++task.comm->opCount;
+  task.seq = task.comm->opCount.fetch_add(1, std::memory_order_relaxed) + 1;
   g.tasks.push_back(std::move(task));
   if (g.depth > 0) return ncclSuccess;
   ncclResult_t r = runTasks(g);

@@ -466,7 +466,8 @@ void CaseRun::verify(Reporter* rep) const {
                  [&](size_t i) { return reduced(m.vdispls[r] + i); });
       break;
   }
-  if (m.sendCheck && memcmp(m.sendCheck, m.sendCopy.data(), m.sendCopy.size()) != 0)
+  // An empty send buffer has no copy (data() is null), and memcmp must not be given null.
+  if (m.sendCheck && !m.sendCopy.empty() && memcmp(m.sendCheck, m.sendCopy.data(), m.sendCopy.size()) != 0)
     rep->failf("%s: the send buffer changed (an out-of-place collective must only read it)", label.c_str());
   if (m.a.allocated() && !m.a.guardsIntact())
     rep->failf("%s: bytes just outside the %s buffer were overwritten", label.c_str(),

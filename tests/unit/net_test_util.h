@@ -130,7 +130,8 @@ inline ::testing::AssertionResult transfer(net::Network* n, const Pair& p, const
         if (n->test(rreq[i], &done, &size) != ncclSuccess) return ::testing::AssertionFailure() << "recv test " << i;
         if (done) {
           if (size != sizes[i]) return ::testing::AssertionFailure() << "recv " << i << " got " << size << " bytes";
-          if (memcmp(in[i].data(), out[i].data(), sizes[i]) != 0)
+          // An empty message has no buffers (data() is null), and memcmp must not be given null.
+          if (sizes[i] != 0 && memcmp(in[i].data(), out[i].data(), sizes[i]) != 0)
             return ::testing::AssertionFailure() << "message " << i << " (" << sizes[i] << " bytes) corrupted";
           rdone[i] = true;
           ++finished;

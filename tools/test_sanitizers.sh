@@ -1,0 +1,97 @@
+#!/usr/bin/env bash
+# Builds Weft twice more, with AddressSanitizer + UndefinedBehaviorSanitizer and with
+# ThreadSanitizer, and runs the tiers each can judge (docs/testing.md, "Sanitizers"):
+#   ASan+UBSan (build-asan): unit, threads, and a procs subset that touches every transport and
+#     algorithm family and every failure path (PROCS_SUBSET below).
+#   TSan (build-tsan): unit and the threads tier (ranks as threads: where races live).
+#   bash tools/test_sanitizers.sh               both
+#   bash tools/test_sanitizers.sh asan|tsan     one
+# A report fails the test that met it: UBSan does not recover (-fno-sanitize-recover), ASan and TSan
+# exit non-zero, and a forked rank that leaks fails its test (tests/collectives/harness.cc).
+# tools/test.sh runs this after the host tests. Needs no more than tools/setup-debian.sh installs.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+which=${1:-all}
+jobs=$(nproc)
+supp=$PWD/tools/sanitizers
+section() { printf '\n== %s (%s)\n' "$1" "$(date +%T)"; }
+
+# What the runs need and nothing more: no benchmarks, no Python or torch extensions.
+configure() {
+  cmake -S . -B "$1" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DWEFT_WERROR=ON -DWEFT_BUILD_TESTS=ON \
+    -DWEFT_BUILD_BENCHMARKS=OFF -DWEFT_BUILD_PYTHON=OFF -DWEFT_BUILD_TORCH=OFF "${@:2}" >/dev/null
+}
+build() {
+  cmake --build "$1" -j"$jobs" --target weft_unit_tests weft_kernel_emulation_tests weft_coll_threads_tests "${@:2}"
+}
+
+# The calibration cache: tools/test.sh exports one; alone, this script makes its own.
+if [ -z "${WEFT_CACHE_DIR:-}" ]; then
+  WEFT_CACHE_DIR=$(mktemp -d "${TMPDIR:-/tmp}/weft-san-cache.XXXXXX")
+  export WEFT_CACHE_DIR
+  trap 'rm -rf "$WEFT_CACHE_DIR"' EXIT
+fi
+export WEFT_DEVICE=host
+
+# The threads tier, one process per variant: the binary runs every case of a variant in one process
+# (docs/testing.md, "How a case reaches CTest"). Through CTest each case is a process of its own, and
+# under a sanitizer a process's start (the runtime, the topology) costs seconds: the tier's 2100
+# cases would take hours on two cores, the 25 variants take minutes. A failing variant prints its
+# log's report and fails the run after the others have run.
+threads_tier() {
+  local bin=$1/tests/collectives/weft_coll_threads_tests log failed=0 v
+  log=$(mktemp "${TMPDIR:-/tmp}/weft-san-threads.XXXXXX")
+  for v in $("$bin" --weft-list-variants | awk '$1 == "variant" {print $2}'); do
+    if timeout 1200 "$bin" --weft-variant="$v" >"$log" 2>&1; then
+      echo "threads variant $v: passed ($(grep -c '^\[       OK' "$log") cases)"
+    else
+      echo "threads variant $v: FAILED; the end of its output:"
+      tail -n 60 "$log"
+      failed=1
+    fi
+  done
+  rm -f "$log"
+  return $failed
+}
+
+# The procs subset (ctest -R): the default variant's cases outside the matrix (failure paths,
+# /dev/shm hygiene, point-to-point, groups, split and shrink, robustness, uneven collectives, the
+# agreement checks), every collective's 3-rank float32 matrix case, the main collectives' under
+# every variant that changes the transport or the algorithm (ring only, tree, DDA flat and tree,
+# tiny FIFOs, the network transport), the failure, point-to-point and group cases of the tree, DDA
+# and network variants, and one mismatch lane.
+PROCS_SUBSET='^procs\.[A-Z][A-Za-z]*\.|^procs\.(tree|net|ddaflat)\.(Failure|P2P|Groups|ShmHygiene)\.'
+PROCS_SUBSET+='|^procs\.Matrix/.*/procs_[A-Za-z]+_n3_float32_small$'
+PROCS_SUBSET+='|^procs\.(ddaflat|ddatree|tree|net|ringonly|smallfifo)\.Matrix/.*/procs_'
+PROCS_SUBSET+='(AllReduce|Broadcast|AllGather|ReduceScatter|AlltoAll)_n3_float32_small$'
+PROCS_SUBSET+='|^procs\.mismatch\.ring\.|^agreement\.'
+
+if [ "$which" = all ] || [ "$which" = asan ]; then
+  section "ASan+UBSan build"
+  configure build-asan -DWEFT_ASAN=ON
+  build build-asan weft_coll_procs_tests
+  section "ASan+UBSan tests"
+  export ASAN_OPTIONS="detect_leaks=1:abort_on_error=0:detect_stack_use_after_return=0:suppressions=$supp/asan.supp"
+  export LSAN_OPTIONS="suppressions=$supp/lsan.supp:print_suppressions=0"
+  export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1:suppressions=$supp/ubsan.supp"
+  # ASan's dlopen interceptor searches from its own runtime, not from the test binary's run path.
+  LD_LIBRARY_PATH=$PWD/build-asan/tests/net${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH} \
+    ctest --test-dir build-asan --output-on-failure -j2 --timeout 600 -L unit -LE architecture
+  threads_tier build-asan
+  # A forked rank can inherit ASan's allocator lock held by a thread of the test process (GCC 12's
+  # runtime does not take it across fork) and hang: up to three tries (docs/testing.md).
+  ctest --test-dir build-asan --output-on-failure -j2 --timeout 600 -L procs -R "$PROCS_SUBSET" --repeat until-pass:3
+  unset ASAN_OPTIONS LSAN_OPTIONS UBSAN_OPTIONS
+fi
+
+if [ "$which" = all ] || [ "$which" = tsan ]; then
+  section "TSan build"
+  configure build-tsan -DWEFT_TSAN=ON
+  build build-tsan
+  section "TSan tests"
+  export TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1:suppressions=$supp/tsan.supp"
+  LD_LIBRARY_PATH=$PWD/build-tsan/tests/net${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH} \
+    ctest --test-dir build-tsan --output-on-failure -j2 --timeout 600 -L unit -LE architecture
+  threads_tier build-tsan
+  unset TSAN_OPTIONS
+fi
