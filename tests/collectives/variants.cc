@@ -70,7 +70,11 @@ const std::vector<Disabled> kMismatchOverNetTree = {
     {test("Cases/Mismatch", "EveryRankFailsAtOnceNamingBothCalls/Root"),
      "with NCCL_SHM_DISABLE=1 NCCL_ALGO=Tree both 'roots' only send, and their 8 MiB fit in the links' buffers "
      "(FIFOs, proxy queues, TCP), so both calls complete: nothing waits, so nothing is compared until a later "
-     "call reads those bytes"}};
+     "call reads those bytes"},
+    {test("MismatchManyRanks", "OneRankWithAnotherCountFailsEveryRank"),
+     "with NCCL_SHM_DISABLE=1 NCCL_ALGO=Tree on a loaded machine, the odd rank can still be setting up a link "
+     "to a peer that already failed on the mismatch and left: it then waits out WEFT_TIMEOUT_MS instead of "
+     "failing at once"}};
 
 // Mismatch detection (mismatch_test.cc) on every lane and transport, both binaries: each case must
 // fail on every rank within 1 s, far below the WEFT_TIMEOUT_MS these keep. The default variant

@@ -111,7 +111,7 @@ class MemNetwork {
   // the first direct step: programs of the other lanes never pay for them.
   DirectView directView(int rank) {
     if (data_.empty()) {
-      arrived_.reset(new std::atomic<uint64_t>[nranks_]);
+      arrived_ = std::make_unique<std::atomic<uint64_t>[]>(nranks_);
       stamps_.assign(size_t(nranks_) * 2, OpStamp{});
       for (int r = 0; r < nranks_; ++r) {
         staging_.emplace_back(stagingBytes_ / 8 + 1, 0xdeadbeefdeadbeefull);
