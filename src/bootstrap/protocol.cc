@@ -39,10 +39,6 @@ Proof makeProof(const Secret& secret, const char* purpose, const ByteSpan* parts
   return hmacSha256(&secret, sizeof(secret), all.data(), all.size());
 }
 
-bool proofValid(const Proof& got, const Secret& secret, const char* purpose, const ByteSpan* parts, size_t nparts) {
-  return digestEqual(got, makeProof(secret, purpose, parts, nparts));
-}
-
 Proof rootHelloProof(const Secret& secret, const RootChallenge& challenge, const RootHello& hello) {
   RootHello bare = hello;
   memset(&bare.proof, 0, sizeof(bare.proof));

@@ -34,7 +34,6 @@ bool randomSecret(Secret* out);
 // sender holds the secret and binds the proof to this one message.
 using Proof = Digest256;
 Proof makeProof(const Secret& secret, const char* purpose, const ByteSpan* parts, size_t nparts);
-bool proofValid(const Proof& got, const Secret& secret, const char* purpose, const ByteSpan* parts, size_t nparts);
 
 // How the id's root comes to exist.
 enum class IdKind : uint16_t {
