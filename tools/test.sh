@@ -4,9 +4,9 @@
 #   bash tools/test.sh            everything: unit, threads, procs, abi, and the GPU builds
 #   WEFT_TEST_LABELS=unit bash tools/test.sh     only the tiers whose ctest label matches
 #   WEFT_TEST_GPU_BUILDS=0 bash tools/test.sh    no CUDA or HIP build (the nvcc primitives check stays)
-#   WEFT_TEST_CUDA_LABELS='unit' ...             the tiers the CUDA build runs (default: unit|abi|threads)
+#   WEFT_TEST_CUDA_LABELS='unit' ...             the tiers the CUDA build runs (default: unit|abi)
 #   WEFT_TEST_FUZZ=0 bash tools/test.sh          no fuzzing (WEFT_TEST_FUZZ_SECONDS: per target, default 15)
-#   WEFT_TEST_SANITIZERS=1 bash tools/test.sh    also the ASan+UBSan and TSan builds (tools/test_sanitizers.sh)
+#   WEFT_TEST_SANITIZERS=0 bash tools/test.sh    no ASan+UBSan or TSan build (tools/test_sanitizers.sh)
 # The tests run on an empty calibration cache of their own (WEFT_CACHE_DIR, removed at exit).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -63,12 +63,13 @@ fi
 # ---- end fuzz ----
 
 # ---- sanitizers: ASan+UBSan (unit, threads, a procs subset) and TSan (unit, threads) --------------
-# tools/test_sanitizers.sh, docs/testing.md "Sanitizers". Not in the default run yet: their cold
-# builds alone take longer than this script's budget on 2 cores, and under GCC 12's ASan a rank
-# forked while the bootstrap root's thread allocates can hang. WEFT_TEST_SANITIZERS=1 runs them.
-if [ "${WEFT_TEST_SANITIZERS:-0}" != 0 ]; then
+# tools/test_sanitizers.sh, docs/testing.md "Sanitizers": two more builds (-O1 -g1) and their runs,
+# about 20 minutes cold on 2 cores.
+if [ "${WEFT_TEST_SANITIZERS:-1}" != 0 ]; then
   section "sanitizers"
   bash tools/test_sanitizers.sh
+else
+  echo "sanitizers: skipped (WEFT_TEST_SANITIZERS=0)"
 fi
 # ---- end sanitizers ---------------------------------------------------------------------------------
 
@@ -94,7 +95,11 @@ if [ -x "$nvcc" ]; then
   # WEFT_DEVICE unset: the runtime itself must find no device (no driver here) and every test
   # must then run in host mode. (The collective tiers set WEFT_DEVICE=host per test anyway.)
   env -u WEFT_DEVICE ctest --test-dir build-cuda --output-on-failure -j2 --timeout 600 \
-    -L "${WEFT_TEST_CUDA_LABELS:-unit|abi|threads}"
+    -L "${WEFT_TEST_CUDA_LABELS:-unit|abi}"
+  # The threads tier's default variant in one process (its cases as the host build ran them one per
+  # process above): the collectives of a CUDA-built library, in host mode, in a minute.
+  env -u WEFT_DEVICE timeout 900 build-cuda/tests/collectives/weft_coll_threads_tests --weft-variant=default \
+    --gtest_brief=1
   echo "CUDA build: built, loads without a driver, host-mode tests pass"
 else
   echo "CUDA build: skipped (no $nvcc on this machine)"

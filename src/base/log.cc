@@ -32,7 +32,9 @@ std::atomic<bool> g_bannerPrinted{false};
 std::mutex g_mutex;
 FILE* g_out = nullptr;   // guarded by g_mutex; stderr unless NCCL_DEBUG_FILE opened
 bool g_ownsOut = false;  // guarded by g_mutex
-std::string g_host;      // guarded by g_mutex (set once at set-up)
+// Guarded by g_mutex (set once at set-up). Never destroyed: threads that outlive main (the
+// detached bootstrap root) may still log while static destructors run.
+std::string& g_host = *new std::string();
 
 struct SubsysName {
   const char* name;

@@ -341,7 +341,10 @@ std::unique_ptr<State> readEnvironment() {
 // another thread may still be looking at one; only tests replace it.
 std::atomic<const State*> g_state{nullptr};
 std::mutex g_loadMutex;
-std::vector<std::unique_ptr<State>> g_states;  // owns every state built; guarded by g_loadMutex
+// Owns every state built; guarded by g_loadMutex. Never destroyed: a thread of Weft's that outlives
+// main (the bootstrap root that ncclGetUniqueId starts is detached) may read a parameter while the
+// process's static destructors run.
+auto* const g_states = new std::vector<std::unique_ptr<State>>();
 std::atomic<bool> g_reported{false};
 
 const State& state() {
@@ -350,8 +353,8 @@ const State& state() {
   std::lock_guard<std::mutex> lock(g_loadMutex);
   s = g_state.load(std::memory_order_relaxed);
   if (s == nullptr) {
-    g_states.push_back(readEnvironment());
-    s = g_states.back().get();
+    g_states->push_back(readEnvironment());
+    s = g_states->back().get();
     g_state.store(s, std::memory_order_release);
   }
   return *s;

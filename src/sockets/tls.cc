@@ -22,9 +22,11 @@ std::mutex gMu;
 std::mutex gMakeMu;     // serializes makeContext (the shared BIO method is made once)
 bool gApiSet = false;   // tlsSetKey was called: WEFT_TLS_KEY_FILE no longer counts
 bool gEnvRead = false;  // WEFT_TLS_KEY_FILE was looked at
-std::shared_ptr<TlsContext> gCtx;
+// These two are never destroyed: the detached bootstrap root may make a socket while the
+// process's static destructors run.
+std::shared_ptr<TlsContext>& gCtx = *new std::shared_ptr<TlsContext>();
 ncclResult_t gEnvResult = ncclSuccess;  // the key file's verdict, repeated to every caller
-std::string gEnvWhy;
+std::string& gEnvWhy = *new std::string();
 
 // Locks in the order the code nests them: gMu, gMakeMu, the library's; the flusher's apart.
 void atForkPrepare() {

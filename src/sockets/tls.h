@@ -56,7 +56,8 @@ class TlsLink {
   // peer) or the socket's own errno. Data queued by queueLocked goes out first.
   ssize_t sendLocked(const void* data, size_t len);
   ssize_t recvLocked(void* data, size_t len);
-  // What the last EAGAIN waits for: POLLIN or POLLOUT.
+  // What the last EAGAIN waits for: POLLIN or POLLOUT. These three read state that the mutex
+  // guards: the caller holds it.
   short wantEvents() const { return want_; }
   bool handshakeDone() const { return handshakeDone_; }
   const std::string& error() const { return error_; }

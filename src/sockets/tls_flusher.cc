@@ -33,8 +33,11 @@ struct Flusher {
         mine = links;
       }
       std::vector<pollfd> fds{{wakeFd, POLLIN, 0}};
-      for (auto& [l, d] : mine)
+      for (auto& [l, d] : mine) {
+        // Under the link's mutex: its owner's transfers change both (a short hold: they never block).
+        std::lock_guard<std::mutex> lock(l->mutex());
         fds.push_back({l->fd(), static_cast<short>(l->wantEvents() ? l->wantEvents() : POLLIN), 0});
+      }
       (void)::poll(fds.data(), fds.size(), mine.empty() ? -1 : 50);
       uint64_t drained;
       if (fds[0].revents) (void)!::read(wakeFd, &drained, sizeof(drained));

@@ -376,6 +376,7 @@ struct Decoded {
   std::vector<std::string> errors;
   std::vector<std::pair<std::string, uint64_t>> digests;
   std::string lastStep;
+  std::string id;  // 'I': the unique id, from the id keeper (below)
   bool complete = false;
 };
 
@@ -396,6 +397,7 @@ Decoded decodeRecords(const std::string& in) {
       case 'E': d.errors.push_back(std::move(text)); break;
       case 'D': d.digests.emplace_back(std::move(text), value); break;
       case 'S': d.lastStep = std::move(text); break;
+      case 'I': d.id = std::move(text); break;
       case 'Z': d.complete = true; break;
       default: break;  // a tag this version does not know
     }
@@ -458,14 +460,120 @@ std::string threadStacks(pid_t pid) {
   return out;
 }
 
+// The unique id comes from a process of its own, which keeps the bootstrap root's thread alive
+// until the ranks are reaped (stopIdKeeper). The test process stays free of Weft's threads, so its
+// forks never copy a lock that another thread holds: under ASan, a rank forked while the root's
+// thread held the sanitizer's allocator lock hung in its first allocation.
+struct IdKeeper {
+  pid_t pid = -1;
+  int release = -1;  // closing it lets the keeper exit
+};
+
+[[noreturn]] void idKeeperMain(int idFd, int releaseFd) {
+  prctl(PR_SET_PDEATHSIG, SIGKILL);
+  ncclUniqueId id{};
+  const ncclResult_t r = ncclGetUniqueId(&id);
+  std::string out;
+  if (r == ncclSuccess) {
+    putRecord(&out, 'I', std::string(id.internal, sizeof(id.internal)), 0);
+  } else {
+    putRecord(&out, 'E', std::string("ncclGetUniqueId failed: ") + ncclGetErrorString(r) + ": " + lastError(nullptr),
+              0);
+  }
+  writeAll(idFd, out);
+  close(idFd);
+  char byte;
+  for (;;) {  // until the test process closes the pipe, or dies
+    const ssize_t n = read(releaseFd, &byte, 1);
+    if (n < 0 && errno == EINTR) continue;
+    break;
+  }
+  _exit(0);
+}
+
+bool startIdKeeper(ncclUniqueId* id, IdKeeper* keeper, std::string* error) {
+  int idPipe[2];
+  int releasePipe[2];
+  if (pipe2(idPipe, O_CLOEXEC) != 0) {
+    *error = std::string("pipe2: ") + strerror(errno);
+    return false;
+  }
+  if (pipe2(releasePipe, O_CLOEXEC) != 0) {
+    *error = std::string("pipe2: ") + strerror(errno);
+    close(idPipe[0]);
+    close(idPipe[1]);
+    return false;
+  }
+  fflush(stdout);
+  fflush(stderr);
+  const pid_t pid = fork();
+  if (pid == 0) {
+    close(idPipe[0]);
+    close(releasePipe[1]);
+    idKeeperMain(idPipe[1], releasePipe[0]);
+  }
+  close(idPipe[1]);
+  close(releasePipe[0]);
+  if (pid < 0) {
+    *error = std::string("fork: ") + strerror(errno);
+    close(idPipe[0]);
+    close(releasePipe[1]);
+    return false;
+  }
+  keeper->pid = pid;
+  keeper->release = releasePipe[1];
+  std::string data;
+  char buf[512];
+  pollfd pfd{idPipe[0], POLLIN, 0};
+  // ncclGetUniqueId binds a socket and starts a thread: seconds under a sanitizer, never 60.
+  const double deadline = nowSeconds() + 60;
+  while (nowSeconds() < deadline) {
+    const int n = poll(&pfd, 1, 100);
+    if (n < 0 && errno != EINTR) break;
+    if (n <= 0) continue;
+    const ssize_t got = read(idPipe[0], buf, sizeof(buf));
+    if (got > 0) {
+      data.append(buf, static_cast<size_t>(got));
+    } else if (got == 0 || errno != EINTR) {
+      break;
+    }
+  }
+  close(idPipe[0]);
+  const Decoded d = decodeRecords(data);
+  if (!d.errors.empty()) {
+    *error = d.errors.front();
+    return false;
+  }
+  if (d.id.size() != sizeof(id->internal)) {
+    *error = "the process that calls ncclGetUniqueId sent no id within 60 s";
+    return false;
+  }
+  memcpy(id->internal, d.id.data(), sizeof(id->internal));
+  return true;
+}
+
+void stopIdKeeper(IdKeeper* keeper) {
+  if (keeper->release >= 0) close(keeper->release);
+  keeper->release = -1;
+  if (keeper->pid > 0) {
+    int status = 0;
+    // The keeper exits at once when its pipe closes; a stuck one is killed rather than waited for.
+    for (int i = 0; i < 500 && waitpid(keeper->pid, &status, WNOHANG) == 0; ++i)
+      std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    if (kill(keeper->pid, SIGKILL) == 0) waitpid(keeper->pid, &status, 0);
+  }
+  keeper->pid = -1;
+}
+
 RunReport runProcs(int nranks, const std::function<void(RankCtx&)>& body, const RunOptions& opts) {
   RunReport report;
   const double t0 = nowSeconds();
   ncclUniqueId id{};
-  const ncclResult_t idr = ncclGetUniqueId(&id);
-  if (idr != ncclSuccess) {
-    report.failures.push_back(std::string("ncclGetUniqueId failed: ") + ncclGetErrorString(idr) + ": " +
-                              lastError(nullptr));
+  IdKeeper keeper;
+  std::string keeperError;
+  if (!startIdKeeper(&id, &keeper, &keeperError)) {
+    stopIdKeeper(&keeper);
+    report.failures.push_back(keeperError);
     return report;
   }
   fflush(stdout);
@@ -481,6 +589,7 @@ RunReport runProcs(int nranks, const std::function<void(RankCtx&)>& body, const 
     const pid_t pid = fork();
     if (pid == 0) {
       close(fds[0]);
+      close(keeper.release);
       for (const Child& c : children) close(c.fd);
       RankCtx ctx;
       ctx.rank = r;
@@ -555,6 +664,7 @@ RunReport runProcs(int nranks, const std::function<void(RankCtx&)>& body, const 
     std::this_thread::sleep_for(std::chrono::milliseconds(2));
   }
 
+  stopIdKeeper(&keeper);
   std::vector<DigestEntry> digests;
   for (Child& c : children) {
     if (c.fd >= 0) close(c.fd);

@@ -1,7 +1,9 @@
 // Entry point of both collective suites. Weft reads its environment once per process, so a
 // variant's settings (variants.cc) are set here, before any test runs:
 //   --weft-variant=NAME     run with that variant's environment; without --gtest_filter, run its
-//                           cases (CTest passes both: one case per test process)
+//                           cases (CTest passes both: one case per test process); with a negative
+//                           filter only (--gtest_filter=-PATTERNS), its cases less those
+//                           (tools/test_sanitizers.sh leaves out the large cases that way)
 //   --weft-list-variants    print the variant table resolved over this binary's cases (variants.h
 //                           has the format) and exit; nonzero when the table does not fit the binary
 // A run whose filter selects no test fails: a case that no longer exists must not pass as empty.
@@ -127,7 +129,12 @@ int main(int argc, char** argv) {
       cases.insert(c.test->fullName());
       if (c.disabledWhy.empty()) filter += (filter.empty() ? "" : ":") + c.test->fullName();
     }
-    if (GTEST_FLAG_GET(filter) == "*") GTEST_FLAG_SET(filter, filter.empty() ? "-*" : filter);
+    const std::string given = GTEST_FLAG_GET(filter);
+    if (given == "*") {
+      GTEST_FLAG_SET(filter, filter.empty() ? "-*" : filter);
+    } else if (given.size() > 1 && given[0] == '-' && !filter.empty()) {
+      GTEST_FLAG_SET(filter, filter + given);  // the variant's cases, less those the negative filter names
+    }
     ::testing::UnitTest::GetInstance()->listeners().Append(new VariantGuard(variantName, std::move(cases)));
     printf("variant %s:", variantName.c_str());
     for (const auto& [name, value] : weft_test::variantEnv(rv->variant)) printf(" %s=%s", name.c_str(), value.c_str());
