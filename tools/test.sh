@@ -64,7 +64,7 @@ fi
 
 # ---- sanitizers: ASan+UBSan (unit, threads, a procs subset) and TSan (unit, threads) --------------
 # tools/test_sanitizers.sh, docs/testing.md "Sanitizers": two more builds (-O1 -g1) and their runs,
-# about 20 minutes cold on 2 cores.
+# about 25 minutes cold on 2 cores.
 if [ "${WEFT_TEST_SANITIZERS:-1}" != 0 ]; then
   section "sanitizers"
   bash tools/test_sanitizers.sh
