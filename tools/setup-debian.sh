@@ -10,6 +10,10 @@ pkgs+=(gdb)
 # TLS for Weft's sockets (src/sockets/tls*): OpenSSL 3's headers to build it, its library to run it
 # (loaded at run time; libnccl.so.2 does not link it).
 pkgs+=(libssl-dev libssl3)
+# The IB network (transports/net/ib): libibverbs' headers to build it (the library is loaded at run
+# time). Its lab (tests/ib/lab, ctest label ib) boots QEMU guests with Debian's kernel and Soft-RoCE
+# and copies the verbs tools and the rxe provider into them.
+pkgs+=(libibverbs-dev qemu-system-x86 busybox-static cpio kmod rdma-core ibverbs-utils ibverbs-providers perftest)
 # The style checks (tools/check_style.sh, ctest label style) pin clang 14's formatter and linter.
 pkgs+=(clang-format-14 clang-tidy-14)
 # The fuzz targets (tests/fuzz/run.sh): clang 14 and its libFuzzer and sanitizer runtimes

@@ -109,8 +109,8 @@ std::string renderMarkdown() {
       "Weft reads none of these, so setting them changes nothing: `NCCL_CHECK_POINTERS` (a GPU "
       "communicator always checks that its buffers are memory its GPU reaches), "
       "`NCCL_IGNORE_CPU_AFFINITY`, `NCCL_LOCAL_REGISTER` and the thread-block limits of RCCL's DDA "
-      "kernels (`RCCL_DDA_MAX_BLOCKS`). `NCCL_IB_*` variables have no effect while `NCCL_NET=IB` "
-      "answers that the built-in IB network is not built yet.\n";
+      "kernels (`RCCL_DDA_MAX_BLOCKS`). Of the `NCCL_IB_*` variables, those listed above are read; "
+      "the others (adaptive routing, PCI relaxed ordering, merged NICs) are not.\n";
   return md;
 }
 

@@ -88,9 +88,10 @@ inline void fillPattern(std::vector<char>& v, uint32_t seed) {
 }
 
 // Sends every message of `sizes` at once (as many as the network takes) and checks that each
-// arrives intact with its size. Receives are posted `slack` bytes larger than the message.
+// arrives intact with its size. Receives are posted `slack` bytes larger than the message. With
+// registerBuffers every buffer is registered (regMr) first, as RDMA networks need.
 inline ::testing::AssertionResult transfer(net::Network* n, const Pair& p, const std::vector<size_t>& sizes,
-                                           size_t slack = 0) {
+                                           size_t slack = 0, bool registerBuffers = false) {
   size_t count = sizes.size();
   std::vector<std::vector<char>> out(count), in(count);
   for (size_t i = 0; i < count; ++i) {
@@ -98,20 +99,36 @@ inline ::testing::AssertionResult transfer(net::Network* n, const Pair& p, const
     fillPattern(out[i], static_cast<uint32_t>(i + 7));
     in[i].assign(sizes[i] + slack, 0);
   }
-  void* smh = nullptr;
-  void* rmh = nullptr;
+  std::vector<void*> smh(count, nullptr), rmh(count, nullptr);
+  struct Deregister {
+    net::Network* n;
+    const Pair& p;
+    std::vector<void*>& s;
+    std::vector<void*>& r;
+    ~Deregister() {
+      for (void* h : s)
+        if (h != nullptr) n->deregMr(p.send, h);
+      for (void* h : r)
+        if (h != nullptr) n->deregMr(p.recv, h);
+    }
+  } deregister{n, p, smh, rmh};
+  for (size_t i = 0; registerBuffers && i < count; ++i) {  // empty buffers need no registration
+    if ((!out[i].empty() && n->regMr(p.send, out[i].data(), out[i].size(), net::kPtrHost, &smh[i]) != ncclSuccess) ||
+        (!in[i].empty() && n->regMr(p.recv, in[i].data(), in[i].size(), net::kPtrHost, &rmh[i]) != ncclSuccess))
+      return ::testing::AssertionFailure() << "regMr of message " << i << " failed";
+  }
   std::vector<void*> sreq(count, nullptr), rreq(count, nullptr);
   std::vector<bool> sdone(count, false), rdone(count, false);
   size_t nextSend = 0, nextRecv = 0, finished = 0;
   auto start = Clock::now();
   while (finished < 2 * count) {
     if (nextSend < count) {
-      if (n->isend(p.send, out[nextSend].data(), sizes[nextSend], 0, smh, &sreq[nextSend]) != ncclSuccess)
+      if (n->isend(p.send, out[nextSend].data(), sizes[nextSend], 0, smh[nextSend], &sreq[nextSend]) != ncclSuccess)
         return ::testing::AssertionFailure() << "isend " << nextSend << " failed";
       if (sreq[nextSend] != nullptr) ++nextSend;
     }
     if (nextRecv < count) {
-      if (n->irecv(p.recv, in[nextRecv].data(), in[nextRecv].size(), 0, rmh, &rreq[nextRecv]) != ncclSuccess)
+      if (n->irecv(p.recv, in[nextRecv].data(), in[nextRecv].size(), 0, rmh[nextRecv], &rreq[nextRecv]) != ncclSuccess)
         return ::testing::AssertionFailure() << "irecv " << nextRecv << " failed";
       if (rreq[nextRecv] != nullptr) ++nextRecv;
     }

@@ -66,4 +66,11 @@ class Network {
 // candidate was refused.
 ncclResult_t selectNetwork(const char* netName, Network** out, std::string* why);
 
+// What a built-in network knows about its last failure on this thread (device, peer address, the
+// verbs or socket status), which the plugin ABI's bare result code cannot carry. The network sets
+// it where it fails; the proxy takes it (and clears it) when a call on that thread failed, and
+// adds it to the link's error. External plugins never set it.
+void setFailureDetail(const std::string& detail);
+std::string takeFailureDetail();
+
 }  // namespace weft::net

@@ -93,8 +93,10 @@ std::string Proxy::failureOf(const NetLink& link) {
 }
 
 void Proxy::fail(NetLink& link, ncclResult_t r, const char* call) {
+  std::string detail = takeFailureDetail();
   link.failure = link.what + ": the " + link.network->name() + " network failed (" + call + " returned " +
-                 ncclGetErrorString(r) + "; the peer process or its host may be gone)";
+                 ncclGetErrorString(r) +
+                 (detail.empty() ? "; the peer process or its host may be gone)" : ": " + detail + ")");
   // Not a warning by itself: a peer that destroyed its communicator closes its links too. The
   // executor reports the failure if an operation needed the link.
   WEFT_INFO(kLogNet, "%s", link.failure.c_str());

@@ -15,6 +15,10 @@
 #include "transports/net/network.h"
 #include "transports/net/plugin/adapter.h"
 #include "transports/net/socket/socket_net.h"
+#include "weft/build_config.h"
+#if WEFT_HAVE_VERBS
+#include "transports/net/ib/ib_net.h"
+#endif
 
 namespace weft::net {
 
@@ -40,7 +44,6 @@ Registry& registry() {
   return *r;
 }
 
-// Names of built-in networks that have a slot but no implementation yet.
 constexpr const char* kIbName = "IB";
 
 struct Version {
@@ -130,16 +133,26 @@ void loadPlugin(Registry& reg) {
   dlclose(lib);
 }
 
-void loadBuiltins(Registry& reg) {
-  reg.report.push_back(std::string(kIbName) + ": built-in, not built yet");
+void addBuiltin(Registry& reg, const char* name, const ncclNet_v12_t* table) {
   std::string why;
-  std::unique_ptr<Network> socket = adaptPlugin(WEFT_NET_NEWEST_VERSION, socketnet::socketNetTable(), "built-in", &why);
-  if (socket == nullptr) {
-    reg.report.push_back("Socket: built-in, unusable: " + why);
-    WEFT_WARN("the built-in Socket network is unusable: %s", why.c_str());
+  std::unique_ptr<Network> net = adaptPlugin(WEFT_NET_NEWEST_VERSION, table, "built-in", &why);
+  if (net == nullptr) {
+    reg.report.push_back(std::string(name) + ": built-in, unusable: " + why);
+    WEFT_WARN("the built-in %s network is unusable: %s", name, why.c_str());
     return;
   }
-  addNetwork(reg, std::move(socket), "built-in");
+  addNetwork(reg, std::move(net), "built-in");
+}
+
+// IB before Socket: with no NCCL_NET, a machine with an active RDMA port uses it, as NCCL does.
+void loadBuiltins(Registry& reg) {
+#if WEFT_HAVE_VERBS
+  addBuiltin(reg, kIbName, ib::ibNetTable());
+  for (const std::string& line : ib::ibDeviceReport()) reg.report.push_back("  " + line);
+#else
+  reg.report.push_back(std::string(kIbName) + ": not in this build (it was built without libibverbs headers)");
+#endif
+  addBuiltin(reg, "Socket", socketnet::socketNetTable());
 }
 
 void ensureLoaded(Registry& reg) {
@@ -166,6 +179,20 @@ std::string refused(const Registry& reg) {
   return text;
 }
 
+// What to look at when a network named by the user has no device: its own settings.
+std::string noDeviceHint(const Registry& reg, const Entry& e) {
+  std::string name = e.net->name();
+  if (strcasecmp(name.c_str(), "Socket") == 0) return "see NCCL_SOCKET_IFNAME and NCCL_SOCKET_FAMILY";
+  if (strcasecmp(name.c_str(), kIbName) == 0) {
+    std::string lines;
+    for (const std::string& line : reg.report)
+      if (line.rfind("  IB: ", 0) == 0) lines += (lines.empty() ? "" : "; ") + line.substr(2);
+    return (lines.empty() ? std::string("no RDMA port found") : lines) +
+           "; see NCCL_IB_HCA, NCCL_IB_DISABLE and NCCL_IB_GID_INDEX";
+  }
+  return "the plugin " + e.origin + " reported 0 devices";
+}
+
 }  // namespace
 
 ncclResult_t selectNetwork(const char* netName, Network** out, std::string* why) {
@@ -189,18 +216,19 @@ ncclResult_t selectNetwork(const char* netName, Network** out, std::string* why)
   for (const Entry& e : reg.nets) {
     if (strcasecmp(e.net->name(), want.c_str()) != 0) continue;
     if (e.ndev <= 0) {
-      *why = label +
-             ": that network has no usable device (for Socket: see NCCL_SOCKET_IFNAME and "
-             "NCCL_SOCKET_FAMILY)";
+      *why = label + ": that network has no usable device (" + noDeviceHint(reg, e) + ")";
       return ncclSystemError;
     }
     *out = e.net.get();
     return ncclSuccess;
   }
+#if !WEFT_HAVE_VERBS
   if (strcasecmp(want.c_str(), kIbName) == 0) {
-    *why = label + ": Weft's built-in IB network is not built yet; available: " + available(reg);
+    *why = label + ": this build of Weft has no IB network (it was built without libibverbs headers); available: " +
+           available(reg);
     return ncclInvalidUsage;
   }
+#endif
   *why = label + ": no network of that name; available: " + available(reg) + refused(reg);
   return ncclInvalidArgument;
 }
@@ -220,6 +248,9 @@ void resetNetworksForTesting() {
   reg.libraries.clear();
   reg.report.clear();
   reg.loaded = false;
+#if WEFT_HAVE_VERBS
+  ib::rediscoverDevicesForTesting();
+#endif
 }
 
 }  // namespace weft::net
