@@ -14,23 +14,30 @@
 #include "topology/describe.h"
 #include "topology/nccl_xml.h"
 #include "topology/system.h"
+#include "transports/net/network.h"
+#include "transports/net/plugin/loader.h"
 #include "tuning/calibration.h"
 #include "tuning/select.h"
 #include "tuning/tuner.h"
 #include "tuning/tuner_setup.h"
 #include "weft/build_config.h"
+#if WEFT_HAVE_VERBS
+#include "transports/net/ib/ib_net.h"
+#endif
 
 namespace {
 
 void usage(FILE* to) {
   std::fprintf(to,
-               "usage: weft-info [--markdown | --json | --algorithms | --topology | --topology-xml |\n"
+               "usage: weft-info [--markdown | --json | --algorithms | --networks | --topology | --topology-xml |\n"
                "                  --tuning [--nranks N] [--nhosts H] | --calibrate] [-o FILE]\n"
                "  (no option)  this build, its algorithms, and every environment variable Weft reads,\n"
                "               with the value in effect now\n"
                "  --markdown   docs/env.md, the reference of those variables\n"
                "  --json       the same facts as the plain listing, for scripts\n"
                "  --algorithms the registered algorithms: their names, what they run and when\n"
+               "  --networks   the networks Weft can use (plugin, IB, Socket), their devices, the RDMA\n"
+               "               ports with their GID tables, and the one NCCL_NET would choose\n"
                "  --topology   the machine as Weft sees it: hwloc's detection merged under\n"
                "               NCCL_TOPO_FILE when that is set\n"
                "  --topology-xml  the same topology as NCCL topology XML (what NCCL_TOPO_DUMP_FILE gets)\n"
@@ -42,6 +49,35 @@ void usage(FILE* to) {
                "               for the calibration lock), print them with the machine's load, and\n"
                "               write the cache file (marked provisional when the machine was loaded)\n"
                "  -o FILE      write to FILE instead of stdout\n");
+}
+
+// --networks: every network considered, the RDMA ports and GIDs, and the choice under NCCL_NET.
+std::string renderNetworks(int* status) {
+  std::string t = "Networks (in preference order; NCCL_NET picks one by name):\n";
+  for (const std::string& line : weft::net::networkReport()) t += "  " + line + "\n";
+#if WEFT_HAVE_VERBS
+  std::vector<std::string> gids = weft::net::ib::ibGidReport();
+  if (!gids.empty()) {
+    t += "RDMA ports in use and their GID tables:\n";
+    for (const std::string& line : gids) t += "  " + line + "\n";
+  }
+#endif
+  weft::net::Network* net = nullptr;
+  std::string why;
+  if (weft::net::selectNetwork(nullptr, &net, &why) != ncclSuccess) {
+    *status = 1;
+    return t + "Chosen: none: " + why + "\n";
+  }
+  int ndev = 0;
+  (void)net->devices(&ndev);
+  t += std::string("Chosen: ") + net->name() + ", " + std::to_string(ndev) + " device(s):\n";
+  for (int d = 0; d < ndev; ++d) {
+    weft::net::Properties p;
+    if (net->getProperties(d, &p) != ncclSuccess) continue;
+    t += "  device " + std::to_string(d) + ": " + p.name + (p.port > 0 ? " port " + std::to_string(p.port) : "") +
+         ", " + std::to_string(p.speedMbps) + " Mbit/s" + (p.pciPath.empty() ? "" : ", " + p.pciPath) + "\n";
+  }
+  return t;
 }
 
 // Backends compiled into this build: host mode always, plus the GPU one if any.
@@ -301,7 +337,17 @@ std::string renderTuning(int nranks, int nhosts) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  enum class Mode { Text, Markdown, Json, Algorithms, Topology, TopologyXml, Tuning, Calibrate } mode = Mode::Text;
+  enum class Mode {
+    Text,
+    Markdown,
+    Json,
+    Algorithms,
+    Networks,
+    Topology,
+    TopologyXml,
+    Tuning,
+    Calibrate
+  } mode = Mode::Text;
   int nranks = 4, nhosts = 1;
   const char* outPath = nullptr;
   for (int i = 1; i < argc; ++i) {
@@ -312,6 +358,8 @@ int main(int argc, char** argv) {
       mode = Mode::Json;
     } else if (arg == "--algorithms") {
       mode = Mode::Algorithms;
+    } else if (arg == "--networks") {
+      mode = Mode::Networks;
     } else if (arg == "--topology") {
       mode = Mode::Topology;
     } else if (arg == "--topology-xml") {
@@ -355,7 +403,8 @@ int main(int argc, char** argv) {
       text = weft::topo::topologyToXmlText(sys->topology);
     }
   } else {
-    text = mode == Mode::Tuning       ? renderTuning(nranks, nhosts)
+    text = mode == Mode::Networks     ? renderNetworks(&status)
+           : mode == Mode::Tuning     ? renderTuning(nranks, nhosts)
            : mode == Mode::Calibrate  ? renderCalibration()
            : mode == Mode::Markdown   ? weft::param::renderMarkdown()
            : mode == Mode::Json       ? renderJson()

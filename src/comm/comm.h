@@ -105,6 +105,7 @@ struct ncclComm {
   weft::ConnectionTable connections;
   weft::net::Network* network = nullptr;  // set when some peer is reached over the network
   int netDevices = 0;
+  std::vector<int> netDeviceOrder;                    // the devices channels use, closest first (comm/net_devices.h)
   std::vector<weft::topo::RankPlacement> placements;  // every rank's, gathered at init
   weft::DirectAreas direct{
       &agreed.ddaSendbufBytes};  // staging areas of the direct lane (DDA, low precision), made on first use

@@ -46,7 +46,8 @@ std::unique_ptr<Connection> makeConnection(ncclComm* comm, const ConnectionId& i
     // stride only adds room: the payload never reaches the trailer.
     spec.slotBytes = comm->slotBytes + kNetTrailerBytes;
     spec.network = comm->network;
-    spec.device = comm->netDevices > 0 ? id.channel % comm->netDevices : 0;
+    spec.device = comm->netDeviceOrder.empty() ? 0
+                                               : comm->netDeviceOrder[size_t(id.channel) % comm->netDeviceOrder.size()];
     spec.bootstrap = comm->bootstrap.get();
     spec.ownerBell = comm->peers.self();
     spec.peerHost = comm->ranks[peer].hostName;

@@ -21,6 +21,7 @@
 #include "comm/comm_error.h"
 #include "comm/comm_registry.h"
 #include "comm/connect.h"
+#include "comm/net_devices.h"
 #include "gpu_executor/gpu_executor.h"
 #include "runtime/device_runtime.h"
 #include "topology/placement_query.h"
@@ -83,8 +84,16 @@ ncclResult_t selectNetworkIfNeeded(ncclComm* comm) {
   if (r != ncclSuccess || comm->netDevices < 1)
     return setError(comm, r != ncclSuccess ? r : ncclSystemError, "init of rank %d: the %s network has no devices",
                     comm->rank, comm->network->name());
-  WEFT_INFO(kLogInit | kLogNet, "rank %d uses the %s network (%d devices) for peers on other hosts", comm->rank,
-            comm->network->name(), comm->netDevices);
+  topo::RankPlacement me{};
+  WEFT_CHECK(topo::localRankPlacement("", &me));
+  comm->netDeviceOrder = orderNetDevices(netDeviceSites(comm->network, comm->netDevices), me);
+  std::string order;
+  for (int d : comm->netDeviceOrder) {
+    if (!order.empty()) order += ',';
+    order += std::to_string(d);
+  }
+  WEFT_INFO(kLogInit | kLogNet, "rank %d uses the %s network (%d devices; channels take them in the order %s)",
+            comm->rank, comm->network->name(), comm->netDevices, order.c_str());
   return ncclSuccess;
 }
 

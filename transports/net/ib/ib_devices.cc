@@ -240,6 +240,23 @@ void rediscoverForTesting() {
   gDiscovered = nullptr;
 }
 
+std::vector<std::string> gidTableLines(const Device* dev) {
+  std::vector<std::string> out;
+  std::string why;
+  const VerbsLibrary* v = loadVerbs(&why);
+  if (v == nullptr) return out;
+  static const uint8_t zero[16] = {};
+  for (int i = 0; i < dev->portAttr.gid_tbl_len && i < 256; ++i) {
+    ibv_gid g{};
+    if (v->queryGid(dev->context, uint8_t(dev->port), i, &g) != 0 || memcmp(g.raw, zero, 16) == 0) continue;
+    int version = dev->linkLayer == IBV_LINK_LAYER_ETHERNET ? gidRoceVersion(dev->name, dev->port, i) : 0;
+    out.push_back("GID " + std::to_string(i) + ": " + gidToString(g.raw) +
+                  (version > 0 ? " (RoCE v" + std::to_string(version) + ")" : "") +
+                  (i == dev->gidIndex ? "  <- used" : ""));
+  }
+  return out;
+}
+
 namespace {
 
 ncclResult_t finishRegistration(Device* dev, ibv_mr* mr, uintptr_t begin, uintptr_t end, const char* what,

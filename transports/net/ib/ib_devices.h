@@ -58,6 +58,10 @@ const std::vector<Device*>& devices(std::vector<std::string>* report = nullptr);
 // devices stay allocated: connections and registrations may still point at them.
 void rediscoverForTesting();
 
+// The non-empty entries of dev's GID table, one line each (index, RoCE version, address), the one
+// in use marked; weft-info --networks prints them.
+std::vector<std::string> gidTableLines(const Device* dev);
+
 // Registers [data, data + size) on dev (or finds a registration that covers it).
 ncclResult_t registerMemory(Device* dev, void* data, size_t size, Registration** out);
 ncclResult_t registerDmabuf(Device* dev, void* data, size_t size, uint64_t offset, int fd, Registration** out);

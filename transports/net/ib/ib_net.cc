@@ -187,6 +187,17 @@ std::vector<std::string> ibDeviceReport() {
   return report;
 }
 
+std::vector<std::string> ibGidReport() {
+  std::vector<std::string> out;
+  for (const Device* d : devices()) {
+    out.push_back(d->label() + (d->linkLayer == IBV_LINK_LAYER_ETHERNET
+                                    ? " (RoCE)"
+                                    : " (InfiniBand, LID " + std::to_string(d->portAttr.lid) + ")"));
+    for (const std::string& line : gidTableLines(d)) out.push_back("  " + line);
+  }
+  return out;
+}
+
 void rediscoverDevicesForTesting() { rediscoverForTesting(); }
 
 }  // namespace weft::net::ib

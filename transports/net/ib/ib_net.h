@@ -16,6 +16,9 @@ const ncclNet_v12_t* ibNetTable();
 // One line per RDMA port considered and whether it is used (weft-info, NCCL_DEBUG=INFO).
 std::vector<std::string> ibDeviceReport();
 
+// Each usable device's GID table (see gidTableLines), under a line naming the device.
+std::vector<std::string> ibGidReport();
+
 // Forgets the discovered devices, so that the next use discovers again under the current
 // parameters (the loader's resetNetworksForTesting).
 void rediscoverDevicesForTesting();
