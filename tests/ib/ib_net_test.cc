@@ -296,6 +296,37 @@ TEST_F(IbNetTest, RegistrationsShareAndOutliveEachOther) {
   weft::nettest::closePair(net.get(), &p);
 }
 
+// deregMr while a transfer is in flight: the memory stays registered until the request completes.
+TEST_F(IbNetTest, DeregistrationWaitsForRequestsInFlight) {
+  auto net = open();
+  ASSERT_NE(net, nullptr);
+  Pair p;
+  ASSERT_TRUE(weft::nettest::connectPair(net.get(), 0, &p));
+  std::vector<char> out(4 * kMiB, 0x17), in(4 * kMiB);
+  void *smh = nullptr, *rmh = nullptr, *rreq = nullptr, *sreq = nullptr;
+  ASSERT_EQ(net->regMr(p.send, out.data(), out.size(), weft::net::kPtrHost, &smh), ncclSuccess);
+  ASSERT_EQ(net->regMr(p.recv, in.data(), in.size(), weft::net::kPtrHost, &rmh), ncclSuccess);
+  ASSERT_EQ(net->irecv(p.recv, in.data(), in.size(), 0, rmh, &rreq), ncclSuccess);
+  ASSERT_NE(rreq, nullptr);
+  EXPECT_EQ(net->deregMr(p.recv, rmh), ncclSuccess);
+  auto start = weft::nettest::Clock::now();
+  while (sreq == nullptr) {
+    ASSERT_EQ(net->isend(p.send, out.data(), out.size(), 0, smh, &sreq), ncclSuccess);
+    ASSERT_FALSE(weft::nettest::pastSeconds(start, 20));
+  }
+  EXPECT_EQ(net->deregMr(p.send, smh), ncclSuccess);
+  int sdone = 0, rdone = 0;
+  size_t size = 0;
+  while (!sdone || !rdone) {
+    if (!sdone) ASSERT_EQ(net->test(sreq, &sdone, &size), ncclSuccess);
+    if (!rdone) ASSERT_EQ(net->test(rreq, &rdone, &size), ncclSuccess);
+    ASSERT_FALSE(weft::nettest::pastSeconds(start, 30));
+  }
+  EXPECT_EQ(size, out.size());
+  EXPECT_EQ(in, out);
+  weft::nettest::closePair(net.get(), &p);
+}
+
 TEST_F(IbNetTest, HcaSelection) {
   std::string report;
   const std::string name = ib::devices()[0]->name;

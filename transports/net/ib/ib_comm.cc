@@ -33,6 +33,9 @@ const VerbsLibrary& verbs() {
 Comm::~Comm() {
   const VerbsLibrary& v = verbs();
   for (ibv_qp* qp : qps_) (void)v.destroyQp(qp);
+  // Requests still in flight are abandoned with their QPs: their memory may go.
+  for (Request& r : requests_)
+    if (r.used) endUse(r.reg);
   if (cq_ != nullptr) (void)v.destroyCq(cq_);
   releaseMemory(fifoReg_);
   std::free(fifo_);
@@ -205,6 +208,8 @@ ncclResult_t Comm::isend(void* data, size_t size, Registration* reg, Request** o
   r.used = true;
   r.partsLeft = parts;
   r.size = size;
+  r.reg = reg;
+  beginUse(reg);
   ++seq_;
   *out = &r;
   return ncclSuccess;
@@ -248,6 +253,8 @@ ncclResult_t Comm::irecv(void* data, size_t size, Registration* reg, Request** o
   r.used = true;
   r.partsLeft = parts;
   r.size = 0;
+  r.reg = reg;
+  beginUse(reg);
   ++seq_;
   *out = &r;
   return ncclSuccess;
@@ -315,6 +322,8 @@ ncclResult_t Comm::test(Request* r, int* done, size_t* size) {
     *done = 1;
     if (size != nullptr) *size = r->size;
     r->used = false;
+    endUse(r->reg);
+    r->reg = nullptr;
     return ncclSuccess;
   }
   if (!failure_.empty()) return fail(ncclRemoteError, failure_);

@@ -61,6 +61,7 @@ struct Request {
   bool used = false;
   int partsLeft = 0;
   size_t size = 0;
+  Registration* reg = nullptr;  // kept registered until the request completes
 };
 
 class Comm {

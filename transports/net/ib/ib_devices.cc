@@ -317,16 +317,43 @@ ncclResult_t registerDmabuf(Device* dev, void* data, size_t size, uint64_t offse
   return finishRegistration(dev, mr, begin, begin + size, "dmabuf registration", out);
 }
 
-void releaseMemory(Registration* reg) {
-  if (reg == nullptr) return;
+namespace {
+
+// With dev->mu held: deregisters reg once nothing holds or uses it.
+void destroyIfUnused(Registration* reg) {
+  if (reg->refs > 0 || reg->inflight > 0) return;
   Device* dev = reg->device;
-  std::lock_guard<std::mutex> lock(dev->mu);
-  if (--reg->refs > 0) return;
   auto it = dev->registrations.find(reg->begin);
   if (it != dev->registrations.end() && it->second == reg) dev->registrations.erase(it);
   std::string why;
   if (const VerbsLibrary* v = loadVerbs(&why)) (void)v->deregMr(reg->mr);
   delete reg;
+}
+
+}  // namespace
+
+void releaseMemory(Registration* reg) {
+  if (reg == nullptr) return;
+  std::lock_guard<std::mutex> lock(reg->device->mu);
+  --reg->refs;
+  // A released range is no longer offered to new regMr calls, even while requests still use it.
+  auto it = reg->device->registrations.find(reg->begin);
+  if (reg->refs == 0 && it != reg->device->registrations.end() && it->second == reg)
+    reg->device->registrations.erase(it);
+  destroyIfUnused(reg);
+}
+
+void beginUse(Registration* reg) {
+  if (reg == nullptr) return;
+  std::lock_guard<std::mutex> lock(reg->device->mu);
+  ++reg->inflight;
+}
+
+void endUse(Registration* reg) {
+  if (reg == nullptr) return;
+  std::lock_guard<std::mutex> lock(reg->device->mu);
+  --reg->inflight;
+  destroyIfUnused(reg);
 }
 
 std::string asyncFailure(Device* dev, uint32_t qpNum) {

@@ -17,12 +17,15 @@ namespace weft::net::ib {
 struct Device;
 
 // One registration: a page-aligned range registered once and shared by every regMr that falls
-// inside it (the proxy registers each FIFO once; users may register overlapping buffers).
+// inside it (the proxy registers each FIFO once; users may register overlapping buffers). It is
+// deregistered when the last handle is released and no request in flight still uses it, so a
+// deregMr that races a transfer never pulls the memory from under the HCA.
 struct Registration {
   Device* device = nullptr;
   ibv_mr* mr = nullptr;
   uintptr_t begin = 0, end = 0;
-  int refs = 0;
+  int refs = 0;      // handles given out by regMr
+  int inflight = 0;  // requests posted with it and not yet completed (or abandoned by a close)
 };
 
 struct Device {
@@ -66,6 +69,9 @@ std::vector<std::string> gidTableLines(const Device* dev);
 ncclResult_t registerMemory(Device* dev, void* data, size_t size, Registration** out);
 ncclResult_t registerDmabuf(Device* dev, void* data, size_t size, uint64_t offset, int fd, Registration** out);
 void releaseMemory(Registration* reg);
+// A request using reg was posted / has completed or been abandoned. Both take dev->mu.
+void beginUse(Registration* reg);
+void endUse(Registration* reg);
 
 // Reads the device's pending asynchronous events (rate-limited) and records port and QP
 // failures. Returns the failure that concerns qpNum on dev, or an empty string.
