@@ -2,12 +2,14 @@
 // The thread that runs the communicator's operations finds and adds them; any other thread may
 // sum their memory (weftCommDumpState) or shut them down (ncclCommAbort) meanwhile. Those walks
 // and every change of the map hold mutex_; find does not, since only the owning thread, the one
-// that adds, calls it, and the other threads only read.
+// that adds, calls it, and the other threads only read. The handshake list is the owning thread's
+// alone: the host executor's record of links whose setup it began and still drives.
 #pragma once
 #include <cstdint>
 #include <memory>
 #include <mutex>
 #include <unordered_map>
+#include <vector>
 
 #include "transports/connection.h"
 
@@ -29,6 +31,8 @@ class ConnectionTable {
     table_[key(conn->id(), conn->isSender())] = std::move(conn);
     return raw;
   }
+  // Links of this table, not yet connected, that the host executor moves on in every pass.
+  std::vector<Connection*>& handshakes() { return handshakes_; }
   size_t size() const {
     std::lock_guard<std::mutex> lock(mutex_);
     return table_.size();
@@ -46,12 +50,14 @@ class ConnectionTable {
   }
   void clear() {
     std::lock_guard<std::mutex> lock(mutex_);
+    handshakes_.clear();
     table_.clear();
   }
 
  private:
   mutable std::mutex mutex_;
   std::unordered_map<uint64_t, std::unique_ptr<Connection>> table_;
+  std::vector<Connection*> handshakes_;
 };
 
 }  // namespace weft

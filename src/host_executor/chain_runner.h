@@ -4,9 +4,11 @@
 // start() turns a program into chains (program.h: sortIntoChains), one cursor each; pass() tries
 // every unfinished chain once, and each moves as many pieces as its links allow, never blocking.
 // A piece moves only when every link its step names can take it (each receive link has a message,
-// each send link room), so a piece is never half done. Waiting, sleeping, liveness and timeouts
-// are the caller's business (host_executor.cc), as is stepping several ranks' runners from one
-// thread (the unit tests), which is what makes a deadlock there deterministic.
+// each send link room), so a piece is never half done. Links are set up on first use, and every
+// pass also moves on every handshake still under way, not only those of the steps at hand.
+// Waiting, sleeping, liveness and timeouts are the caller's business (host_executor.cc), as is
+// stepping several ranks' runners from one thread (the unit tests), which is what makes a
+// deadlock there deterministic.
 #pragma once
 #include <algorithm>
 #include <span>
@@ -37,8 +39,8 @@ class ChainRunner {
   void start(const Program& prog, std::span<const Task> tasks);
   // One attempt at every unfinished chain. True when anything moved (a barrier arrival counts).
   bool pass() {
-    bool moved = false;
     progressed_ = false;
+    bool moved = handshaking_ && progressHandshakes();
     for (Cur& c : cursors_)
       if (!c.finished) moved |= c.multiPeer ? advance<TreePeers>(c) : advance<OnePeer>(c);
     return moved || progressed_;
@@ -88,6 +90,11 @@ class ChainRunner {
   bool movesData(const Sequence& s) const;
   template <class Peers>
   bool openReceives(Cur& c, const Sequence& s, ncclComm* comm);
+  template <class Peers>
+  bool receivesFrom(const Sequence& s, int i) const;
+  void noteHandshake(ncclComm* comm, Link* link);
+  bool progressHandshakes();
+  std::string userOf(ncclComm* comm, const Link* link) const;
   bool connect(const Cur& c, ncclComm* comm, Link* const* rx, int nIn, Link* const* tx, int nOut, bool* moved);
   bool advanceDirect(Cur& c, const Task& t, const Step& st);
   template <class Peers>
@@ -113,7 +120,8 @@ class ChainRunner {
   std::string errorText_;
   ncclComm* mismatchComm_ = nullptr;
   bool setupPending_ = false;
-  bool progressed_ = false;  // a pass made progress that moved no cursor (a barrier arrival)
+  bool handshaking_ = false;  // some comm of the run has a link in fabric_.handshakes(comm)
+  bool progressed_ = false;   // a pass made progress that moved no cursor (a barrier arrival)
 };
 
 template <StepFabric Fabric>
@@ -140,6 +148,8 @@ void ChainRunner<Fabric>::start(const Program& prog, std::span<const Task> tasks
     i = j;
   }
   unfinished_ = cursors_.size();
+  handshaking_ = false;
+  for (ncclComm* comm : comms_) handshaking_ |= !fabric_.handshakes(comm).empty();
 }
 
 template <StepFabric Fabric>
@@ -243,7 +253,11 @@ bool ChainRunner<Fabric>::movesData(const Sequence& s) const {
 }
 
 // The receiving side creates its FIFOs as soon as the sequence starts, whatever the first step
-// is: its sender may be blocked on exactly such a FIFO before this rank receives anything.
+// is: its sender may be blocked on exactly such a FIFO before this rank receives anything. A link
+// the sequence will receive on joins the handshakes every pass moves on: over some networks the
+// sender's connect completes only once this side accepts, while this rank's own steps may send
+// for a while first (a ring's first step). One it will not receive on is left as it is: its
+// sender does not connect in this operation.
 template <StepFabric Fabric>
 template <class Peers>
 bool ChainRunner<Fabric>::openReceives(Cur& c, const Sequence& s, ncclComm* comm) {
@@ -256,8 +270,77 @@ bool ChainRunner<Fabric>::openReceives(Cur& c, const Sequence& s, ncclComm* comm
       fail(comm, r, why);
       return false;
     }
+    if (!created && receivesFrom<Peers>(s, i)) noteHandshake(comm, c.recvs[i]);
   }
   return true;
+}
+
+// Whether some step of s that moves data receives from its i-th receive peer.
+template <StepFabric Fabric>
+template <class Peers>
+bool ChainRunner<Fabric>::receivesFrom(const Sequence& s, int i) const {
+  for (uint32_t k = 0; k < s.nSteps; ++k) {
+    const Step& st = prog_->steps[s.firstStep + k];
+    if (st.count > 0 && stepReceives(st.op) && (Peers::mask(st, false) & (1u << i))) return true;
+  }
+  return false;
+}
+
+template <StepFabric Fabric>
+void ChainRunner<Fabric>::noteHandshake(ncclComm* comm, Link* link) {
+  std::vector<Link*>& pending = fabric_.handshakes(comm);
+  if (std::find(pending.begin(), pending.end(), link) == pending.end()) pending.push_back(link);
+  handshaking_ = true;
+}
+
+// One attempt at every handshake of the run's communicators still under way, whichever step needs
+// it: NCCL drives all of a setup's connects and accepts side by side, and a network whose connect
+// waits for the peer's accept (aws-ofi-nccl) deadlocks when each rank only drives the link its
+// current step sends on. Costs nothing once every link is up (handshaking_ is false). True when a
+// link came up.
+template <StepFabric Fabric>
+bool ChainRunner<Fabric>::progressHandshakes() {
+  bool moved = false, left = false;
+  for (ncclComm* comm : comms_) {
+    std::vector<Link*>& pending = fabric_.handshakes(comm);
+    for (size_t i = 0; i < pending.size();) {
+      Link* link = pending[i];
+      bool ready = link->connected();
+      if (!ready) {
+        std::string why;
+        ncclResult_t r = link->tryConnect(&ready, &why);
+        if (r != ncclSuccess) {
+          fail(comm, r, why + " while " + userOf(comm, link));
+          return moved;
+        }
+        moved |= ready;
+      }
+      if (ready) {
+        pending[i] = pending.back();
+        pending.pop_back();
+      } else {
+        ++i;
+      }
+    }
+    left |= !pending.empty();
+  }
+  handshaking_ = left;
+  setupPending_ |= left;
+  return moved;
+}
+
+// What the run does with a link whose handshake failed, for the error: the cursor that holds it,
+// else the communicator's first unfinished one.
+template <StepFabric Fabric>
+std::string ChainRunner<Fabric>::userOf(ncclComm* comm, const Link* link) const {
+  const Cur* first = nullptr;
+  for (const Cur& c : cursors_) {
+    if (c.finished || taskOf(c).comm != comm) continue;
+    for (int i = 0; i < kMaxSeqPeers; ++i)
+      if (c.sends[i] == link || c.recvs[i] == link) return describe(c);
+    if (first == nullptr) first = &c;
+  }
+  return first != nullptr ? describe(*first) : "rank " + std::to_string(comm->rank) + " runs an operation";
 }
 
 // Every link a step uses progresses its setup in the same pass: over the network, the peer's side
@@ -278,6 +361,7 @@ bool ChainRunner<Fabric>::connect(const Cur& c, ncclComm* comm, Link* const* rx,
       fail(comm, r, why + " while " + describe(c));
       return false;
     }
+    if (!ready) noteHandshake(comm, link);
     pending |= !ready;
     *moved |= ready;
   }

@@ -19,6 +19,7 @@ class ConnectionFabric {
   Connection* link(ncclComm* comm, const Sequence& s, int peer, bool sender) {
     return getConnection(comm, s.lane, s.channel, peer, sender, comm->laneSlots(s.lane));
   }
+  std::vector<Connection*>& handshakes(ncclComm* comm) { return comm->connections.handshakes(); }
   DirectProgress direct(const Task& t, const Step& st, size_t* phase, std::string* why) {
     return advanceDirectStep(t, st, phase, why);
   }

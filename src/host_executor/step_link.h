@@ -39,11 +39,14 @@ concept StepLink = requires(L& l, const L& cl, bool* ready, std::string* why, si
 };
 
 // A rank's links, made on first use, and its direct lane (direct_exec.h has the meanings).
+// handshakes(comm) is where the core keeps comm's links whose setup it began and must finish; it
+// lives as long as the links, across runs.
 template <class F>
 concept StepFabric = StepLink<typename F::Link> &&
     requires(F& f, ncclComm* comm, const Sequence& s, int peer, bool sender, const Task& t, const Step& st,
              size_t* phase, std::string* why, std::vector<int>* waitingOn) {
   { f.link(comm, s, peer, sender) } -> std::same_as<typename F::Link*>;
+  { f.handshakes(comm) } -> std::same_as<std::vector<typename F::Link*>&>;
   { f.direct(t, st, phase, why) } -> std::same_as<DirectProgress>;
   { f.describeDirect(t, st, *phase, waitingOn) } -> std::same_as<std::string>;
 };

@@ -1,10 +1,16 @@
 // An example external network plugin for the loader tests: one TCP socket per connection over
 // 127.0.0.1, built against nothing but transports/net/net_abi.h.
 //
-// Built three ways (tests/net/CMakeLists.txt):
+// Built four ways (tests/net/CMakeLists.txt):
 //   libnccl-net-example.so     exports ncclNetPlugin_v8 only (the loader must fall back to it)
 //   libnccl-net-examplenew.so  WEFT_EXAMPLE_NEWEST: exports ncclNetPlugin_v8 and ncclNetPlugin_v12
 //   libnccl-net-failinit.so    WEFT_EXAMPLE_FAIL_INIT: init reports ncclSystemError
+//   libnccl-net-acceptfirst.so WEFT_EXAMPLE_CONNECT_AFTER_ACCEPT (and _NEWEST), "AcceptFirst":
+//                              connect completes only once the peer's accept has taken the
+//                              connection, as in aws-ofi-nccl, whose connect waits for the answer
+//                              its peer's accept sends. accept writes one byte back on the new
+//                              socket and connect returns a null comm until it has read it, so the
+//                              order holds between processes too.
 // Closing a connection appends "<send|recv> api=v<N> bytes=<count>" to the file named by
 // WEFT_EXAMPLE_NET_STATS, N being the ABI version whose functions moved the bytes.
 #include <arpa/inet.h>
@@ -27,6 +33,13 @@
 namespace {
 
 constexpr int kMaxRequests = 8;
+#ifdef WEFT_EXAMPLE_CONNECT_AFTER_ACCEPT
+constexpr bool kConnectAfterAccept = true;
+const char kName[] = "AcceptFirst";
+#else
+constexpr bool kConnectAfterAccept = false;
+const char kName[] = "Example";
+#endif
 
 struct Comm;
 struct Request {
@@ -137,11 +150,24 @@ ncclResult_t connectCommon(void* handle, void** sendComm) {
   int err = 0;
   socklen_t len = sizeof(err);
   getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len);
-  h->connectFd = 0;
   if (err != 0) {
+    h->connectFd = 0;
     close(fd);
     return ncclRemoteError;
   }
+  if (kConnectAfterAccept) {
+    // The kernel completes the TCP handshake on its own; the byte says the peer's accept ran.
+    char ack = 0;
+    ssize_t n = recv(fd, &ack, 1, MSG_DONTWAIT);
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) return ncclSuccess;
+    if (n != 1) {
+      h->connectFd = 0;
+      close(fd);
+      EXAMPLE_WARN("example network: the peer closed the connection before accepting it");
+      return ncclRemoteError;
+    }
+  }
+  h->connectFd = 0;
   *sendComm = newComm(fd, true);
   return ncclSuccess;
 }
@@ -150,6 +176,14 @@ ncclResult_t acceptCommon(void* listenComm, void** recvComm) {
   *recvComm = nullptr;
   int fd = accept4(*static_cast<int*>(listenComm), nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
   if (fd < 0) return (errno == EAGAIN || errno == EWOULDBLOCK) ? ncclSuccess : ncclSystemError;
+  if (kConnectAfterAccept) {
+    // A new socket's send buffer is empty, so the one byte goes at once or the socket is broken.
+    const char ack = 1;
+    if (send(fd, &ack, 1, MSG_DONTWAIT | MSG_NOSIGNAL) != 1) {
+      close(fd);
+      return ncclSystemError;
+    }
+  }
   *recvComm = newComm(fd, false);
   return ncclSuccess;
 }
@@ -305,12 +339,12 @@ ncclResult_t setNetAttr(void*, ncclNetAttr_v12_t*) { return ncclSuccess; }
 
 // extern "C" without braces also gives these const tables external linkage.
 extern "C" __attribute__((visibility("default"))) const ncclNet_v8_t ncclNetPlugin_v8 = {
-    "Example", initV8,  devices, propsV8, listenV8,  connectV8, acceptV8,    regMr,       regMrDmaBuf,   deregMr,
-    isendV8,   irecvV8, iflush,  test,    closeComm, closeComm, closeListen, getDeviceMr, irecvConsumed,
+    kName,   initV8,  devices, propsV8, listenV8,  connectV8, acceptV8,    regMr,       regMrDmaBuf,   deregMr,
+    isendV8, irecvV8, iflush,  test,    closeComm, closeComm, closeListen, getDeviceMr, irecvConsumed,
 };
 #ifdef WEFT_EXAMPLE_NEWEST
 extern "C" __attribute__((visibility("default"))) const ncclNet_v12_t ncclNetPlugin_v12 = {
-    "Example",   initV12,     devices,       propsV12,    listenV12, connectV12, acceptV12, regMr,
+    kName,       initV12,     devices,       propsV12,    listenV12, connectV12, acceptV12, regMr,
     regMrDmaBuf, deregMr,     isendV12,      irecvV12,    iflush,    test,       closeComm, closeComm,
     closeListen, getDeviceMr, irecvConsumed, makeVDevice, finalize,  setNetAttr,
 };

@@ -3,7 +3,9 @@
 // thread: a FIFO per (lane, channel, sender, receiver) with as few slots as a test asks for (tiny
 // FIFOs are what expose a schedule that needs more room than its peer can free), and every rank's
 // direct-lane staging data and arrival counter in plain memory. Nothing here moves data or
-// decides anything the executor does; it only stands in for shared memory.
+// decides anything the executor does; it only stands in for shared memory. Links are connected
+// from the start, or, on request, set up by the handshake of a network whose connect completes
+// only after the peer's accept (MemHandshake).
 #pragma once
 #include <atomic>
 #include <cstddef>
@@ -55,15 +57,52 @@ class MemFifo {
   uint64_t head_ = 0, tail_ = 0;
 };
 
-// One side of a MemFifo, as the stepping core uses a link (step_link.h). Always connected.
+// The setup of one link over a network like aws-ofi-nccl's, where connect completes only after
+// the peer's accept has taken the connection: the receiver's first try listens and hands its
+// handle over, the sender's first try after that starts connecting, the receiver's next try
+// after that accepts, and only the sender's next try after the accept completes. Each of those
+// moves counts as an event (progress for the deadlock check) though no message moves.
+class MemHandshake {
+ public:
+  explicit MemHandshake(uint64_t* events) : events_(events) {}
+  bool accept() {
+    if (!listened_) {
+      note(listened_);
+      return false;
+    }
+    if (connecting_ && !accepted_) note(accepted_);
+    return accepted_;
+  }
+  bool connect() {
+    if (!listened_) return false;  // no handle yet
+    if (!connecting_) {
+      note(connecting_);
+      return false;
+    }
+    return accepted_;
+  }
+
+ private:
+  void note(bool& flag) {
+    flag = true;
+    ++*events_;
+  }
+  uint64_t* events_;
+  bool listened_ = false, connecting_ = false, accepted_ = false;
+};
+
+// One side of a MemFifo, as the stepping core uses a link (step_link.h). Connected from the start
+// unless it has a handshake to go through.
 class MemLink {
  public:
-  MemLink(MemFifo* fifo, int peer, uint64_t* messages) : fifo_(fifo), peer_(peer), messages_(messages) {}
+  MemLink(MemFifo* fifo, int peer, uint64_t* messages, MemHandshake* handshake = nullptr, bool sender = false)
+      : fifo_(fifo), peer_(peer), messages_(messages), handshake_(handshake), sender_(sender) {}
   ncclResult_t tryConnect(bool* ready, std::string*) {
-    *ready = true;
+    if (!connected_) connected_ = sender_ ? handshake_->connect() : handshake_->accept();
+    *ready = connected_;
     return ncclSuccess;
   }
-  bool connected() const { return true; }
+  bool connected() const { return connected_; }
   int peer() const { return peer_; }
   bool canSend() { return !fifo_->full(); }
   void* sendBuffer(size_t) { return fifo_->back(); }
@@ -80,6 +119,9 @@ class MemLink {
   MemFifo* fifo_;
   int peer_;
   uint64_t* messages_;
+  MemHandshake* handshake_;
+  bool sender_;
+  bool connected_ = handshake_ == nullptr;
 };
 static_assert(StepLink<MemLink>);
 
@@ -88,24 +130,34 @@ class MemNetwork {
  public:
   using LinkKey = std::tuple<int, int, int, int>;  // lane, channel, sender, receiver
 
-  MemNetwork(int nranks, uint32_t nSlots, uint32_t slotBytes, size_t stagingBytes)
-      : nranks_(nranks), nSlots_(nSlots), slotBytes_(slotBytes), stagingBytes_(stagingBytes) {}
+  // acceptFirst: every link goes through a MemHandshake before it carries messages.
+  MemNetwork(int nranks, uint32_t nSlots, uint32_t slotBytes, size_t stagingBytes, bool acceptFirst = false)
+      : nranks_(nranks), nSlots_(nSlots), slotBytes_(slotBytes), stagingBytes_(stagingBytes),
+        acceptFirst_(acceptFirst) {}
 
   // The side of the (lane, channel, sender -> receiver) FIFO that `rank` uses.
   MemLink* endpoint(Lane lane, int channel, int sender, int receiver, int rank) {
     const LinkKey key{int(lane), channel, sender, receiver};
     auto f = fifos_.find(key);
     if (f == fifos_.end()) f = fifos_.emplace(key, std::make_unique<MemFifo>(nSlots_, slotBytes_)).first;
+    MemHandshake* handshake = nullptr;
+    if (acceptFirst_) {
+      auto h = handshakes_.find(key);
+      if (h == handshakes_.end()) h = handshakes_.emplace(key, std::make_unique<MemHandshake>(&events_)).first;
+      handshake = h->second.get();
+    }
     auto e = ends_.find({key, rank == sender});
     if (e == ends_.end())
       e = ends_
               .emplace(std::make_pair(key, rank == sender),
-                       std::make_unique<MemLink>(f->second.get(), rank == sender ? receiver : sender, &messages_))
+                       std::make_unique<MemLink>(f->second.get(), rank == sender ? receiver : sender, &messages_,
+                                                 handshake, rank == sender))
               .first;
     return e->second.get();
   }
   const std::map<LinkKey, std::unique_ptr<MemFifo>>& fifos() const { return fifos_; }
   uint64_t messages() const { return messages_; }
+  uint64_t handshakeEvents() const { return events_; }
 
   // Every rank's staging data (filled with a pattern no result has) and arrival counter, made on
   // the first direct step: programs of the other lanes never pay for them.
@@ -128,9 +180,11 @@ class MemNetwork {
   int nranks_;
   uint32_t nSlots_, slotBytes_;
   size_t stagingBytes_;
+  bool acceptFirst_;
   std::map<LinkKey, std::unique_ptr<MemFifo>> fifos_;
+  std::map<LinkKey, std::unique_ptr<MemHandshake>> handshakes_;
   std::map<std::pair<LinkKey, bool>, std::unique_ptr<MemLink>> ends_;
-  uint64_t messages_ = 0;
+  uint64_t messages_ = 0, events_ = 0;
   std::vector<std::vector<uint64_t>> staging_;
   std::vector<unsigned char*> data_;
   std::unique_ptr<std::atomic<uint64_t>[]> arrived_;
@@ -147,6 +201,8 @@ class MemFabric {
   MemLink* link(ncclComm*, const Sequence& s, int peer, bool sender) {
     return net_->endpoint(s.lane, s.channel, sender ? rank_ : peer, sender ? peer : rank_, rank_);
   }
+  // One communicator per rank here, so one list.
+  std::vector<MemLink*>& handshakes(ncclComm*) { return handshakes_; }
   // The executor's own direct step over the areas; peers need no waking, they are polled.
   DirectProgress direct(const Task& t, const Step& st, size_t* phase, std::string* why) {
     return stepDirect(t, st, net_->directView(rank_), phase, why, [](ncclComm*) {});
@@ -158,6 +214,7 @@ class MemFabric {
  private:
   MemNetwork* net_;
   int rank_;
+  std::vector<MemLink*> handshakes_;
 };
 static_assert(StepFabric<MemFabric>);
 

@@ -1,8 +1,10 @@
 // The network loader with real dlopen of the example plugins (tests/net): by path and by name,
-// the newest exported ABI version, the v8 fallback, a failing init, and NCCL_NET selection.
+// the newest exported ABI version, the v8 fallback, a failing init, NCCL_NET selection, and the
+// build whose connect waits for the peer's accept.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -200,6 +202,35 @@ TEST_F(NetLoaderTest, FirstUseFromManyThreadsLoadsOnce) {
   int loaded = 0;
   for (const std::string& line : weft::net::networkReport()) loaded += line.find("Example: loaded") == 0;
   EXPECT_EQ(loaded, 1);
+}
+
+// The AcceptFirst build orders its handshake as aws-ofi-nccl does (tests/net/checks runs Weft on
+// it): connect gives no comm, however often it is called, until the peer's accept has taken the
+// connection; then the pair moves data like any other.
+TEST_F(NetLoaderTest, AcceptFirstConnectCompletesOnlyAfterTheAccept) {
+  env_.set("NCCL_NET_PLUGIN", kPluginDir + "/libnccl-net-acceptfirst.so");
+  env_.set("NCCL_NET", "AcceptFirst");
+  Network* n = select();
+  ASSERT_NE(n, nullptr);
+  EXPECT_STREQ(n->name(), "AcceptFirst");
+  weft::nettest::Pair p;
+  char handle[weft::net::kHandleBytes] = {};
+  ASSERT_EQ(n->listen(0, handle, &p.listen), ncclSuccess);
+  for (int i = 0; i < 200; ++i) {  // 100 ms: ample for the TCP handshake over loopback
+    ASSERT_EQ(n->connect(0, handle, &p.send), ncclSuccess);
+    ASSERT_EQ(p.send, nullptr) << "connect completed before any accept, after " << i << " calls";
+    std::this_thread::sleep_for(std::chrono::microseconds(500));
+  }
+  auto start = weft::nettest::Clock::now();
+  while (p.recv == nullptr && !weft::nettest::pastSeconds(start, 10))
+    ASSERT_EQ(n->accept(p.listen, &p.recv), ncclSuccess);
+  ASSERT_NE(p.recv, nullptr) << "accept found no connection";
+  while (p.send == nullptr && !weft::nettest::pastSeconds(start, 10))
+    ASSERT_EQ(n->connect(0, handle, &p.send), ncclSuccess);
+  ASSERT_NE(p.send, nullptr) << "connect did not complete after the accept";
+  EXPECT_TRUE(weft::nettest::transfer(n, p, {1 << 20, 100, 0}));
+  weft::nettest::closePair(n, &p);
+  EXPECT_NE(readFile(stats_).find("recv api=v12 bytes=1048676"), std::string::npos) << readFile(stats_);
 }
 
 }  // namespace

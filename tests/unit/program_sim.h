@@ -39,6 +39,7 @@ class Simulator {
   const Geometry& geometry() const { return ranks_.geometry(); }
   ncclComm* comm(int r) { return ranks_.comm(r); }
   Program& program(int r) { return ranks_.program(r); }
+  MemFabric& fabric(int r) { return ranks_.fabric(r); }
 
   // Records an operation of rank r, in issue order (several make a group); its comm, seq and
   // stamp are filled in. sendElems and recvElems are how many elements from sendbuff and recvbuff

@@ -30,6 +30,7 @@ struct Geometry {
   uint32_t slotBytes = 4096;
   uint32_t nSlots = 8;
   int nChannels = 1;
+  bool acceptFirst = false;  // links connect like aws-ofi-nccl's (MemHandshake in mem_fabric.h)
 };
 
 struct Outcome {
@@ -56,7 +57,7 @@ class RankSet {
       c->nChannels = g.nChannels;
       comms_.push_back(std::move(c));
     }
-    net_ = std::make_unique<MemNetwork>(g.nranks, g.nSlots, g.slotBytes, comms_[0]->direct.dataBytes());
+    net_ = std::make_unique<MemNetwork>(g.nranks, g.nSlots, g.slotBytes, comms_[0]->direct.dataBytes(), g.acceptFirst);
     for (int r = 0; r < g.nranks; ++r) fabrics_.push_back(std::make_unique<MemFabric>(net_.get(), r));
     for (int r = 0; r < g.nranks; ++r) runners_.push_back(std::make_unique<Runner>(*fabrics_[r]));
   }
@@ -67,6 +68,7 @@ class RankSet {
   Program& program(int r) { return progs_[r]; }
   const std::vector<Task>& tasks(int r) const { return tasks_[r]; }
   const MemNetwork& network() const { return *net_; }
+  MemFabric& fabric(int r) { return *fabrics_[r]; }
 
   // Records an operation of rank r, in issue order (several make a group), numbered and stamped
   // as the library does (group.cc), so that the executor's in-band stamp checks run too.
@@ -98,10 +100,12 @@ class RankSet {
       return runners_[r]->pass();
     };
     while (!allFinished()) {
+      const uint64_t events = net_->handshakeEvents();
       bool progress = false;
       if (seed != 0) progress = turn(int(rng() % uint32_t(geo_.nranks)));
       if (!progress)
         for (int r = 0; r < geo_.nranks; ++r) progress |= turn(r);
+      progress |= net_->handshakeEvents() != events;  // a handshake moved on
       ++out.rounds;
       out.messages = net_->messages();
       for (int r = 0; r < geo_.nranks; ++r)
@@ -167,6 +171,10 @@ class RankSet {
     std::string what;
     const WaitPoint w = run.waitOf(c, &peers, &what);
     if (s.lane == Lane::kDirect) return d + " waiting " + what;
+    for (int i = 0; i < kMaxSeqPeers; ++i)
+      for (const MemLink* l : {c.sends[i], c.recvs[i]})
+        if (l != nullptr && !l->connected() && l->peer() == w.peer)
+          return d + " waiting for its link with rank " + std::to_string(w.peer) + " to connect";
     return d +
            (w.receiving ? " waiting to receive (FIFO empty) from rank "
                         : " waiting for room to send (FIFO full) to rank ") +

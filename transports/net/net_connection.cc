@@ -89,12 +89,22 @@ ncclResult_t NetConnection::tryConnect(FifoView* view, bool* ready, std::string*
     }
     default: break;
   }
-  if (nowNs() > deadlineNs_)
-    return fail(ncclRemoteError, std::string(spec_.isSender ? "no connection handle arrived from rank "
-                                                            : "no connection came from rank ") +
-                                     std::to_string(peer) + " within " + std::to_string(spec_.timeoutMs) +
-                                     " ms (WEFT_TIMEOUT_MS)");
+  if (nowNs() > deadlineNs_) return fail(ncclRemoteError, pendingText(peer));
   return ncclSuccess;
+}
+
+// What the handshake still waits for, once it has waited WEFT_TIMEOUT_MS.
+std::string NetConnection::pendingText(int peer) const {
+  const std::string rank = "rank " + std::to_string(peer);
+  const std::string within = " within " + std::to_string(spec_.timeoutMs) + " ms (WEFT_TIMEOUT_MS)";
+  const std::string net = spec_.network->name();
+  switch (state_) {
+    case State::kAwaitHandle: return "no connection handle arrived from " + rank + within;
+    case State::kConnecting:
+      return "the " + net + " network's connect() has not completed within " + std::to_string(spec_.timeoutMs) +
+             " ms (WEFT_TIMEOUT_MS; the handle from " + rank + " arrived, the peer has not accepted)";
+    default: return "the " + net + " network's accept() has had no connection from " + rank + within;
+  }
 }
 
 // The network connection is up: allocate and register the local FIFO, hand the link to the proxy.

@@ -44,6 +44,7 @@ class NetConnection final : public ConnectionBackend {
   enum class State { kStart, kAwaitHandle, kConnecting, kAccepting, kReady };
   ncclResult_t finish(void* comm, FifoView* view, std::string* why);
   uint64_t handshakeTag() const;
+  std::string pendingText(int peer) const;
 
   NetConnectionSpec spec_;
   State state_ = State::kStart;

@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Runs net_check as several processes on this machine over the loopback interface, each process
 # told by WEFT_HOST_ID which "host" it is on, so the ranks of different hosts use the network.
-#   run_loopback.sh NET_CHECK CASE [--one-host] [--strict-cause] [--max-bytes N]
+#   run_loopback.sh NET_CHECK CASE [--one-host] [--strict-cause] [--max-bytes N] [--plugin PATH NAME]
+#                   [--timeout-ms MS] [--env NAME=VALUE]...
 # CASE:
+#   2x1          2 hosts x 1 rank (the network only)
 #   2x2          2 hosts x 2 ranks (shared memory within a host, the network between hosts)
 #   4x1          4 hosts x 1 rank (the network only)
 #   1x3-noshm    1 host x 3 ranks with NCCL_SHM_DISABLE=1 (the network between ranks of one host)
@@ -11,23 +13,36 @@
 #                (with --strict-cause: every survivor's error)
 # --strict-cause: see killed-peer. --one-host leaves WEFT_HOST_ID and NCCL_SHM_DISABLE unset: every rank on one host (shared
 # memory), which checks net_check and this script without the network transport.
+# --plugin PATH NAME: every rank loads the ncclNet plugin PATH (NCCL_NET_PLUGIN) and must use its network
+# NAME (NCCL_NET), so a plugin that fails to load fails the run instead of falling back to Socket.
+# --timeout-ms: WEFT_TIMEOUT_MS of every rank (10000). --env NAME=VALUE: one more setting for every rank.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/lib.sh"
 
-[ $# -ge 2 ] || { echo "usage: $0 NET_CHECK CASE [--one-host] [--strict-cause] [--max-bytes N]" >&2; exit 2; }
+usage="usage: $0 NET_CHECK CASE [--one-host] [--strict-cause] [--max-bytes N] [--plugin PATH NAME] [--timeout-ms MS] [--env NAME=VALUE]..."
+[ $# -ge 2 ] || { echo "$usage" >&2; exit 2; }
 net_check=$1
 case_name=$2
 shift 2
 one_host=0
 strict_cause=0
 max_bytes=16M
+timeout_ms=10000
+extra_env=()
 while [ $# -gt 0 ]; do
   case $1 in
     --one-host) one_host=1 ;;
     --strict-cause) strict_cause=1 ;;
     --max-bytes) max_bytes=$2; shift ;;
-    *) echo "unknown argument $1" >&2; exit 2 ;;
+    --plugin)
+      [ $# -ge 3 ] || { echo "$usage" >&2; exit 2; }
+      [ -f "$2" ] || { echo "plugin not found at $2" >&2; exit 2; }
+      extra_env+=(NCCL_NET_PLUGIN=$2 NCCL_NET=$3)
+      shift 2 ;;
+    --timeout-ms) timeout_ms=$2; shift ;;
+    --env) extra_env+=("$2"); shift ;;
+    *) echo "unknown argument $1" >&2; echo "$usage" >&2; exit 2 ;;
   esac
   shift
 done
@@ -36,8 +51,8 @@ done
 nc_init_logs
 trap nc_kill_all EXIT
 port=$(nc_free_port)
-timeout_ms=10000
-common=(NCCL_COMM_ID=127.0.0.1:$port NCCL_SOCKET_IFNAME=lo WEFT_TIMEOUT_MS=$timeout_ms WEFT_DEVICE=host)
+common=(NCCL_COMM_ID=127.0.0.1:$port NCCL_SOCKET_IFNAME=lo WEFT_TIMEOUT_MS=$timeout_ms WEFT_DEVICE=host
+        "${extra_env[@]}")
 
 # start_ranks NRANKS RANKS_PER_HOST EXTRA_ENV -- ARGS_FOR_RANK...: ARGS_FOR_RANK is a function
 # name called with the rank that prints net_check's arguments for it, one per line.
@@ -66,9 +81,10 @@ killed_args() {
   fi
 }
 
-echo "net_check over loopback: case $case_name, port $port, logs in $NC_LOGDIR"
+echo "net_check over loopback: case $case_name, port $port, WEFT_TIMEOUT_MS=$timeout_ms${extra_env[*]:+, ${extra_env[*]}}, logs in $NC_LOGDIR"
 status=0
 case $case_name in
+  2x1) start_ranks 2 1 "" check_args ;;
   2x2) start_ranks 4 2 "" check_args ;;
   4x1) start_ranks 4 1 "" check_args ;;
   1x3-noshm) start_ranks 3 3 "NCCL_SHM_DISABLE=1" check_args ;;
