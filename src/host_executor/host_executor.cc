@@ -18,6 +18,8 @@ namespace weft {
 namespace {
 
 constexpr int64_t kPureSpinNs = 5000;
+// A sched_yield that returns later than this gave the core to another runnable thread: see run().
+constexpr int64_t kBusyYieldNs = 50000;
 // How long a cursor waits idle before the slow-path stamp exchange starts (and its pace): long
 // enough that a matched but slow peer costs nothing, short enough to fail well within a second.
 constexpr int64_t kStampExchangeNs = 50 * 1000000;
@@ -76,6 +78,7 @@ ncclResult_t Executor::run(const Program& prog, std::span<const Task> tasks) {
   exchange_.reset();
   int64_t idleSince = 0, lastCheck = 0, lastExchange = 0;
   unsigned spins = 0;
+  bool busyCore = false;    // a yield lost the core in this call: sleep at once when idle
   bool waitsShown = false;  // publishWaits ran in this idle period
   auto resume = [&] {
     idleSince = 0;
@@ -102,10 +105,19 @@ ncclResult_t Executor::run(const Program& prog, std::span<const Task> tasks) {
     }
     int64_t now = nowNs();
     if (idleSince == 0) idleSince = lastCheck = now;
-    if (now - idleSince < spinNs) {
+    if (now - idleSince < spinNs && !busyCore) {
       // A few microseconds of pure spinning catch a peer that is running on another core; after
       // that, yield, so a peer that shares our core (or a busy machine) gets to run.
-      if (oversubscribed || now - idleSince > kPureSpinNs) sched_yield();
+      if (oversubscribed || now - idleSince > kPureSpinNs) {
+        sched_yield();
+        // A yield that took long handed the core to something else that was runnable: with
+        // compute threads or another job on every core, each further yield would give away a
+        // whole time slice while the peer's data may already be there. Sleep on the doorbell
+        // instead for the rest of this call: the peer's ring wakes this rank, and the scheduler
+        // runs a woken thread promptly. (With more ranks than cores, the yields are what lets the
+        // peers run, so that case keeps yielding.)
+        if (!oversubscribed && nowNs() - now > kBusyYieldNs) busyCore = true;
+      }
       continue;
     }
     if (now - lastCheck >= livenessNs || now - idleSince >= timeoutNs) {
