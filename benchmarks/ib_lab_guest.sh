@@ -1,8 +1,8 @@
 # shellcheck shell=sh
 # Guest command for benchmarks/run_ib_compare.sh (tests/ib/lab/lab.sh pair): in each repetition,
 # interleaved, the bound (perftest's ib_write_bw at the largest size, ib_write_lat at 8 B) and
-# Weft's AllReduce between the two guests over the IB network and over the Socket network (one
-# rank per guest). One LAB-RESULT line per measurement: perftest's from the client, Weft's from
+# Weft's AllReduce between the two guests over the IB network and over the Socket network, and
+# its SendRecv and Broadcast over IB (one rank per guest). One LAB-RESULT line per measurement: perftest's from the client, Weft's from
 # rank 0 in the server.
 # Settings through LAB_EXPORT: REPS (3), MAXB (largest message, 4M), ITERS (Weft's timed iterations, 5).
 # shellcheck source=/dev/null
@@ -55,6 +55,7 @@ while [ $r -le "$reps" ]; do
   weft all_reduce_perf IB $r
   weft all_reduce_perf Socket $r
   weft sendrecv_perf IB $r
+  weft broadcast_perf IB $r  # 2 ranks: all data flows one way, as in the one-way bound
   r=$((r + 1))
 done
 exit $status

@@ -2,8 +2,8 @@
 # Weft's IB network against its bound, in the Soft-RoCE lab (tests/ib/lab): two QEMU guests joined
 # by an emulated link, one rank in each. Interleaved in each repetition: perftest's ib_write_bw at
 # the largest size, one way and both ways at once (the bounds for a 2-rank busbw), ib_write_lat at
-# 8 B, then Weft's AllReduce over NCCL_NET=IB and NCCL_NET=Socket and its SendRecv over IB, on the
-# same guests. Medians over --reps.
+# 8 B, then Weft's AllReduce over NCCL_NET=IB and NCCL_NET=Socket, and its SendRecv and Broadcast
+# (data one way only) over IB, on the same guests. Medians over --reps.
 # The guests are emulated (TCG), so absolute numbers describe the lab, not hardware: the ratios
 # are what to read.
 #
@@ -31,6 +31,7 @@ mkdir -p "$OUT/raw"
 set +e
 LAB_TIMEOUT=${LAB_TIMEOUT:-900} LAB_EXPORT="REPS=$REPS MAXB=$MAXB ITERS=$ITERS" \
   bash "$REPO/tests/ib/lab/lab.sh" pair "$HERE/ib_lab_guest.sh" "$BIN/all_reduce_perf" "$BIN/sendrecv_perf" \
+  "$BIN/broadcast_perf" \
   > "$OUT/raw/lab.log" 2>&1
 rc=$?
 set -e
@@ -54,7 +55,7 @@ for line in open(log, errors="replace"):
     elif m.group(1) == "ib_write_lat":
         res["ib_write_lat"].append(float(kv["usec_typical"]))
     elif m.group(1) == "weft":
-        # 2 ranks: AllReduce's busbw = algbw = bytes / time; SendRecv's likewise
+        # 2 ranks: busbw = algbw = bytes / time for AllReduce, SendRecv and Broadcast alike
         us = float(kv["usec"])
         weft.setdefault((kv["tool"], kv["net"], int(kv["bytes"])), []).append((us, int(kv["bytes"]) / us / 1e3))
 nan = float("nan")
@@ -71,7 +72,7 @@ lines = [f"# Weft's IB network in the Soft-RoCE lab ({datetime.date.today()}, {r
          f"- perftest ib_write_lat, 8 B: {lat:.0f} us (typical)", "",
          "| tool | bytes | IB time (us) | IB busbw (GB/s) | / one-way bound | / two-way bound | Socket time (us) | IB / Socket (time) |",
          "|---|---:|---:|---:|---:|---:|---:|---:|"]
-for tool in ("all_reduce_perf", "sendrecv_perf"):
+for tool in ("all_reduce_perf", "sendrecv_perf", "broadcast_perf"):
     for b in sorted({b for (t, _, b) in weft if t == tool}):
         ib = weft.get((tool, "IB", b), [])
         so = weft.get((tool, "Socket", b), [])
