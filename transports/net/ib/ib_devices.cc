@@ -236,7 +236,10 @@ const std::vector<Device*>& devices(std::vector<std::string>* report) {
 }
 
 void rediscoverForTesting() {
+  // The old devices stay reachable (connections and registrations may still use them).
+  static std::vector<Discovered*>* retired = new std::vector<Discovered*>;
   std::lock_guard<std::mutex> lock(gDiscoverMu);
+  if (gDiscovered != nullptr) retired->push_back(gDiscovered);
   gDiscovered = nullptr;
 }
 
