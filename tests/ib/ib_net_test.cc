@@ -61,17 +61,7 @@ class IbNetTest : public ::testing::Test {
   ScopedEnv env_;
 };
 
-// Pumps test() on req until it fails; returns the code (ncclSuccess if it completed or timed out).
-ncclResult_t waitForFailure(Network* net, void* req, int seconds) {
-  auto start = weft::nettest::Clock::now();
-  while (!weft::nettest::pastSeconds(start, seconds)) {
-    int done = 0;
-    size_t size = 0;
-    ncclResult_t r = net->test(req, &done, &size);
-    if (r != ncclSuccess || done) return r;
-  }
-  return ncclSuccess;
-}
+using weft::nettest::waitForFailure;
 
 TEST_F(IbNetTest, AllSizesWithOneAndSeveralQps) {
   const std::vector<size_t> sizes = {0, 1, 48, 64, 65, 4096, 16 * 1024, 16 * 1024 + 1, 200 * 1024 + 3, kMiB, 16 * kMiB};

@@ -106,18 +106,7 @@ TEST_F(SocketNetTest, ManyOutstandingRequests) {
   weft::nettest::closePair(net.get(), &p);
 }
 
-// Pumps test() on req until it fails; returns the code (or ncclSuccess if it completed / timed out).
-ncclResult_t waitForFailure(Network* net, void* req, int seconds) {
-  auto start = weft::nettest::Clock::now();
-  while (!weft::nettest::pastSeconds(start, seconds)) {
-    int done = 0;
-    size_t size = 0;
-    ncclResult_t r = net->test(req, &done, &size);
-    if (r != ncclSuccess) return r;
-    if (done) return ncclSuccess;
-  }
-  return ncclSuccess;
-}
+using weft::nettest::waitForFailure;
 
 TEST_F(SocketNetTest, SenderGoesAwayMidTransfer) {
   auto net = open(2, 2);

@@ -79,6 +79,18 @@ inline void closePair(net::Network* n, Pair* p) {
   *p = Pair{};
 }
 
+// Pumps test() on req until it fails; returns the code (ncclSuccess if it completed or timed out).
+inline ncclResult_t waitForFailure(net::Network* n, void* req, int seconds) {
+  auto start = Clock::now();
+  while (!pastSeconds(start, seconds)) {
+    int done = 0;
+    size_t size = 0;
+    ncclResult_t r = n->test(req, &done, &size);
+    if (r != ncclSuccess || done) return r;
+  }
+  return ncclSuccess;
+}
+
 inline void fillPattern(std::vector<char>& v, uint32_t seed) {
   uint32_t x = seed * 2654435761u + 1;
   for (char& c : v) {

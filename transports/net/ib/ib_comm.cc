@@ -22,6 +22,7 @@ namespace {
 
 constexpr uint64_t kFifoWrite = 1ull << 32;  // wr_id flag: a FIFO entry write (receiver side)
 constexpr int64_t kPeerCheckIntervalNs = 20 * 1000 * 1000;
+constexpr size_t kFifoBytes = 4096;  // one page: aligned_alloc needs a multiple of the alignment
 
 const VerbsLibrary& verbs() {
   std::string why;
@@ -102,9 +103,10 @@ ncclResult_t Comm::create(int nqps, bool split, QpInfo* mine) {
     mine->qpn[i] = qp->qp_num;
   }
   // The sender's FIFO (written remotely); the receiver's staging copy of the entries it writes.
-  fifo_ = static_cast<FifoEntry*>(std::aligned_alloc(4096, sizeof(FifoEntry) * kDepth * 2));
+  static_assert(sizeof(FifoEntry) * kDepth <= kFifoBytes, "the FIFO fits its page");
+  fifo_ = static_cast<FifoEntry*>(std::aligned_alloc(kFifoBytes, kFifoBytes));
   if (fifo_ == nullptr) return fail(ncclSystemError, "out of memory for the FIFO");
-  memset(fifo_, 0, sizeof(FifoEntry) * kDepth * 2);
+  memset(fifo_, 0, kFifoBytes);
   if (ncclResult_t r = registerMemory(dev_, fifo_, sizeof(FifoEntry) * kDepth, &fifoReg_); r != ncclSuccess)
     return fail(r, "registering the FIFO failed");
   if (isSend_) {
