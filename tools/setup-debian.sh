@@ -22,6 +22,8 @@ pkgs+=(clang-14 libclang-rt-14-dev)
 # The Python package (src/python: pybind11), its examples and tests (NumPy, mpi4py under Open MPI),
 # and the torch.distributed backend (src/torch: libtorch 1.13 and its Python module).
 pkgs+=(python3-dev python3-numpy python3-mpi4py pybind11-dev openmpi-bin libtorch-dev python3-torch)
+# The comparisons in benchmarks/ build the Open MPI reference programs (mpi.h, mpic++).
+pkgs+=(libopenmpi-dev)
 if [ "${1:-}" = "--hip" ]; then
   pkgs+=(hipcc libamdhip64-dev rocm-device-libs libhsa-runtime-dev)
 fi

@@ -69,6 +69,22 @@ ncclResult_t Executor::run(const Program& prog, std::span<const Task> tasks) {
       proxy->kick();
       break;
     }
+  // While this thread spins it moves the network itself (tryProgress below), so the proxy may
+  // sleep; while it sleeps, the proxy has the network wake it (see proxy.cc).
+  struct Polling {
+    net::Proxy* proxy;
+    bool on = false;
+    void set(bool v, bool operationDone = false) {
+      if (proxy == nullptr || v == on) return;
+      on = v;
+      if (v)
+        proxy->addPoller();
+      else
+        proxy->removePoller(operationDone);
+    }
+    ~Polling() { set(false, /*operationDone=*/true); }
+  } polling{proxy};
+  polling.set(true);
 
   // The stamp exchange starts this soon into a wait and repeats at this pace while it lasts.
   const int64_t exchangeNs = std::min<int64_t>(livenessNs, kStampExchangeNs);
@@ -107,8 +123,14 @@ ncclResult_t Executor::run(const Program& prog, std::span<const Task> tasks) {
     if (idleSince == 0) idleSince = lastCheck = now;
     if (now - idleSince < spinNs && !busyCore) {
       // A few microseconds of pure spinning catch a peer that is running on another core; after
-      // that, yield, so a peer that shares our core (or a busy machine) gets to run.
-      if (oversubscribed || now - idleSince > kPureSpinNs) {
+      // that, yield, so a peer that shares our core (or a busy machine) gets to run. A rank
+      // waiting on the network with a core of its own keeps spinning without yielding until
+      // spinNs: its messages arrive through the kernel and its own polling (tryProgress above),
+      // not through a thread of ours that needs the core, and on a busy machine each yield
+      // would hand a whole time slice to the other work while the reply is already there
+      // (measured with benchmarks/run_load_compare.sh: 8 B over TCP beside two busy loops,
+      // 0.2-0.8 ms with yields, 13 us without). Past spinNs it sleeps and the proxy takes over.
+      if (oversubscribed || (proxy == nullptr && now - idleSince > kPureSpinNs)) {
         sched_yield();
         // A yield that took long handed the core to something else that was runnable: with
         // compute threads or another job on every core, each further yield would give away a
@@ -140,6 +162,7 @@ ncclResult_t Executor::run(const Program& prog, std::span<const Task> tasks) {
     uint32_t seen = bell->doorbell.load(std::memory_order_acquire);
     for (ncclComm* comm : comms) comm->peers.self()->sleeping.store(1, std::memory_order_relaxed);
     std::atomic_thread_fence(std::memory_order_seq_cst);
+    polling.set(false);
     if (!runner_.pass() && runner_.error() == ncclSuccess) {
       // One thread driving several communicators hears only the first one's doorbell: cap the
       // sleep so the others are polled often.
@@ -152,6 +175,7 @@ ncclResult_t Executor::run(const Program& prog, std::span<const Task> tasks) {
       resume();
     }
     for (ncclComm* comm : comms) comm->peers.self()->sleeping.store(0, std::memory_order_relaxed);
+    polling.set(true);
   }
   if (waitsShown) clearWaits(runner_);
   if (runner_.error() != ncclSuccess) {

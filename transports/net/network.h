@@ -11,12 +11,21 @@
 #include <string>
 
 #include "nccl.h"
+#include "transports/rank_block.h"
 
 namespace weft::net {
 
 constexpr size_t kHandleBytes = 128;  // NCCL_NET_HANDLE_MAXSIZE: what listen() fills for connect()
 
 enum PtrType : int { kPtrHost = 1, kPtrCuda = 2, kPtrDmaBuf = 4 };
+
+// A built-in network that can wake the proxy instead of being polled. Once given a bell, it rings
+// it from its own threads, while event mode is on, whenever a request may have moved (a chunk was
+// sent or received, a control socket became readable). Plugins have no such hook: the proxy polls.
+struct ProgressEvents {
+  void (*setBell)(RankBlock* bell);
+  void (*setEventMode)(bool on);
+};
 
 struct Properties {
   std::string name;  // interface or device name, e.g. "eth0"
@@ -58,6 +67,8 @@ class Network {
   virtual ncclResult_t closeSend(void* sendComm) = 0;
   virtual ncclResult_t closeRecv(void* recvComm) = 0;
   virtual ncclResult_t closeListen(void* listenComm) = 0;
+  // The network's wake-up hooks, null when it has none (see ProgressEvents).
+  virtual const ProgressEvents* progressEvents() const { return nullptr; }
 };
 
 // The network this process uses: chosen once per process (thread-safe). Loads NCCL_NET_PLUGIN

@@ -14,13 +14,22 @@
 namespace weft::net {
 namespace {
 
-// While requests are in flight the proxy cannot sleep on its doorbell (the network does not ring
-// it): it yields for kSpinNs after the last progress, then naps kNapNs at a time, then, with nothing
-// in flight for the last kHotNs, sleeps until an executor rings or kIdleSleepNs pass.
+// A network that cannot ring the proxy (a plugin) is polled: with requests in flight the proxy
+// yields for kSpinNs after the last progress, then naps kNapNs at a time, then, with nothing in
+// flight for the last kHotNs, sleeps until an executor rings or kIdleSleepNs pass.
+//
+// A network that rings (ProgressEvents: the Socket network) is never polled by the proxy. While an
+// executor spins inside an operation it moves the network itself (tryProgress), and the proxy
+// sleeps; once no executor does, the network rings the proxy whenever a request moves (event
+// mode), with kEventSleepNs as a safety net. A yield or a short-timer poll is what loses on a busy
+// machine: a yield hands the core away for a whole time slice, and a thread that polls often uses
+// its share of the core, so the scheduler no longer runs it promptly when it wakes. A thread that
+// sleeps until it is rung is run at once.
 constexpr int64_t kSpinNs = 200 * 1000;
 constexpr int64_t kNapNs = 50 * 1000;
 constexpr int64_t kHotNs = 20 * 1000 * 1000;
 constexpr int64_t kIdleSleepNs = 2 * 1000 * 1000;
+constexpr int64_t kEventSleepNs = 1000 * 1000;
 
 Proxy* gProxy = nullptr;
 pid_t gProxyPid = 0;
@@ -51,8 +60,74 @@ void Proxy::add(const std::shared_ptr<NetLink>& link) {
   {
     std::lock_guard<std::mutex> lock(mutex_);
     links_.push_back(link);
+    if (std::find(networks_.begin(), networks_.end(), link->network) == networks_.end()) {
+      networks_.push_back(link->network);
+      const ProgressEvents* events = link->network->progressEvents();
+      if (events != nullptr) {
+        events->setBell(&bell_);
+        ringing_.push_back(events);
+      } else {
+        allRing_.store(false, std::memory_order_relaxed);
+      }
+    }
   }
   kick();
+}
+
+void Proxy::removePoller(bool operationDone) {
+  bool handOver = true;
+  if (operationDone) {
+    // Hand over only what is still on its way out: a peer may wait for it while this rank's
+    // program does something else. Receives posted ahead need nobody until the next operation,
+    // or the proxy's next timed look.
+    std::lock_guard<std::mutex> lock(mutex_);
+    bool busy = false;
+    handOver = false;
+    for (auto& l : links_) {
+      (void)progress(*l, &busy);
+      handOver |= sendsPending(*l);
+    }
+  }
+  // The last poller leaving: the proxy sleeps without announcing it while executors poll (see
+  // sleepUntilRung), so ring whether or not it says it sleeps.
+  if (pollers_.fetch_sub(1, std::memory_order_seq_cst) == 1 && handOver) wake();
+}
+
+void Proxy::wake() {
+  bell_.doorbell.fetch_add(1, std::memory_order_seq_cst);
+  futexWakeAll(&bell_.doorbell);
+}
+
+void Proxy::setEventMode(bool on) {
+  if (on == eventMode_) return;
+  eventMode_ = on;
+  std::lock_guard<std::mutex> lock(mutex_);
+  for (const ProgressEvents* events : ringing_) events->setEventMode(on);
+}
+
+bool Proxy::sleepUntilRung(bool hot) {
+  uint32_t seen = bell_.doorbell.load(std::memory_order_seq_cst);
+  if (pollers_.load(std::memory_order_seq_cst) > 0) {
+    // Executors move the network: sleep unannounced, so that their publishes and releases do not
+    // wake this thread to compete with them for the core. The last one to leave rings anyway
+    // (removePoller), and its ring comes after `seen` was read, so it is not missed.
+    setEventMode(false);
+    futexWait(&bell_.doorbell, seen, hot ? kEventSleepNs : kIdleSleepNs);
+    return false;
+  }
+  bell_.sleeping.store(1, std::memory_order_relaxed);
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+  // After announcing the sleep (the networks ring only a sleeper): event mode, then one more look,
+  // as a ring before the announcement was not sent.
+  setEventMode(true);
+  bool moved = false, busy = false;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    for (auto& l : links_) moved |= progress(*l, &busy);
+  }
+  if (!moved) futexWait(&bell_.doorbell, seen, hot || busy ? kEventSleepNs : kIdleSleepNs);
+  bell_.sleeping.store(0, std::memory_order_relaxed);
+  return moved;
 }
 
 void Proxy::kick() {
@@ -70,6 +145,7 @@ void Proxy::close(const std::shared_ptr<NetLink>& link, bool drain) {
   }
   lock.unlock();
   kick();
+  wake();  // even from a sleep executors do not ring (sleepUntilRung)
   lock.lock();
   const auto limit = std::chrono::milliseconds(link->drainTimeoutMs + 5000);
   if (!closedCv_.wait_for(lock, limit, [&] { return link->closed; }))
@@ -84,6 +160,7 @@ void Proxy::shutdown(const std::shared_ptr<NetLink>& link) {
     if (!link->closed) link->close = NetLink::Close::kNow;
   }
   kick();
+  wake();
 }
 
 std::string Proxy::failureOf(const NetLink& link) {
@@ -117,6 +194,12 @@ void Proxy::closeNow(NetLink& link) {
   if (link.ownerBell != nullptr) ringIfSleeping(link.ownerBell);
   link.ownerBell = nullptr;
   closedCv_.notify_all();
+}
+
+bool Proxy::sendsPending(const NetLink& link) {
+  if (!link.isSender || link.closed) return false;
+  if (link.posted > link.done) return true;
+  return link.fifo.slots[link.posted % link.fifo.nslots].seq.load(std::memory_order_acquire) == link.posted + 1;
 }
 
 // One pass over one link. Returns true if anything moved; *busy when requests are in flight.
@@ -241,6 +324,12 @@ void Proxy::loop() {
     if (idleSince == 0) idleSince = now;
     const bool hot = busy || now < hotUntilNs_.load(std::memory_order_relaxed) ||
                      gpuHolders_.load(std::memory_order_relaxed) > 0;
+    // GPU kernels publish without ringing: their links are polled even on a ringing network.
+    if (allRing_.load(std::memory_order_relaxed) && gpuHolders_.load(std::memory_order_relaxed) == 0) {
+      if (sleepUntilRung(hot)) idleSince = 0;
+      continue;
+    }
+    setEventMode(false);
     if (hot && now - idleSince < kSpinNs) {
       sched_yield();
       continue;

@@ -55,6 +55,12 @@ class Proxy {
   RankBlock* bell() { return &bell_; }
   // An operation on network links starts: poll the network eagerly for a while.
   void kick();
+  // An executor spins inside an operation and moves the network itself (tryProgress) until it
+  // removes itself; while one does, a ringing network need not wake the proxy.
+  void addPoller() { pollers_.fetch_add(1, std::memory_order_seq_cst); }
+  // operationDone: the executor returns from an operation (the proxy is rung only if sends are
+  // still on their way); otherwise it goes to sleep inside one and the proxy takes over at once.
+  void removePoller(bool operationDone);
   // GPU kernels publish and release network slots without ringing the doorbell: while a GPU
   // communicator with network links exists, the proxy keeps polling (naps, never long sleeps).
   void holdPolling() {
@@ -71,7 +77,14 @@ class Proxy {
  private:
   Proxy();
   void loop();
+  void setEventMode(bool on);
+  // Rings the doorbell whether or not the proxy says it sleeps.
+  void wake();
+  // Sleeps until rung (or a safety timeout), looking once more first; true if that look moved.
+  bool sleepUntilRung(bool hot);
   bool progress(NetLink& link, bool* busy);
+  // A sending link with a published slot not yet delivered (mutex_ held).
+  static bool sendsPending(const NetLink& link);
   void fail(NetLink& link, ncclResult_t r, const char* call);
   void closeNow(NetLink& link);
 
@@ -79,6 +92,11 @@ class Proxy {
   std::mutex mutex_;
   std::condition_variable closedCv_;
   std::vector<std::shared_ptr<NetLink>> links_;
+  std::vector<Network*> networks_;              // every network a link came from
+  std::vector<const ProgressEvents*> ringing_;  // the hooks of those that can ring
+  std::atomic<bool> allRing_{true};             // every one of them can
+  std::atomic<int> pollers_{0};
+  bool eventMode_ = false;  // proxy thread only
   std::atomic<int64_t> hotUntilNs_{0};
   std::atomic<int> gpuHolders_{0};
   std::thread thread_;

@@ -69,7 +69,8 @@ class PluginNetwork final : public Network {
   using Props = typename Abi<V>::Props;
 
  public:
-  PluginNetwork(const Net* t, std::string origin) : t_(t), origin_(std::move(origin)) {}
+  PluginNetwork(const Net* t, std::string origin, const ProgressEvents* events)
+      : t_(t), origin_(std::move(origin)), events_(events) {}
   ~PluginNetwork() override {
     if constexpr (V >= 11) {
       if (initialized_ && t_->finalize != nullptr) (void)t_->finalize(ctx_);
@@ -101,6 +102,7 @@ class PluginNetwork final : public Network {
 
   const char* name() const override { return t_->name; }
   int abiVersion() const override { return V; }
+  const ProgressEvents* progressEvents() const override { return events_; }
   ncclResult_t devices(int* ndev) override { return t_->devices(ndev); }
 
   ncclResult_t getProperties(int dev, Properties* out) override {
@@ -225,26 +227,29 @@ class PluginNetwork final : public Network {
 
   const Net* t_;
   std::string origin_;
+  const ProgressEvents* events_;
   void* ctx_ = nullptr;
   bool initialized_ = false;
 };
 
 template <int V>
-std::unique_ptr<Network> make(const void* table, const std::string& origin, std::string* why) {
-  auto net = std::make_unique<PluginNetwork<V>>(static_cast<const typename Abi<V>::Net*>(table), origin);
+std::unique_ptr<Network> make(const void* table, const std::string& origin, std::string* why,
+                              const ProgressEvents* events) {
+  auto net = std::make_unique<PluginNetwork<V>>(static_cast<const typename Abi<V>::Net*>(table), origin, events);
   if (!net->init(why)) return nullptr;
   return net;
 }
 
 }  // namespace
 
-std::unique_ptr<Network> adaptPlugin(int version, const void* table, const std::string& origin, std::string* why) {
+std::unique_ptr<Network> adaptPlugin(int version, const void* table, const std::string& origin, std::string* why,
+                                     const ProgressEvents* events) {
   switch (version) {
-    case 8: return make<8>(table, origin, why);
-    case 9: return make<9>(table, origin, why);
-    case 10: return make<10>(table, origin, why);
-    case 11: return make<11>(table, origin, why);
-    case 12: return make<12>(table, origin, why);
+    case 8: return make<8>(table, origin, why, events);
+    case 9: return make<9>(table, origin, why, events);
+    case 10: return make<10>(table, origin, why, events);
+    case 11: return make<11>(table, origin, why, events);
+    case 12: return make<12>(table, origin, why, events);
     default: *why = "ncclNet version " + std::to_string(version) + " is not one Weft knows (8 to 12)"; return nullptr;
   }
 }

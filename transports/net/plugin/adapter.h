@@ -11,6 +11,8 @@ namespace weft::net {
 // A Network over `table`, which must be the ncclNet_v<version>_t that a plugin exports (or a
 // built-in table). Calls the table's init; on failure returns null with *why saying what failed.
 // origin ("built-in", a library path) appears in messages. The table must outlive the Network.
-std::unique_ptr<Network> adaptPlugin(int version, const void* table, const std::string& origin, std::string* why);
+// events: a built-in network's wake-up hooks (null for plugins).
+std::unique_ptr<Network> adaptPlugin(int version, const void* table, const std::string& origin, std::string* why,
+                                     const ProgressEvents* events = nullptr);
 
 }  // namespace weft::net

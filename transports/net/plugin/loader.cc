@@ -133,9 +133,9 @@ void loadPlugin(Registry& reg) {
   dlclose(lib);
 }
 
-void addBuiltin(Registry& reg, const char* name, const ncclNet_v12_t* table) {
+void addBuiltin(Registry& reg, const char* name, const ncclNet_v12_t* table, const ProgressEvents* events = nullptr) {
   std::string why;
-  std::unique_ptr<Network> net = adaptPlugin(WEFT_NET_NEWEST_VERSION, table, "built-in", &why);
+  std::unique_ptr<Network> net = adaptPlugin(WEFT_NET_NEWEST_VERSION, table, "built-in", &why, events);
   if (net == nullptr) {
     reg.report.push_back(std::string(name) + ": built-in, unusable: " + why);
     WEFT_WARN("the built-in %s network is unusable: %s", name, why.c_str());
@@ -152,7 +152,7 @@ void loadBuiltins(Registry& reg) {
 #else
   reg.report.push_back(std::string(kIbName) + ": not in this build (it was built without libibverbs headers)");
 #endif
-  addBuiltin(reg, "Socket", socketnet::socketNetTable());
+  addBuiltin(reg, "Socket", socketnet::socketNetTable(), socketnet::socketProgressEvents());
 }
 
 void ensureLoaded(Registry& reg) {

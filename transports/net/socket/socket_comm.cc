@@ -14,6 +14,7 @@
 
 #include "base/log.h"
 #include "base/params.h"
+#include "transports/net/socket/socket_net.h"
 
 namespace weft::net::socketnet {
 
@@ -28,7 +29,27 @@ std::string peerOf(int fd) {
 
 bool wouldBlock(int err) { return err == EAGAIN || err == EWOULDBLOCK; }
 
+// The proxy's doorbell, and whether it wants rings: event mode is on while no executor polls the
+// network itself, so the proxy sleeps until a ring rather than poll (see proxy.cc). Process-wide:
+// one proxy per process.
+std::atomic<RankBlock*> gBell{nullptr};
+std::atomic<bool> gEventMode{false};
+
+void setBell(RankBlock* bell) { gBell.store(bell, std::memory_order_release); }
+void setEventMode(bool on) { gEventMode.store(on, std::memory_order_seq_cst); }
+const ProgressEvents kProgressEvents{setBell, setEventMode};
+
+bool eventMode() { return gEventMode.load(std::memory_order_seq_cst); }
+
+// After a request moved: wake the proxy if it sleeps waiting for the network.
+void ringProgress() {
+  if (!eventMode()) return;
+  if (RankBlock* bell = gBell.load(std::memory_order_acquire)) ringIfSleeping(bell);
+}
+
 }  // namespace
+
+const ProgressEvents* socketProgressEvents() { return &kProgressEvents; }
 
 ncclResult_t errnoResult(int err) {
   switch (err) {
@@ -111,6 +132,7 @@ bool Worker::progress(std::deque<Chunk>& q, const Socket& sock, bool* moved) {
       if (c.done == c.len) {
         c.req->pendingChunks.fetch_sub(1, std::memory_order_acq_rel);
         q.pop_front();
+        ringProgress();
       }
       continue;
     }
@@ -150,6 +172,10 @@ void Worker::run() {
     if (moved) continue;
     pfds.clear();
     pfds.push_back({eventFd_, POLLIN, 0});
+    // The first worker of a receiving connection also watches the control socket while a receive
+    // waits for its header there and the proxy sleeps (see Comm::armControlWatch).
+    const bool watchCtrl = !failed && ctrlWatch_ != nullptr && ctrlWatch_->armed.load(std::memory_order_acquire);
+    if (watchCtrl) pfds.push_back({ctrlWatch_->sock->fd(), ctrlWatch_->sock->waitEvents(POLLIN), 0});
     if (!failed) {
       for (size_t s = 0; s < socks_.size(); ++s) {
         if (!queues_[s].empty())
@@ -163,6 +189,9 @@ void Worker::run() {
       ssize_t n = ::read(eventFd_, &v, sizeof(v));
       (void)n;
     }
+    // A readable control socket: the proxy reads it (it keeps the message order). Ring once; the
+    // socket is watched again only when a receive re-arms the watch.
+    if (r > 0 && watchCtrl && pfds[1].revents != 0 && ctrlWatch_->armed.exchange(false)) ringProgress();
   }
 }
 
@@ -180,7 +209,18 @@ Comm::Comm(bool send, Socket ctrl, std::vector<Socket> data, int nThreads)
     int w = static_cast<int>(s % workers_.size());
     socketOwner_.emplace_back(w, workers_[w]->addSocket(&data_[s]));
   }
+  if (!send_) {
+    ctrlWatch_.sock = &ctrl_;
+    workers_[0]->watchControl(&ctrlWatch_);
+  }
   for (auto& w : workers_) w->start();
+}
+
+void Comm::armControlWatch() {
+  // Only in event mode: otherwise an executor polls the control socket, and a watching worker
+  // would only add a thread switch per message.
+  if (!eventMode()) return;
+  if (!ctrlWatch_.armed.exchange(true, std::memory_order_acq_rel)) workers_[0]->wake();
 }
 
 Comm::~Comm() {
@@ -210,6 +250,7 @@ void Comm::fail(ncclResult_t code, const std::string& what, bool quiet) {
   ::shutdown(ctrl_.fd(), SHUT_RDWR);
   for (Socket& s : data_) ::shutdown(s.fd(), SHUT_RDWR);
   for (auto& w : workers_) w->wake();
+  ringProgress();  // the proxy's next test() reports it
 }
 
 void Comm::waitWorkersQuiesced() {
@@ -340,7 +381,10 @@ ncclResult_t Comm::progressControl() {
         if (n < 0) {
           int err = errno;
           if (err == EINTR) continue;
-          if (wouldBlock(err)) return ncclSuccess;
+          if (wouldBlock(err)) {
+            armControlWatch();
+            return ncclSuccess;
+          }
           fail(errnoResult(err), std::string("recv on the control socket: ") + ctrl_.errorText(err));
           return failure();
         }

@@ -32,6 +32,12 @@ constexpr int kMaxDataSockets = 64;      // NCCL's limit on threads x sockets pe
 
 class Comm;
 
+// The control socket of a receiving connection, watched by its first worker while `armed`.
+struct ControlWatch {
+  const Socket* sock = nullptr;
+  std::atomic<bool> armed{false};
+};
+
 struct Request {
   Comm* comm = nullptr;
   bool inUse = false;
@@ -60,6 +66,8 @@ class Worker {
   // True once the worker has seen the connection fail and dropped its chunks.
   bool quiesced() const { return quiesced_.load(std::memory_order_acquire); }
   void wake();
+  // Before start(): also watch this control socket while it is armed (see ControlWatch).
+  void watchControl(ControlWatch* watch) { ctrlWatch_ = watch; }
 
  private:
   struct Chunk {
@@ -82,6 +90,7 @@ class Worker {
   std::vector<Chunk> incoming_;
   std::atomic<bool> stop_{false};
   std::atomic<bool> quiesced_{false};
+  ControlWatch* ctrlWatch_ = nullptr;
   std::thread thread_;
 };
 
@@ -107,6 +116,7 @@ class Comm {
 
  private:
   ncclResult_t progressControl();  // called with mu_ held
+  void armControlWatch();          // a receive waits for its header: watch for it in event mode
   void postChunks(Request* req);   // called with mu_ held, in message order
   void waitWorkersQuiesced();
 
@@ -118,6 +128,7 @@ class Comm {
   std::string peer_;
   std::mutex mu_;
   Request reqs_[kMaxRequests];
+  ControlWatch ctrlWatch_;              // receiver: the control socket, for the first worker
   std::deque<Request*> ctrlQueue_;      // posted requests whose control part is not finished
   size_t nextSocket_ = 0;               // round-robin start, advanced identically on both ends
   size_t inlineLimit_;                  // sender: messages up to this many bytes go inline

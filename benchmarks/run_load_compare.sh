@@ -1,0 +1,175 @@
+#!/usr/bin/env bash
+# Weft vs Open MPI on a busy machine: 2-rank float32 sum AllReduce while one busy loop per core
+# runs beside the ranks (what a training step's compute threads or a neighbour job do to a
+# collective). Over shared memory and over TCP loopback (Weft with NCCL_SHM_DISABLE=1, Open MPI with
+# its tcp BTL). The load is started before every measured run and stopped after it, so Weft and
+# Open MPI see the same load; runs alternate (the order flips every repetition) and every figure is
+# the median over --reps repetitions. Numbers under load are noisy: read the size of a gap, not
+# its second digit.
+#
+# usage: benchmarks/run_load_compare.sh [--reps N] [--sizes LIST] [--transports LIST] [--load N]
+#                                       [--ranks N] [--bin DIR] [--baselines DIR] [--out DIR]
+#   --reps N          repetitions (default 3)
+#   --sizes LIST      bytes per rank, comma-separated, K/M suffixes (default 8,64K,1M,4M,16M)
+#   --transports LIST shm,tcp (default both)
+#   --load N          busy loops (default: one per online CPU)
+#   --ranks N         ranks (default 2)
+#   --bin DIR         Weft's perf tools (default <repo>/build/benchmarks; built there if missing)
+#   --baselines DIR   the reference programs (default <repo>/../shared/baselines)
+#   --out DIR         results (default ${TMPDIR:-/tmp}/weft-load/<timestamp>)
+# Output: DIR/raw/*.txt (every run), DIR/summary.md (printed at the end). The default run takes
+# about 5-10 minutes on 2 cores.
+set -euo pipefail
+
+HERE=$(cd "$(dirname "$0")" && pwd)
+REPO=$(cd "$HERE/.." && pwd)
+BASE="$REPO/../shared/baselines"
+REPS=3 SIZES=8,64K,1M,4M,16M TRANSPORTS=shm,tcp LOAD=$(nproc) RANKS=2 BIN="" OUT=""
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --reps) REPS=$2; shift ;;
+    --sizes) SIZES=$2; shift ;;
+    --transports) TRANSPORTS=$2; shift ;;
+    --load) LOAD=$2; shift ;;
+    --ranks) RANKS=$2; shift ;;
+    --bin) BIN=$2; shift ;;
+    --baselines) BASE=$2; shift ;;
+    --out) OUT=$2; shift ;;
+    -h|--help) sed -n '2,21p' "$0"; exit 0 ;;
+    *) echo "run_load_compare.sh: unknown argument $1 (see --help)" >&2; exit 2 ;;
+  esac
+  shift
+done
+bytes_of() {
+  case "$1" in
+    *[kK]) echo $(( ${1%?} * 1024 )) ;;
+    *[mM]) echo $(( ${1%?} * 1048576 )) ;;
+    *) echo $(( $1 )) ;;
+  esac
+}
+list=""
+for s in ${SIZES//,/ }; do list="$list $(bytes_of "$s")"; done
+SIZES=$list
+[ -d "$BASE" ] || { echo "run_load_compare.sh: no baselines at $BASE (use --baselines DIR)" >&2; exit 2; }
+for tool in mpic++ mpirun python3; do
+  command -v "$tool" >/dev/null || { echo "run_load_compare.sh: $tool not found (tools/setup-debian.sh installs it)" >&2; exit 2; }
+done
+WORK=${TMPDIR:-/tmp}/weft-load
+OUT=${OUT:-$WORK/$(date +%Y%m%d-%H%M%S)}
+mkdir -p "$OUT/raw" "$WORK/build"
+
+if [ -z "$BIN" ]; then
+  BIN="$REPO/build/benchmarks"
+  if [ ! -x "$BIN/all_reduce_perf" ]; then
+    echo "== build (all_reduce_perf in $REPO/build)"
+    cmake -S "$REPO" -B "$REPO/build" >"$OUT/build.log" 2>&1 &&
+      cmake --build "$REPO/build" --target all_reduce_perf -j 2 >>"$OUT/build.log" 2>&1 ||
+      { tail -30 "$OUT/build.log"; exit 1; }
+  fi
+fi
+BIN=$(cd "$BIN" && pwd)
+timeout 300 mpic++ -O2 -std=c++17 -o "$WORK/build/mpi_allreduce_bench" "$BASE/mpi_allreduce_bench.cpp"
+{
+  echo "date: $(date -Is)"
+  lscpu | grep -E "Model name|^CPU\(s\)" || true
+  echo "mpirun: $(mpirun --version 2>&1 | head -1)"
+  echo "ranks: $RANKS  busy loops: $LOAD  reps: $REPS  sizes:$SIZES  transports: $TRANSPORTS"
+} | tee "$OUT/env.txt"
+
+# The load: LOAD processes spinning at normal priority. Started in this shell (not in a command
+# substitution, whose output pipe they would hold open) and stopped by pid.
+LOAD_PIDS=()
+load_start() {
+  for _ in $(seq 1 "$LOAD"); do
+    bash -c 'while :; do :; done' &
+    LOAD_PIDS+=($!)
+  done
+  sleep 0.3
+}
+load_stop() {
+  [ ${#LOAD_PIDS[@]} -eq 0 ] && return 0
+  kill "${LOAD_PIDS[@]}" 2>/dev/null || true
+  wait "${LOAD_PIDS[@]}" 2>/dev/null || true
+  LOAD_PIDS=()
+}
+trap load_stop EXIT INT TERM
+
+# Iterations by size: under load a 16 MiB AllReduce can take a quarter of a second.
+weft_iters() {
+  if [ "$1" -le 4096 ]; then echo "-n 300 -w 30"; elif [ "$1" -le 1048576 ]; then echo "-n 30 -w 3"
+  else echo "-n 6 -w 1"; fi
+}
+run_weft() {  # transport size name
+  local env=() rc=0
+  [ "$1" = tcp ] && env=(NCCL_SHM_DISABLE=1)
+  # shellcheck disable=SC2046  # weft_iters is a list of options
+  env "${env[@]}" timeout 300 "$BIN/all_reduce_perf" -N "$RANKS" -b "$2" -e "$2" $(weft_iters "$2") \
+    -d float -o sum -a 3 --rotate 0 -c 1 --timeout 280 >"$OUT/raw/$3.txt" 2>"$OUT/raw/$3.err" || rc=$?
+  [ "$rc" = 0 ] || echo "   !! $3 failed (rc=$rc): $(tail -2 "$OUT/raw/$3.err" | tr '\n' ' ')"
+}
+run_mpi() {  # transport size name
+  local mca=(--mca btl vader,self) rc=0
+  [ "$1" = tcp ] && mca=(--mca btl tcp,self --mca btl_tcp_if_include lo)
+  timeout 300 mpirun --allow-run-as-root --oversubscribe --mca oob_tcp_if_include lo "${mca[@]}" \
+    -n "$RANKS" "$WORK/build/mpi_allreduce_bench" --ops allreduce --min "$2" --max "$2" --target 0.3 \
+    >"$OUT/raw/$3.txt" 2>"$OUT/raw/$3.err" || rc=$?
+  [ "$rc" = 0 ] || echo "   !! $3 failed (rc=$rc): $(tail -2 "$OUT/raw/$3.err" | tr '\n' ' ')"
+}
+
+for r in $(seq 1 "$REPS"); do
+  for t in ${TRANSPORTS//,/ }; do
+    for s in $SIZES; do
+      if [ $((r % 2)) = 1 ]; then order="weft mpi"; else order="mpi weft"; fi
+      for who in $order; do
+        name="${who}_${t}_$s.rep$r"
+        echo "== $name"
+        load_start
+        "run_$who" "$t" "$s" "$name"
+        load_stop
+      done
+    done
+  done
+done
+
+python3 - "$OUT" "$RANKS" "$LOAD" >"$OUT/summary.md" <<'PY'
+import glob, os, re, statistics, sys
+from collections import defaultdict
+d, ranks, load = sys.argv[1], sys.argv[2], sys.argv[3]
+times = defaultdict(list)  # (who, transport, size) -> [us]
+wrong = 0
+for f in glob.glob(os.path.join(d, "raw", "*.txt")):
+    m = re.match(r"(weft|mpi)_(shm|tcp)_(\d+)\.rep\d+\.txt$", os.path.basename(f))
+    if not m:
+        continue
+    who, t, size = m.group(1), m.group(2), int(m.group(3))
+    for line in open(f, errors="replace"):
+        x = line.split()
+        if who == "weft" and len(x) == 13 and x[0] == str(size):
+            times[(who, t, size)].append(float(x[5]))
+            if x[8] not in ("0", "N/A"):
+                wrong += int(float(x[8]))
+        elif who == "mpi" and len(x) == 8 and x[0] == "allreduce" and x[2] == str(size):
+            times[(who, t, size)].append(float(x[4]))
+def fmt(us):
+    return f"{us:.2f} us" if us < 1000 else f"{us / 1000:.2f} ms"
+print(f"# AllReduce under load: {ranks} ranks, {load} busy loops, float32 sum, out-of-place\n")
+print("Median time per operation over the repetitions; ratio = Open MPI's time / Weft's "
+      "(> 1: Weft is faster).\n")
+for t in ("shm", "tcp"):
+    sizes = sorted({k[2] for k in times if k[1] == t})
+    if not sizes:
+        continue
+    print(f"## {t}\n\n| bytes | Weft | Open MPI | ratio | reps (Weft/Open MPI) |\n|---:|---:|---:|---:|---|")
+    for s in sizes:
+        w, m = times.get(("weft", t, s), []), times.get(("mpi", t, s), [])
+        if w and m:
+            mw, mm = statistics.median(w), statistics.median(m)
+            print(f"| {s} | {fmt(mw)} | {fmt(mm)} | {mm / mw:.2f}x | {len(w)}/{len(m)} |")
+        else:
+            print(f"| {s} | {fmt(statistics.median(w)) if w else 'failed'} | "
+                  f"{fmt(statistics.median(m)) if m else 'failed'} | - | {len(w)}/{len(m)} |")
+    print()
+print(f"Wrong elements in Weft's checks: {wrong}")
+PY
+cat "$OUT/summary.md"
+echo "== done: $OUT/summary.md"
