@@ -1,0 +1,117 @@
+#!/usr/bin/env python3
+"""The table of benchmarks/guard.sh: key figures from the comparison scripts' summaries.
+
+usage: guard_summary.py GUARD_DIR > summary.md
+
+Reads GUARD_DIR/compare/summary.md (run_compare.sh), GUARD_DIR/net/summary.md
+(run_net_compare.sh) and GUARD_DIR/load/summary.md (run_load_compare.sh). Each row is one figure:
+Weft's value, the reference measured in the same run, their ratio with > 1 meaning Weft is ahead,
+and the goal that ratio is held to.
+"""
+import os
+import re
+import sys
+
+d = sys.argv[1]
+rows = []  # (figure, weft, reference, ratio, goal)
+
+
+def read(name):
+    p = os.path.join(d, name, "summary.md")
+    return open(p, errors="replace").read() if os.path.exists(p) else None
+
+
+def us(text):
+    """'0.76 us / 0.0105' -> (0.76, 0.0105); times may be in us or ms."""
+    m = re.match(r"\s*([\d.]+) (us|ms)(?: / ([\d.]+))?", text)
+    if not m:
+        return None, None
+    t = float(m.group(1)) * (1000 if m.group(2) == "ms" else 1)
+    return t, float(m.group(3)) if m.group(3) else None
+
+
+def fmt_us(t):
+    return f"{t:.2f} us" if t < 1000 else f"{t / 1000:.2f} ms"
+
+
+compare = read("compare")
+if compare:
+    memcpy1 = None
+    m = re.search(r"memcpy 64 MiB, 1 thread\(s\): ([\d.]+) GB/s", compare)
+    if m:
+        memcpy1 = float(m.group(1))
+    section = None
+    for line in compare.splitlines():
+        h = re.match(r"## (allreduce|allgather), (\d+) ranks", line)
+        if h:
+            section = (h.group(1), int(h.group(2)))
+            continue
+        if line.startswith("## "):
+            section = None
+        if section is None or not line.startswith("| ") or line.startswith("| size"):
+            continue
+        cells = [c.strip() for c in line.strip("|").split("|")]
+        if len(cells) < 5 or not re.match(r"\d+ (B|KiB|MiB)$", cells[0]):
+            continue
+        op, n = section
+        oop, oop_bw = us(cells[1])
+        ip, _ = us(cells[2])
+        ref, _ = us(cells[3])
+        if oop is None or ref is None:
+            continue
+        rows.append((f"shm {op} {n} ranks {cells[0]}", fmt_us(oop), f"Open MPI {fmt_us(ref)}", ref / oop, 1.2))
+        if cells[0] == "64 MiB" and ip is not None:
+            rows.append((f"shm {op} {n} ranks 64 MiB out-of-place vs in-place", fmt_us(oop), f"in-place {fmt_us(ip)}",
+                         ip / oop, 0.9))
+        if cells[0] == "64 MiB" and n == 2 and memcpy1 and oop_bw:
+            goal = 0.5 if op == "allreduce" else 0.8
+            rows.append((f"shm {op} 2 ranks 64 MiB busbw vs memcpy (1 thread)", f"{oop_bw:.2f} GB/s",
+                         f"memcpy {memcpy1:.2f} GB/s", oop_bw / memcpy1, goal))
+        if cells[0] == "8 B" and op == "allreduce" and n == 2:
+            rows.append(("shm allreduce 2 ranks 8 B vs 0.30 us", fmt_us(oop), "0.30 us", 0.30 / oop, 1.0))
+
+net = read("net")
+if net:
+    for line in net.splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(cells) != 9 or not cells[0].isdigit():
+            continue
+        size = int(cells[0])
+        weft, mpi, gloo = float(cells[1]), float(cells[3]), float(cells[5])
+        best = min(mpi, gloo)
+        if size <= 8:
+            rows.append((f"tcp allreduce 2 ranks {size} B", fmt_us(weft), f"Open MPI {fmt_us(mpi)}", mpi / weft, 1.0))
+        else:
+            rows.append((f"tcp allreduce 2 ranks {size} B", fmt_us(weft), f"best other {fmt_us(best)}", best / weft, 1.2))
+        if size == 64 << 20:
+            rows.append(("tcp allreduce 64 MiB vs loopback duplex bound", f"{cells[2]} GB/s", "bound", float(cells[8]),
+                         0.8))
+
+load = read("load")
+if load:
+    transport = None
+    for line in load.splitlines():
+        h = re.match(r"## (shm|tcp)", line)
+        if h:
+            transport = h.group(1)
+            continue
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if transport is None or len(cells) != 5 or not cells[0].isdigit():
+            continue
+        weft, _ = us(cells[1])
+        ref, _ = us(cells[2])
+        if weft is None or ref is None:
+            continue
+        rows.append((f"under load, {transport} allreduce 2 ranks {cells[0]} B", fmt_us(weft), f"Open MPI {fmt_us(ref)}",
+                     ref / weft, 1.0))
+
+print("# Weft's key figures (benchmarks/guard.sh)\n")
+print("Ratio > 1: Weft is ahead of the reference; goal: the ratio it is held to.\n")
+print("| figure | Weft | reference | ratio | goal | meets |\n|---|---:|---:|---:|---:|---|")
+for fig, weft, ref, ratio, goal in rows:
+    print(f"| {fig} | {weft} | {ref} | {ratio:.2f}x | {goal:.2f}x | {'yes' if ratio >= goal else 'no'} |")
+met = sum(1 for r in rows if r[3] >= r[4])
+print(f"\n{met} of {len(rows)} figures meet their goal.")
+missing = [n for n in ("compare", "net", "load") if read(n) is None]
+if missing:
+    print(f"\nNo summary from: {', '.join(missing)} (see its log in {d}).")
