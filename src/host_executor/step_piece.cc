@@ -23,12 +23,27 @@ PieceOperands operands(const Task& t, const Step& st, int nranks, size_t done, s
 }
 
 void run(const Task& t, const Step& st, const PieceOperands& p) {
+  // Writes into the user's output (not into FIFO slots, which a peer reads at once) stream past
+  // the caches when the operation is large (Task::streamOutput).
+  const char* outBegin = t.streamOutput ? p.dst : nullptr;
+  const char* outEnd = outBegin == nullptr ? nullptr : outBegin + p.n * p.es;
+  auto isOutput = [&](const void* d) {
+    const char* c = static_cast<const char*>(d);
+    return outBegin != nullptr && c >= outBegin && c < outEnd;
+  };
   runPiecePlan(
       st.op, pieceFlags(st.flags), p,
       [&](void* d0, void* d1, const void* partial, const void* local, size_t n, unsigned f) {
-        reduceCopy(t.spec, d0, d1, partial, local, n, f);
+        // In place (d0 is a source) the lines were just read into the cache: plain stores are free.
+        const bool stream = isOutput(d0) && d0 != partial && d0 != local;
+        reduceCopy(t.spec, d0, d1, partial, local, n, stream ? f | kStreamDst0 : f);
       },
-      [](void* d, const void* s, size_t bytes) { memcpy(d, s, bytes); });
+      [&](void* d, const void* s, size_t bytes) {
+        if (isOutput(d) && d != s)
+          copyStreaming(d, s, bytes);
+        else
+          memcpy(d, s, bytes);
+      });
 }
 
 }  // namespace

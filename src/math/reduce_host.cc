@@ -6,8 +6,13 @@
 
 #include <array>
 #include <atomic>
+#include <cstdint>
 #include <cstring>
 #include <utility>
+
+#if defined(__x86_64__)
+#include <emmintrin.h>
+#endif
 
 #include "math/complex_types.h"
 #include "math/lowp_types.h"
@@ -283,6 +288,48 @@ void copyBytes(void* dst, const void* src, size_t bytes) {
   if (dst != src) memcpy(dst, src, bytes);  // exact aliasing is allowed and means nothing to do
 }
 
+// Below this a piece is not worth streaming: its lines may well be read again soon.
+constexpr size_t kStreamMinBytes = 4096;
+
+// Non-temporal copy without the fence. A plain store to a line that is not cached first reads the
+// line from memory (to merge the other bytes of it); a non-temporal one writes whole lines from a
+// write-combining buffer and reads nothing, which for outputs larger than the caches saves a third
+// to a half of the memory traffic (measured on a 2-core Xeon VM: copying a cache-resident 1 MiB
+// into a 64 MiB output, 8.1 -> 18.6 GB/s; a two-source float sum into it, 5.4 -> 7.7 GB/s). SSE2
+// is part of x86-64, so no run-time dispatch is needed.
+void streamBytes(void* dst, const void* src, size_t bytes) {
+#if defined(__x86_64__)
+  auto* d = static_cast<unsigned char*>(dst);
+  const auto* s = static_cast<const unsigned char*>(src);
+  size_t head = (16 - (reinterpret_cast<uintptr_t>(d) & 15)) & 15;
+  if (head > bytes) head = bytes;
+  memcpy(d, s, head);
+  d += head;
+  s += head;
+  bytes -= head;
+  for (; bytes >= 64; bytes -= 64, d += 64, s += 64) {
+    const __m128i a = _mm_loadu_si128(reinterpret_cast<const __m128i*>(s));
+    const __m128i b = _mm_loadu_si128(reinterpret_cast<const __m128i*>(s + 16));
+    const __m128i c = _mm_loadu_si128(reinterpret_cast<const __m128i*>(s + 32));
+    const __m128i e = _mm_loadu_si128(reinterpret_cast<const __m128i*>(s + 48));
+    _mm_stream_si128(reinterpret_cast<__m128i*>(d), a);
+    _mm_stream_si128(reinterpret_cast<__m128i*>(d + 16), b);
+    _mm_stream_si128(reinterpret_cast<__m128i*>(d + 32), c);
+    _mm_stream_si128(reinterpret_cast<__m128i*>(d + 48), e);
+  }
+  memcpy(d, s, bytes);
+#else
+  memcpy(dst, src, bytes);
+#endif
+}
+
+// Orders the non-temporal stores before any later store (they are weakly ordered on x86).
+void fenceStreams() {
+#if defined(__x86_64__)
+  _mm_sfence();
+#endif
+}
+
 // Two sources with a pre-multiply and/or post-divide on an op that has no fused loop for it (no
 // Weft path builds such a spec today, but ReduceSpec allows it). Runs the unfused loops over
 // blocks small enough to stay in L1: pre-multiply `local` into a scratch block, combine, then
@@ -390,10 +437,32 @@ void reduceCopy(const ReduceSpec& spec, void* dst0, void* dst1, const void* part
   const bool post = (flags & kApplyPost) != 0 && spec.postDiv && spec.divisor > 1;
   const bool twoSources = partial != nullptr && local != nullptr;
 
+  const bool stream = (flags & kStreamDst0) != 0 && count * elemSize >= kStreamMinBytes;
   if (!twoSources && !pre && !post) {
     const void* src = local != nullptr ? local : partial;
-    copyBytes(dst0, src, count * elemSize);
-    if (dst1 != nullptr) copyBytes(dst1, src, count * elemSize);
+    if (dst1 != nullptr) copyBytes(dst1, src, count * elemSize);  // first: dst0 may alias src
+    if (stream)
+      copyStreaming(dst0, src, count * elemSize);
+    else
+      copyBytes(dst0, src, count * elemSize);
+    return;
+  }
+  if (stream) {
+    // The loops write plain stores: run them into an L1 block, then stream the block out. Each
+    // block is read in full before dst0's part of it is written, so exact aliasing still works.
+    constexpr size_t kBlockBytes = 16384;
+    alignas(64) unsigned char block[kBlockBytes];
+    const size_t per = kBlockBytes / elemSize;
+    auto at = [&](const void* p, size_t off) {
+      return p == nullptr ? nullptr : static_cast<const unsigned char*>(p) + off * elemSize;
+    };
+    for (size_t done = 0; done < count; done += per) {
+      const size_t n = count - done < per ? count - done : per;
+      void* d1 = dst1 == nullptr ? nullptr : static_cast<unsigned char*>(dst1) + done * elemSize;
+      reduceCopy(spec, block, d1, at(partial, done), at(local, done), n, flags & ~kStreamDst0);
+      streamBytes(static_cast<unsigned char*>(dst0) + done * elemSize, block, n * elemSize);
+    }
+    fenceStreams();
     return;
   }
 
@@ -412,6 +481,16 @@ void reduceCopy(const ReduceSpec& spec, void* dst0, void* dst1, const void* part
     return;
   }
   reduceComposed(rows, op, elemSize, dst0, dst1, partial, local, count, pre, post, preBits, spec.divisor);
+}
+
+void copyStreaming(void* dst, const void* src, size_t bytes) {
+  if (dst == src) return;
+  if (bytes < kStreamMinBytes) {
+    memcpy(dst, src, bytes);
+    return;
+  }
+  streamBytes(dst, src, bytes);
+  fenceStreams();
 }
 
 void reduceUseBaselineLoopsForTesting(bool on) { gForceBaseline.store(on, std::memory_order_relaxed); }

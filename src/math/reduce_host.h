@@ -36,6 +36,10 @@ bool makeReduceSpec(ncclDataType_t dtype, ncclRedOp_t op, int nranks, ReduceSpec
 enum ReduceFlags : unsigned {
   kApplyPre = 1u,   // apply the pre-multiply to `local` (a rank's own input enters the reduction)
   kApplyPost = 2u,  // apply the post-divide to the result (the final value is being written)
+  // dst0 is a large buffer that will not be read again soon (a user's output beyond the caches):
+  // write it with non-temporal stores, which skip reading each line in before it is overwritten.
+  // The stores are fenced before reduceCopy returns, so a release store after it publishes them.
+  kStreamDst0 = 4u,
 };
 
 // For i in [0, count): v = local ? (partial ? op(partial[i], pre(local[i])) : pre(local[i]))
@@ -48,6 +52,10 @@ enum ReduceFlags : unsigned {
 // means no post-divide.)
 void reduceCopy(const ReduceSpec& spec, void* dst0, void* dst1, const void* partial, const void* local, size_t count,
                 unsigned flags);
+
+// memcpy with non-temporal stores into dst (see kStreamDst0), fenced before it returns. Exact
+// aliasing (dst == src) does nothing; elsewhere than x86-64 it is memcpy.
+void copyStreaming(void* dst, const void* src, size_t bytes);
 
 // Makes reduceCopy use its baseline (non-AVX2) loops even where AVX2 is available, so that tests can
 // check that both builds of the loops give the same bits. Not for production use.

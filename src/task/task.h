@@ -65,6 +65,9 @@ struct Task {
   Algorithm algorithm{};    // a registry row (collectives/registry.h), chosen when the group runs
   Protocol protocol = Protocol::kSimple;
   int nChannels = 1;
+  // Write the user's output with non-temporal stores (math/reduce_host.h kStreamDst0): set when
+  // the operation outgrows the last-level cache. Changes no result, only how memory is written.
+  bool streamOutput = false;
   // AlltoAllv: sendcounts, sdispls, recvcounts, rdispls (4 x nranks). AllGatherv and
   // ReduceScatterv: recvcounts, then displs (2 x nranks), equal on every rank.
   std::vector<size_t> vcounts;

@@ -121,6 +121,13 @@ std::vector<Variant> threadsVariants() {
        .picks = std::vector<Pick>{matrix({.nranks = {3, 5}}), matrix({.tag = "big"}), suite("P2P"), suite("Groups"),
                                   test("Robustness", "ManySmallCollectivesBackToBack")} +
                 kComplexCases},
+      // Streamed outputs (Task::streamOutput: non-temporal stores into the user's buffer) start
+      // beyond the last-level cache, which the cases stay below; a 64 KiB cache in the tuner's
+      // constants makes the cases above it stream.
+      {.name = "stream",
+       .prefix = "stream.",
+       .env = {{"WEFT_TUNER_CONSTANTS", "cacheMiB=0.0625"}},
+       .picks = std::vector<Pick>{matrix({.nranks = {2, 4}}), suite("VColl")} + kComplexCases},
       {.name = "ringonly",
        .prefix = "ringonly.",
        .env = kRingOnly,
