@@ -30,8 +30,10 @@ while [ $# -gt 0 ]; do
   esac
   shift
 done
-[ -x "$BIN/all_reduce_perf" ] && [ -x "$BIN/all_gather_perf" ] ||
-  { echo "guard.sh: no perf tools in $BIN (build them: cmake --build build --target weft_benchmarks)" >&2; exit 2; }
+if [ ! -x "$BIN/all_reduce_perf" ] || [ ! -x "$BIN/all_gather_perf" ]; then
+  echo "guard.sh: no perf tools in $BIN (build them: cmake --build build --target weft_benchmarks)" >&2
+  exit 2
+fi
 OUT=${OUT:-${TMPDIR:-/tmp}/weft-guard/$(date +%Y%m%d-%H%M%S)}
 mkdir -p "$OUT"
 status=0

@@ -62,9 +62,11 @@ if [ -z "$BIN" ]; then
   BIN="$REPO/build/benchmarks"
   if [ ! -x "$BIN/all_reduce_perf" ]; then
     echo "== build (all_reduce_perf in $REPO/build)"
-    cmake -S "$REPO" -B "$REPO/build" >"$OUT/build.log" 2>&1 &&
-      cmake --build "$REPO/build" --target all_reduce_perf -j 2 >>"$OUT/build.log" 2>&1 ||
-      { tail -30 "$OUT/build.log"; exit 1; }
+    if ! { cmake -S "$REPO" -B "$REPO/build" && cmake --build "$REPO/build" --target all_reduce_perf -j 2; } \
+      >"$OUT/build.log" 2>&1; then
+      tail -30 "$OUT/build.log"
+      exit 1
+    fi
   fi
 fi
 BIN=$(cd "$BIN" && pwd)
@@ -108,8 +110,8 @@ run_weft() {  # transport size name
   [ "$rc" = 0 ] || echo "   !! $3 failed (rc=$rc): $(tail -2 "$OUT/raw/$3.err" | tr '\n' ' ')"
 }
 run_mpi() {  # transport size name
-  local mca=(--mca btl vader,self) rc=0
-  [ "$1" = tcp ] && mca=(--mca btl tcp,self --mca btl_tcp_if_include lo)
+  local mca=(--mca btl "vader,self") rc=0
+  [ "$1" = tcp ] && mca=(--mca btl "tcp,self" --mca btl_tcp_if_include lo)
   timeout 300 mpirun --allow-run-as-root --oversubscribe --mca oob_tcp_if_include lo "${mca[@]}" \
     -n "$RANKS" "$WORK/build/mpi_allreduce_bench" --ops allreduce --min "$2" --max "$2" --target 0.3 \
     >"$OUT/raw/$3.txt" 2>"$OUT/raw/$3.err" || rc=$?
