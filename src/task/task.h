@@ -66,7 +66,8 @@ struct Task {
   Protocol protocol = Protocol::kSimple;
   int nChannels = 1;
   // Write the user's output with non-temporal stores (math/reduce_host.h kStreamDst0): set when
-  // the operation outgrows the last-level cache. Changes no result, only how memory is written.
+  // the operation outgrows the last-level cache. Changes no result and no message, only how this
+  // rank writes its memory, so it is decided per rank (it depends on the rank's own buffers).
   bool streamOutput = false;
   // AlltoAllv: sendcounts, sdispls, recvcounts, rdispls (4 x nranks). AllGatherv and
   // ReduceScatterv: recvcounts, then displs (2 x nranks), equal on every rank.

@@ -82,11 +82,8 @@ void Proxy::removePoller(bool operationDone) {
     // or the proxy's next timed look.
     std::lock_guard<std::mutex> lock(mutex_);
     bool busy = false;
-    handOver = false;
-    for (auto& l : links_) {
-      (void)progress(*l, &busy);
-      handOver |= sendsPending(*l);
-    }
+    (void)passAll(&busy);
+    handOver = std::any_of(links_.begin(), links_.end(), [](const auto& l) { return sendsPending(*l); });
   }
   // The last poller leaving: the proxy sleeps without announcing it while executors poll (see
   // sleepUntilRung), so ring whether or not it says it sleeps.
@@ -123,7 +120,7 @@ bool Proxy::sleepUntilRung(bool hot) {
   bool moved = false, busy = false;
   {
     std::lock_guard<std::mutex> lock(mutex_);
-    for (auto& l : links_) moved |= progress(*l, &busy);
+    moved = passAll(&busy);
   }
   if (!moved) futexWait(&bell_.doorbell, seen, hot || busy ? kEventSleepNs : kIdleSleepNs);
   bell_.sleeping.store(0, std::memory_order_relaxed);
@@ -302,8 +299,13 @@ bool Proxy::progress(NetLink& link, bool* busy) {
 bool Proxy::tryProgress() {
   std::unique_lock<std::mutex> lock(mutex_, std::try_to_lock);
   if (!lock.owns_lock()) return false;
-  bool moved = false, busy = false;
-  for (auto& l : links_) moved |= progress(*l, &busy);
+  bool busy = false;
+  return passAll(&busy);
+}
+
+bool Proxy::passAll(bool* busy) {
+  bool moved = false;
+  for (auto& l : links_) moved |= progress(*l, busy);
   return moved;
 }
 
@@ -313,7 +315,7 @@ void Proxy::loop() {
     bool moved = false, busy = false;
     {
       std::lock_guard<std::mutex> lock(mutex_);
-      for (auto& l : links_) moved |= progress(*l, &busy);
+      moved = passAll(&busy);
       links_.erase(std::remove_if(links_.begin(), links_.end(), [](const auto& l) { return l->closed; }), links_.end());
     }
     if (moved) {

@@ -83,6 +83,8 @@ class Proxy {
   // Sleeps until rung (or a safety timeout), looking once more first; true if that look moved.
   bool sleepUntilRung(bool hot);
   bool progress(NetLink& link, bool* busy);
+  // One pass over every link (mutex_ held); true if anything moved.
+  bool passAll(bool* busy);
   // A sending link with a published slot not yet delivered (mutex_ held).
   static bool sendsPending(const NetLink& link);
   void fail(NetLink& link, ncclResult_t r, const char* call);
