@@ -71,13 +71,8 @@ BASE="$REPO/../shared/baselines"
 REPS="" QUICK=0 INSTALL=0 OUT="" BIN="" BUILD="$REPO/build-compare" TARGET="" OPS=allreduce,allgather SIZES=""
 RANKS=2,4
 # Bytes from 8, 64K, 64M.
-bytes_of() {
-  case "$1" in
-    *[kK]) echo $(( ${1%?} * 1024 )) ;;
-    *[mM]) echo $(( ${1%?} * 1048576 )) ;;
-    *) echo $(( $1 )) ;;
-  esac
-}
+# shellcheck source=benchmarks/sizes.sh
+. "$HERE/sizes.sh"
 while [ $# -gt 0 ]; do
   case "$1" in
     --reps) REPS=$2; shift ;;

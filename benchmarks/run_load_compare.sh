@@ -40,13 +40,8 @@ while [ $# -gt 0 ]; do
   esac
   shift
 done
-bytes_of() {
-  case "$1" in
-    *[kK]) echo $(( ${1%?} * 1024 )) ;;
-    *[mM]) echo $(( ${1%?} * 1048576 )) ;;
-    *) echo $(( $1 )) ;;
-  esac
-}
+# shellcheck source=benchmarks/sizes.sh
+. "$HERE/sizes.sh"
 list=""
 for s in ${SIZES//,/ }; do list="$list $(bytes_of "$s")"; done
 SIZES=$list

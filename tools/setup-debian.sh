@@ -24,6 +24,8 @@ pkgs+=(clang-14 libclang-rt-14-dev)
 pkgs+=(python3-dev python3-numpy python3-mpi4py pybind11-dev openmpi-bin libtorch-dev python3-torch)
 # The comparisons in benchmarks/ build the Open MPI reference programs (mpi.h, mpic++).
 pkgs+=(libopenmpi-dev)
+# The trace tools draw timelines with matplotlib (tools/weft_trace_plot.py, tests/trace).
+pkgs+=(python3-matplotlib)
 if [ "${1:-}" = "--hip" ]; then
   pkgs+=(hipcc libamdhip64-dev rocm-device-libs libhsa-runtime-dev)
 fi

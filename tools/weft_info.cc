@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "base/env_plugin.h"
 #include "base/params.h"
 #include "collectives/registry.h"
 #include "topology/describe.h"
@@ -163,6 +164,14 @@ std::string renderAlgorithms() {
   return t;
 }
 
+// Where the parameters below came from: the process environment, or an environment plugin.
+std::string environmentSource() {
+  const weft::param::EnvPlugin& p = weft::param::environmentPlugin(weft::param::envPlugin().c_str());
+  if (p.inUse()) return "env plugin " + p.name + " (" + p.library + ", NCCL_ENV_PLUGIN)";
+  if (!p.problem.empty()) return "the process environment (" + p.problem + ")";
+  return "the process environment";
+}
+
 std::string renderJson() {
   std::string j = "{\n";
   j += "  \"weft_version\": " + jsonString(WEFT_VERSION_STRING) + ",\n";
@@ -170,7 +179,7 @@ std::string renderJson() {
   j += "  \"backends\": [";
   std::vector<std::string> b = backends();
   for (size_t i = 0; i < b.size(); ++i) j += (i ? ", " : "") + jsonString(b[i]);
-  j += "],\n  \"algorithms\": [\n";
+  j += "],\n  \"environment\": " + jsonString(environmentSource()) + ",\n  \"algorithms\": [\n";
   for (int i = 0; i < weft::algorithmCount(); ++i) {
     const weft::AlgorithmDesc& d = weft::algorithmDesc(weft::Algorithm(i));
     j += "    {\"name\": " + jsonString(d.name) + ", \"aliases\": [";
@@ -219,7 +228,8 @@ std::string renderText() {
        ", reports NCCL version " + weft::param::kNcclApiVersion + "+weft-" + WEFT_VERSION_STRING + ")\n";
   t += "backends:";
   for (const std::string& b : backends()) t += " " + b;
-  t += "\n\n" + renderAlgorithms();
+  t += "\nenvironment: " + environmentSource() + "\n";
+  t += "\n" + renderAlgorithms();
   t += "\nParameters (\"*\" = set by the environment, \"!\" = set but rejected; see docs/env.md):\n";
   std::string group;
   for (const weft::param::ParamView& p : weft::param::list()) {

@@ -8,12 +8,15 @@
 #include <string>
 
 #include "api/device_args.h"
+#include "base/clock.h"
+#include "base/errors.h"
 #include "base/result.h"
 #include "comm/comm.h"
 #include "comm/comm_error.h"
 #include "comm/comm_registry.h"
 #include "math/reduce_host.h"
 #include "nccl.h"
+#include "trace/trace.h"
 
 // Defines the real symbol pnccl<Name>; nccl<Name> is a weak alias of it, so a profiler can define
 // its own nccl<Name> and still reach Weft through pnccl<Name> (the PMPI idiom, as NCCL does).
@@ -26,7 +29,7 @@ namespace weft {
 // Runs an entry point's body, turning any exception into a result code and a message: no
 // exception ever crosses the C boundary.
 template <typename F>
-ncclResult_t apiGuard(const char* fn, F&& body) {
+ncclResult_t runGuarded(const char* fn, F&& body) {
   try {
     return body();
   } catch (const std::bad_alloc&) {
@@ -36,6 +39,17 @@ ncclResult_t apiGuard(const char* fn, F&& body) {
   } catch (...) {
     return setError(nullptr, ncclInternalError, "%s: unknown exception", fn);
   }
+}
+
+// Every entry point runs through here: guarded, and timed on the trace when one is written
+// (trace/trace.h; when none is, this costs a load and a branch).
+template <typename F>
+ncclResult_t apiGuard(const char* fn, F&& body) {
+  if (!trace::on()) return runGuarded(fn, body);
+  const int64_t start = nowNs();
+  const ncclResult_t r = runGuarded(fn, body);
+  trace::record(trace::Cat::kApi, -1, fn, start, nowNs(), trace::Args().str("result", resultString(r)).take());
+  return r;
 }
 
 // The communicator is live (created by this process and not yet destroyed).

@@ -125,33 +125,6 @@ std::string shortHostName() {
   return host.empty() ? "unknown" : host;
 }
 
-// NCCL_DEBUG_FILE's pattern: %h host, %p pid, %% a percent sign; any other % is kept as written.
-std::string expandFileName(std::string_view pattern, const std::string& host) {
-  std::string out;
-  for (size_t i = 0; i < pattern.size(); ++i) {
-    if (pattern[i] == '%' && i + 1 < pattern.size()) {
-      char c = pattern[i + 1];
-      if (c == 'h') {
-        out += host;
-        ++i;
-        continue;
-      }
-      if (c == 'p') {
-        out += std::to_string(static_cast<long>(getpid()));
-        ++i;
-        continue;
-      }
-      if (c == '%') {
-        out += '%';
-        ++i;
-        continue;
-      }
-    }
-    out += pattern[i];
-  }
-  return out;
-}
-
 const char* levelName(LogLevel level) {
   switch (level) {
     case LogLevel::kVersion: return "VERSION";
@@ -182,7 +155,7 @@ int setUp() {
     // Only open the file when something can be printed: a process with logging off leaves no
     // empty files behind.
     if (level > static_cast<int>(LogLevel::kNone) && !pattern.empty()) {
-      std::string path = expandFileName(pattern, g_host);
+      std::string path = expandFileName(pattern, g_host, -1);
       // "w" as NCCL does: each run starts a fresh file (use %p to keep processes apart).
       FILE* f = std::fopen(path.c_str(), "w");
       if (f != nullptr) {
@@ -218,6 +191,31 @@ const char* baseName(const char* path) {
 }
 
 }  // namespace
+
+// NCCL_DEBUG_FILE's and WEFT_TRACE_FILE's pattern: %h host, %p pid, %r rank (when rank >= 0),
+// %% a percent sign; any other % is kept as written.
+std::string expandFileName(std::string_view pattern, const std::string& host, int rank) {
+  std::string out;
+  for (size_t i = 0; i < pattern.size(); ++i) {
+    const char c = i + 1 < pattern.size() && pattern[i] == '%' ? pattern[i + 1] : '\0';
+    if (c == 'h') {
+      out += host;
+    } else if (c == 'p') {
+      out += std::to_string(static_cast<long>(getpid()));
+    } else if (c == 'r' && rank >= 0) {
+      out += std::to_string(rank);
+    } else if (c == '%') {
+      out += '%';
+    } else {
+      out += pattern[i];
+      continue;
+    }
+    ++i;
+  }
+  return out;
+}
+
+std::string shortHostNameForFiles() { return shortHostName(); }
 
 bool logEnabled(LogLevel level, uint64_t subsys) {
   int current = currentLevel();

@@ -2,6 +2,8 @@
 // The level check is a cached load, so disabled INFO/TRACE lines cost nothing but a branch.
 #pragma once
 #include <cstdint>
+#include <string>
+#include <string_view>
 
 namespace weft {
 
@@ -36,6 +38,10 @@ void logPrint(LogLevel level, uint64_t subsys, const char* file, int line, const
     __attribute__((format(printf, 5, 6)));
 // Prints the version banner once per process when NCCL_DEBUG is VERSION or more verbose.
 void logVersionBanner();
+// A file-name pattern as NCCL_DEBUG_FILE takes it: %h host, %p process id, %r rank (only when
+// rank >= 0), %% a percent sign. The host is shortHostNameForFiles() (the name before the first dot).
+std::string expandFileName(std::string_view pattern, const std::string& host, int rank);
+std::string shortHostNameForFiles();
 // Forgets the cached NCCL_DEBUG* settings (tests change the environment between cases).
 void logResetForTesting();
 

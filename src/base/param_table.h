@@ -33,6 +33,12 @@
   X(debugFile, String, "NCCL_DEBUG_FILE", "", "", "", Logging, Rank,                                                   \
     "Write log lines to this file instead of stderr; %h = host name, %p = process id, %% = %. "                        \
     "The file is truncated when opened, so give each process its own name with %p")                                    \
+  X(traceFile, String, "WEFT_TRACE_FILE", "", "", "", Logging, Rank,                                                   \
+    "Write a timeline of every API call, group, operation, step, wait and network transfer as "                        \
+    "Chrome/Perfetto trace JSON to this file; %h = host, %p = process id, %r = rank, %% = %. "                         \
+    "Written when the communicator is destroyed and at exit (docs/trace.md; \"\" = no trace)")                         \
+  X(traceMaxEvents, Int, "WEFT_TRACE_MAX_EVENTS", "", "1000000", "1000..100000000", Logging, Rank,                     \
+    "Events a process keeps for its trace; later ones are counted as dropped (about 150 bytes each)")                  \
   /* ---- transports and buffers ---- */                                                                               \
   X(buffSize, Size, "NCCL_BUFFSIZE", "", "1048576", "1..", Transport, Agreed,                                          \
     "Bytes of one connection's FIFO; Weft's host-mode default of 1 MiB (NCCL's is 4 MiB) keeps "                       \
@@ -211,6 +217,10 @@
     "(others keep the tuner's choice, with one warning); unlike NCCL_ALGO it bypasses the model")                      \
   X(overrideProto, String, "RCCL_OVERRIDE_PROTO", "", "", "", Tuning, Agreed,                                          \
     "One protocol forced over the tuner's choice wherever the chosen algorithm has it")                                \
+  X(envPlugin, String, "NCCL_ENV_PLUGIN", "", "", "", Tuning, Rank,                                                    \
+    "Environment plugin (NCCL env ABI v1) that answers every other parameter in place of the "                         \
+    "process environment: a path, libX.so, or NAME for libnccl-env-NAME.so; none = no plugin "                         \
+    "(\"\" = libnccl-env.so if it loads). Always read from the process environment")                                   \
   X(tunerPlugin, String, "NCCL_TUNER_PLUGIN", "", "", "", Tuning, Rank,                                                \
     "Tuner plugin (NCCL tuner ABI v6, v5 or v4): a path, libX.so, or NAME for "                                        \
     "libnccl-tuner-NAME.so; none = no plugin (\"\" = libnccl-tuner.so if it loads). It sees and "                      \

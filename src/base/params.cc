@@ -1,6 +1,7 @@
 // The parameter registry: reads every variable of src/base/param_table.h from the environment once,
 // checks it against its type and allowed values, and serves the cached result to the rest of Weft.
-// This is the only file in Weft that calls getenv.
+// This is the only file in Weft that calls getenv (an environment plugin, env_plugin.h, may answer
+// in its place).
 #include "base/params.h"
 
 #include <algorithm>
@@ -12,6 +13,7 @@
 #include <mutex>
 #include <string_view>
 
+#include "base/env_plugin.h"
 #include "base/log.h"
 #include "base/param_table.h"
 
@@ -270,8 +272,11 @@ std::string displayDefault(const Spec& spec) {
 
 // A variable's value, or nullptr when it is unset or empty (NCCL treats "" as unset too, and
 // `export NCCL_X=` is how shell users clear a variable).
+// Through the environment plugin when one is loaded (env_plugin.h), except NCCL_ENV_PLUGIN itself.
 const char* readEnv(std::string_view name) {
-  const char* v = std::getenv(std::string(name).c_str());
+  const std::string key(name);
+  const EnvPlugin& plugin = environmentPlugin(std::getenv("NCCL_ENV_PLUGIN"));
+  const char* v = plugin.inUse() && key != "NCCL_ENV_PLUGIN" ? plugin.getEnv(key.c_str()) : std::getenv(key.c_str());
   return (v != nullptr && v[0] != '\0') ? v : nullptr;
 }
 
@@ -297,6 +302,8 @@ std::vector<std::string> splitAliases(const char* aliases) {
 
 std::unique_ptr<State> readEnvironment() {
   auto state = std::make_unique<State>();
+  const EnvPlugin& plugin = environmentPlugin(std::getenv("NCCL_ENV_PLUGIN"));
+  if (!plugin.problem.empty()) state->warnings.push_back(plugin.problem);
   for (int i = 0; i < kCount; ++i) {
     const Spec& spec = kSpecs[i];
     const Allowed allowed = parseAllowed(spec);

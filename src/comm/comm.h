@@ -69,6 +69,10 @@ struct ncclComm {
   int rank = -1;
   int nranks = 0;
   uint64_t commHash = 0;  // unique per communicator, equal on all its ranks
+  // The rank this communicator's events carry in the trace (trace/trace.h): its own rank, or for
+  // one split or shrunk from another (traceDerived), the parent's, so a process keeps one row.
+  int traceRank = -1;
+  bool traceDerived = false;
   // Every Agreed parameter (param_table.h) as rank 0 set it: what steers this communicator's
   // collectives, the same on every rank (comm/agreement.h). Never read those per process.
   weft::param::Agreed agreed = weft::param::localAgreed();  // this rank's proposal until init agrees

@@ -52,6 +52,7 @@ std::unique_ptr<Connection> makeConnection(ncclComm* comm, const ConnectionId& i
     spec.ownerBell = comm->peers.self();
     spec.peerHost = comm->ranks[peer].hostName;
     spec.timeoutMs = param::timeoutMs();
+    spec.traceRank = comm->traceRank;
     backend = std::make_unique<NetConnection>(spec);
   } else if (usesP2p(comm, peer)) {
     P2pSpec spec{id,

@@ -6,6 +6,8 @@
 #include <thread>
 #include <vector>
 
+#include "base/clock.h"
+#include "base/errors.h"
 #include "base/result.h"
 #include "collectives/registry.h"
 #include "comm/comm.h"
@@ -14,6 +16,7 @@
 #include "comm/op_stamp.h"
 #include "gpu_executor/gpu_executor.h"
 #include "host_executor/host_executor.h"
+#include "trace/trace.h"
 #include "tuning/select.h"
 
 namespace weft {
@@ -21,6 +24,7 @@ namespace {
 
 struct GroupState {
   int depth = 0;
+  int64_t startNs = 0;  // when the outermost ncclGroupStart ran (traced runs only)
   ncclResult_t error = ncclSuccess;
   std::vector<Task> tasks;
   std::vector<std::function<ncclResult_t()>> jobs;
@@ -105,7 +109,34 @@ ncclResult_t pairSelfTransfers(std::vector<Task>& tasks) {
   return ncclSuccess;
 }
 
+const char* redOpName(ncclRedOp_t op) {
+  static const char* const kNames[] = {"sum", "prod", "max", "min", "avg"};
+  return op >= 0 && op < ncclNumOps ? kNames[op] : "user";
+}
+
+// One "op" event per operation of the run, all spanning it: the operations of a group move
+// together, interleaved on their chains, so the run's span is what each of them took.
+void traceOperations(const std::vector<Task>& tasks, int64_t startNs, int64_t endNs, ncclResult_t r) {
+  for (const Task& t : tasks) {
+    trace::Args a;
+    a.hex("comm", t.comm->commHash).num("commRank", t.comm->rank).num("nranks", t.comm->nranks);
+    a.num("seq", static_cast<int64_t>(t.seq)).num("count", static_cast<int64_t>(t.count));
+    a.str("datatype", dataTypeName(t.dtype));
+    if (collReduces(t.kind)) a.str("redop", redOpName(t.op));
+    a.num("bytes", static_cast<int64_t>(t.count * dataTypeSize(t.dtype)));
+    if (t.kind == CollKind::kSend || t.kind == CollKind::kRecv)
+      a.num("peer", t.root);
+    else if (t.kind == CollKind::kBroadcast || t.kind == CollKind::kReduce || t.kind == CollKind::kGather ||
+             t.kind == CollKind::kScatter)
+      a.num("root", t.root);
+    a.str("algorithm", algorithmName(t.algorithm)).str("protocol", protocolName(t.protocol));
+    a.num("channels", t.nChannels).str("result", resultString(r));
+    trace::record(trace::Cat::kOp, t.comm->traceRank, collName(t.kind), startNs, endNs, a.take());
+  }
+}
+
 ncclResult_t runTasks(GroupState& g) {
+  const int64_t traceStart = trace::on() ? nowNs() : 0;
   // Numbered when they run, in issue order, not when issued: ncclGroupSimulateEnd drops its
   // operations, and a rank that simulates alone must not move its numbers away from its peers'.
   for (Task& t : g.tasks) assignOpNumber(&t);
@@ -150,12 +181,14 @@ ncclResult_t runTasks(GroupState& g) {
   for (const Task& t : g.tasks) t.comm->activeOps.fetch_add(1);
   ncclResult_t r = onDevice ? gpu::executeOnDevice(prog, g.tasks) : executeOnHost(prog, g.tasks);
   for (const Task& t : g.tasks) t.comm->activeOps.fetch_sub(1);
+  if (traceStart != 0) traceOperations(g.tasks, traceStart, nowNs(), r);
   return r;
 }
 
 }  // namespace
 
 ncclResult_t groupStart() {
+  if (tGroup.depth == 0 && trace::on()) tGroup.startNs = nowNs();
   ++tGroup.depth;
   return ncclSuccess;
 }
@@ -202,9 +235,15 @@ ncclResult_t groupEnd() {
   if (g.depth == 0) return setError(nullptr, ncclInvalidUsage, "ncclGroupEnd called without a matching ncclGroupStart");
   if (--g.depth > 0) return ncclSuccess;
   ncclResult_t r = runDeferredJobs(g);
+  const size_t nOps = g.tasks.size();
   if (r == ncclSuccess && !g.tasks.empty()) r = runTasks(g);
   g.tasks.clear();
   g.error = ncclSuccess;
+  if (g.startNs != 0) {
+    trace::record(trace::Cat::kGroup, -1, "group", g.startNs, nowNs(),
+                  trace::Args().num("operations", static_cast<int64_t>(nOps)).str("result", resultString(r)).take());
+    g.startNs = 0;
+  }
   return r;
 }
 

@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "base/clock.h"
 #include "comm/comm.h"
 #include "comm/comm_error.h"
 #include "comm/wait_point.h"
@@ -22,8 +23,10 @@
 #include "host_executor/stamp_check.h"
 #include "host_executor/step_link.h"
 #include "host_executor/step_piece.h"
+#include "host_executor/step_trace.h"
 #include "program/program.h"
 #include "task/task.h"
+#include "trace/trace.h"
 
 namespace weft {
 
@@ -99,6 +102,10 @@ class ChainRunner {
   bool advanceDirect(Cur& c, const Task& t, const Step& st);
   template <class Peers>
   int waitingPeer(const Cur& c, const Sequence& s, const Step& st, bool* rx) const;
+  void traceStepDone(Cur& c, const Step& st) {
+    traceStep(taskOf(c), sequenceOf(c), sequenceIndexOf(c), c.step, st, c.stepStartNs);
+    c.stepStartNs = 0;
+  }
   void nextSequence(Cur& c) {
     c.step = 0;
     c.done = 0;
@@ -232,12 +239,14 @@ bool ChainRunner<Fabric>::advance(Cur& c) {
       }
     }
     for (int k = 0; k < nOut; ++k) out[k] = tx[k]->sendBuffer(bytes);
+    if (c.done == 0 && trace::on()) c.stepStartNs = nowNs();
     runPiece(t, st, c.done, n, in, nIn, out, nOut);
     for (int k = 0; k < nOut; ++k) tx[k]->publish(bytes, t.stamp);
     for (int k = 0; k < nIn; ++k) rx[k]->release();
     moved = true;
     c.done += n;
     if (c.done == st.count) {
+      if (c.stepStartNs != 0) traceStepDone(c, st);
       ++c.step;
       c.done = 0;
     }
@@ -374,8 +383,10 @@ bool ChainRunner<Fabric>::connect(const Cur& c, ncclComm* comm, Link* const* rx,
 template <StepFabric Fabric>
 bool ChainRunner<Fabric>::advanceDirect(Cur& c, const Task& t, const Step& st) {
   std::string why;
+  if (c.stepStartNs == 0 && trace::on()) c.stepStartNs = nowNs();
   switch (fabric_.direct(t, st, &c.done, &why)) {
     case DirectProgress::kDone:
+      if (c.stepStartNs != 0) traceStepDone(c, st);
       ++c.step;
       c.done = 0;
       return true;

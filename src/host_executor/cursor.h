@@ -19,7 +19,8 @@ struct Cursor {
   uint32_t step = 0;
   size_t done = 0;  // elements of the current step already moved (a direct step's phase)
   bool finished = false;
-  bool multiPeer = false;  // the chain has multi-peer sequences: it steps with TreePeers
+  bool multiPeer = false;   // the chain has multi-peer sequences: it steps with TreePeers
+  int64_t stepStartNs = 0;  // traced runs: when the current step's first piece moved (trace/trace.h)
   // The current sequence's links by peer index, made on first use (single-peer: index 0).
   Link* sends[kMaxSeqPeers] = {};
   Link* recvs[kMaxSeqPeers] = {};

@@ -10,7 +10,9 @@
 #include "comm/comm.h"
 #include "host_executor/connection_fabric.h"
 #include "host_executor/stamp_exchange.h"
+#include "host_executor/step_trace.h"
 #include "host_executor/wait_report.h"
+#include "trace/trace.h"
 #include "transports/futex.h"
 #include "transports/net/proxy.h"
 
@@ -26,6 +28,31 @@ constexpr int64_t kStampExchangeNs = 50 * 1000000;
 // How often (in executor runs of one thread) a rank looks whether its stamp notes are due to be
 // drained: often enough that a busy rank's backlog stays small (at most this many notes per peer).
 constexpr uint32_t kDrainCheckRuns = 16;
+
+// Idle periods shorter than this leave no "wait" event in a trace.
+constexpr int64_t kTraceWaitNs = 10000;
+
+// The wait point of a traced idle period (the first unfinished chain's), kept until it ends.
+struct TracedWait {
+  bool noted = false;
+  int traceRank = -1;
+  WaitPoint where;
+  void note(const HostRunner& run) {
+    for (const HostRunner::Cur& c : run.cursors()) {
+      if (c.finished) continue;
+      std::vector<int> peers;
+      std::string what;
+      where = run.waitOf(c, &peers, &what);
+      traceRank = run.taskOf(c).comm->traceRank;
+      noted = true;
+      return;
+    }
+  }
+  void record(int64_t startNs, int64_t endNs) {
+    traceWait(traceRank, where, startNs, endNs);
+    noted = false;
+  }
+};
 
 // One per thread, kept between calls so that steady-state calls allocate nothing.
 class Executor {
@@ -96,7 +123,11 @@ ncclResult_t Executor::run(const Program& prog, std::span<const Task> tasks) {
   unsigned spins = 0;
   bool busyCore = false;    // a yield lost the core in this call: sleep at once when idle
   bool waitsShown = false;  // publishWaits ran in this idle period
+  // Traced runs: where this idle period waits, noted once it has lasted kTraceWaitNs (shorter
+  // waits are the normal rhythm of a pipeline, and noting each would swamp the trace).
+  TracedWait traced;
   auto resume = [&] {
+    if (traced.noted) traced.record(idleSince, nowNs());
     idleSince = 0;
     spins = 0;
     if (waitsShown) clearWaits(runner_);
@@ -121,6 +152,7 @@ ncclResult_t Executor::run(const Program& prog, std::span<const Task> tasks) {
     }
     int64_t now = nowNs();
     if (idleSince == 0) idleSince = lastCheck = now;
+    if (!traced.noted && now - idleSince >= kTraceWaitNs && trace::on()) traced.note(runner_);
     if (now - idleSince < spinNs && !busyCore) {
       // A few microseconds of pure spinning catch a peer that is running on another core; after
       // that, yield, so a peer that shares our core (or a busy machine) gets to run. A rank
@@ -178,6 +210,7 @@ ncclResult_t Executor::run(const Program& prog, std::span<const Task> tasks) {
     polling.set(true);
   }
   if (waitsShown) clearWaits(runner_);
+  if (traced.noted) traced.record(idleSince, nowNs());
   if (runner_.error() != ncclSuccess) {
     preferReportedMismatch(runner_, exchange_);
     finishFailedRun(runner_);

@@ -23,9 +23,11 @@
 #include "comm/connect.h"
 #include "comm/net_devices.h"
 #include "gpu_executor/gpu_executor.h"
+#include "lifecycle/clock_sync.h"
 #include "runtime/device_runtime.h"
 #include "topology/placement_query.h"
 #include "topology/system.h"
+#include "trace/trace.h"
 #include "transports/shm/fd_passing.h"
 
 namespace weft {
@@ -111,6 +113,20 @@ ncclResult_t setupPlacement(ncclComm* comm) {
   return topo::topologyDumpIfRequested(comm->rank, comm->placements);
 }
 
+// The trace's clock offset for this rank (lifecycle/clock_sync.h). A failure costs the trace its
+// alignment, never the communicator: the file then says the offset is unknown.
+ncclResult_t noteTraceClock(ncclComm* comm) {
+  double offsetUs = 0, uncertaintyUs = -1;
+  std::string why;
+  if (measureClockOffset(comm->bootstrap.get(), param::timeoutMs(), &offsetUs, &uncertaintyUs, &why) != ncclSuccess) {
+    WEFT_WARN("rank %d: WEFT_TRACE_FILE: could not measure the clock offset to rank 0 (%s); the trace is not aligned",
+              comm->rank, why.c_str());
+    uncertaintyUs = -1;
+  }
+  if (trace::on()) trace::noteRank(comm->traceRank, comm->nranks, offsetUs, uncertaintyUs);
+  return ncclSuccess;
+}
+
 // Everything after the rendezvous: learn the other ranks, agree on geometry, map the local peers.
 ncclResult_t setupComm(ncclComm* comm, const ncclUniqueId& id) {
   std::string why;
@@ -122,6 +138,7 @@ ncclResult_t setupComm(ncclComm* comm, const ncclUniqueId& id) {
   struct Announce {
     RankInfo info;
     uint64_t salt;
+    uint64_t tracing;  // this rank writes a trace: then every rank takes part in measuring clocks
   };
   std::vector<Announce> all(comm->nranks);
   Announce& me = all[comm->rank];
@@ -135,6 +152,7 @@ ncclResult_t setupComm(ncclComm* comm, const ncclUniqueId& id) {
   if (dev::runtime().deviceCount() > 0 && dev::runtime().getDevice(&me.info.device) != ncclSuccess)
     return setError(comm, ncclUnhandledCudaError, "init of rank %d: cannot read the current GPU", comm->rank);
   me.salt = randomU64();
+  me.tracing = trace::on() ? 1 : 0;
   r = comm->bootstrap->allGather(all.data(), sizeof(Announce), &why);
   if (r != ncclSuccess)
     return setError(comm, r, "init of rank %d: exchanging rank information failed: %s", comm->rank, why.c_str());
@@ -143,6 +161,11 @@ ncclResult_t setupComm(ncclComm* comm, const ncclUniqueId& id) {
   // Two communicators rendezvousing at one NCCL_COMM_ID address share an id: rank 0's salt keeps
   // their shared-memory names apart.
   comm->commHash = bootstrapIdHash(id) ^ (all[0].salt * 0x9e3779b97f4a7c15ull);
+  bool anyTracing = false;
+  for (const Announce& a : all) anyTracing |= a.tracing != 0;
+  // Decided from what every rank announced, so all of them take part or none does. A communicator
+  // split or shrunk from another keeps its parent's trace rank and offset.
+  if (anyTracing && !comm->traceDerived) WEFT_CHECK(noteTraceClock(comm));
   // From here on every choice reads the agreed settings: network or shm, channels, FIFO geometry.
   WEFT_CHECK(agreeOnSettings(comm));
   comm->slotBytes = slotBytesFor(comm->agreed);
@@ -181,6 +204,7 @@ ncclComm* commAllocate(int nranks, int rank, const CommConfig& cfg) {
   auto* comm = new ncclComm();
   comm->rank = rank;
   comm->nranks = nranks;
+  comm->traceRank = rank;
   comm->config = cfg;
   comm->errors.forceAsync(ncclInProgress);
   registerComm(comm);
@@ -195,14 +219,26 @@ ncclResult_t commSetup(ncclComm* comm, const ncclUniqueId& id) {
   return r;
 }
 
-ncclResult_t commCreate(ncclComm** out, int nranks, const ncclUniqueId& id, int rank, const CommConfig& cfg) {
+namespace {
+// parent: the communicator a split or shrink derives from (its trace rank carries over), or null.
+ncclResult_t createComm(ncclComm** out, int nranks, const ncclUniqueId& id, int rank, const CommConfig& cfg,
+                        const ncclComm* parent) {
   ncclComm* comm = commAllocate(nranks, rank, cfg);
+  if (parent != nullptr) {
+    comm->traceRank = parent->traceRank;
+    comm->traceDerived = true;
+  }
   *out = comm;
   if (cfg.blocking == 0) {
     comm->initThread = std::thread([comm, id] { commSetup(comm, id); });
     return ncclInProgress;
   }
   return commSetup(comm, id);
+}
+}  // namespace
+
+ncclResult_t commCreate(ncclComm** out, int nranks, const ncclUniqueId& id, int rank, const CommConfig& cfg) {
+  return createComm(out, nranks, id, rank, cfg, nullptr);
 }
 
 ncclResult_t commSplit(ncclComm* parent, int color, int key, ncclComm** out, const CommConfig& cfg) {
@@ -238,7 +274,7 @@ ncclResult_t commSplit(ncclComm* parent, int color, int key, ncclComm** out, con
     if (members[i].rank == parent->rank) newRank = static_cast<int>(i);
   CommConfig blockingCfg = cfg;
   blockingCfg.blocking = 1;  // the split itself already synchronised; finish it here
-  r = commCreate(out, static_cast<int>(members.size()), ids[members[0].rank], newRank, blockingCfg);
+  r = createComm(out, static_cast<int>(members.size()), ids[members[0].rank], newRank, blockingCfg, parent);
   if (*out != nullptr) (*out)->config.blocking = cfg.blocking;
   return r;
 }
@@ -281,7 +317,7 @@ ncclResult_t commShrink(ncclComm* parent, const int* exclude, int nExclude, nccl
   }
   CommConfig blockingCfg = cfg;
   blockingCfg.blocking = 1;
-  ncclResult_t r = commCreate(out, static_cast<int>(survivors.size()), id, newRank, blockingCfg);
+  ncclResult_t r = createComm(out, static_cast<int>(survivors.size()), id, newRank, blockingCfg, parent);
   if (*out != nullptr) (*out)->config.blocking = cfg.blocking;
   return r;
 }
@@ -292,6 +328,8 @@ void commJoinInit(ncclComm* comm) {
 
 void commFree(ncclComm* comm) {
   commJoinInit(comm);
+  // The rank's file is complete up to here; exit rewrites it with whatever follows.
+  if (trace::on() && !comm->traceDerived) trace::flushRank(comm->traceRank);
   unregisterComm(comm);
   gpu::teardownDevice(comm);  // its kernels finish (or give up) before their FIFOs go away
   comm->connections.clear();

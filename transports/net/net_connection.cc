@@ -136,6 +136,8 @@ ncclResult_t NetConnection::finish(void* comm, FifoView* view, std::string* why)
                std::to_string(spec_.isSender ? spec_.id.receiverRank : spec_.id.senderRank) + " on host " +
                spec_.peerHost + ")";
   link->drainTimeoutMs = spec_.timeoutMs;
+  link->traceRank = spec_.traceRank;
+  link->peer = spec_.isSender ? spec_.id.receiverRank : spec_.id.senderRank;
   *view = link->fifo;
   comm_ = nullptr;  // the proxy owns it now
   link_ = link;

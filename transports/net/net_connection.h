@@ -22,6 +22,7 @@ struct NetConnectionSpec {
   Bootstrap* bootstrap = nullptr;  // outlives the connection (both belong to one communicator)
   RankBlock* ownerBell = nullptr;  // this rank's doorbell, rung by the proxy
   std::string peerHost;            // for messages
+  int traceRank = -1;              // the rank this link's trace events carry (trace/trace.h)
   int64_t timeoutMs = 0;
 };
 

@@ -9,6 +9,7 @@
 
 #include "base/clock.h"
 #include "base/log.h"
+#include "trace/trace.h"
 #include "transports/futex.h"
 
 namespace weft::net {
@@ -199,6 +200,27 @@ bool Proxy::sendsPending(const NetLink& link) {
   return link.fifo.slots[link.posted % link.fifo.nslots].seq.load(std::memory_order_acquire) == link.posted + 1;
 }
 
+namespace {
+
+void notePosted(NetLink& link, uint32_t slot) {
+  if (link.postedNs.empty()) link.postedNs.assign(link.fifo.nslots, 0);
+  link.postedNs[slot] = nowNs();
+}
+
+// One "net" event per message (trace/trace.h); the stamp trailer is not counted.
+void traceDone(NetLink& link, uint32_t slot, size_t size) {
+  const int64_t now = nowNs();
+  const int64_t start = link.isSender ? link.postedNs[slot] : std::max(link.postedNs[slot], link.lastDoneNs);
+  link.postedNs[slot] = 0;
+  link.lastDoneNs = now;
+  trace::Args a;
+  a.num("peer", link.peer).num("bytes", static_cast<int64_t>(size > sizeof(OpStamp) ? size - sizeof(OpStamp) : 0));
+  a.str("network", link.network->name());
+  trace::record(trace::Cat::kNet, link.traceRank, link.isSender ? "net send" : "net recv", start, now, a.take());
+}
+
+}  // namespace
+
 // One pass over one link. Returns true if anything moved; *busy when requests are in flight.
 bool Proxy::progress(NetLink& link, bool* busy) {
   if (link.closed) return false;
@@ -229,6 +251,7 @@ bool Proxy::progress(NetLink& link, bool* busy) {
       }
       if (req == nullptr) break;
       link.requests[i] = req;
+      if (trace::on()) notePosted(link, i);
       ++link.posted;
       moved = true;
     }
@@ -245,6 +268,7 @@ bool Proxy::progress(NetLink& link, bool* busy) {
       }
       if (req == nullptr) break;
       link.requests[i] = req;
+      if (trace::on()) notePosted(link, i);
       ++link.posted;
       moved = true;
     }
@@ -260,6 +284,7 @@ bool Proxy::progress(NetLink& link, bool* busy) {
     }
     if (!done) break;
     link.requests[i] = nullptr;
+    if (!link.postedNs.empty() && link.postedNs[i] != 0) traceDone(link, i, size);
     ++link.done;
     if (link.isSender) {
       f.head->consumed.store(link.done, std::memory_order_release);
@@ -310,6 +335,7 @@ bool Proxy::passAll(bool* busy) {
 }
 
 void Proxy::loop() {
+  trace::nameThread("proxy");
   int64_t idleSince = 0;
   for (;;) {
     bool moved = false, busy = false;

@@ -36,6 +36,13 @@ struct NetLink {
   bool closed = false;
   std::string failure;  // set once, when the network reports an error
   std::atomic<bool> failed{false};
+
+  // Traced runs (trace/trace.h): the rank whose events these are, the peer, and per slot when its
+  // request was posted (0: not traced); a receive's event starts no earlier than the link's last
+  // completion, since a receive is posted long before its message is on its way.
+  int traceRank = -1, peer = -1;
+  std::vector<int64_t> postedNs;
+  int64_t lastDoneNs = 0;
 };
 
 class Proxy {
