@@ -73,6 +73,7 @@ struct ncclComm {
   // one split or shrunk from another (traceDerived), the parent's, so a process keeps one row.
   int traceRank = -1;
   bool traceDerived = false;
+  void* profilerContext = nullptr;  // the profiler plugin's context (trace/profiler.h), null without one
   // Every Agreed parameter (param_table.h) as rank 0 set it: what steers this communicator's
   // collectives, the same on every rank (comm/agreement.h). Never read those per process.
   weft::param::Agreed agreed = weft::param::localAgreed();  // this rank's proposal until init agrees

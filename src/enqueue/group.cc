@@ -14,6 +14,7 @@
 #include "comm/comm_algorithms.h"
 #include "comm/comm_error.h"
 #include "comm/op_stamp.h"
+#include "enqueue/profile_events.h"
 #include "gpu_executor/gpu_executor.h"
 #include "host_executor/host_executor.h"
 #include "trace/trace.h"
@@ -29,6 +30,7 @@ struct GroupState {
   std::vector<Task> tasks;
   std::vector<std::function<ncclResult_t()>> jobs;
   Program program;  // kept between calls so steady-state calls allocate nothing
+  ProfiledRun profiled;
 };
 
 thread_local GroupState tGroup;
@@ -179,7 +181,9 @@ ncclResult_t runTasks(GroupState& g) {
     buildProgram(commShape(g.tasks[i].comm), g.tasks[i], &prog);
   }
   for (const Task& t : g.tasks) t.comm->activeOps.fetch_add(1);
+  profileRunStarts(g.tasks, &g.profiled);
   ncclResult_t r = onDevice ? gpu::executeOnDevice(prog, g.tasks) : executeOnHost(prog, g.tasks);
+  profileRunDone(&g.profiled);
   for (const Task& t : g.tasks) t.comm->activeOps.fetch_sub(1);
   if (traceStart != 0) traceOperations(g.tasks, traceStart, nowNs(), r);
   return r;
@@ -234,9 +238,11 @@ ncclResult_t groupEnd() {
   GroupState& g = tGroup;
   if (g.depth == 0) return setError(nullptr, ncclInvalidUsage, "ncclGroupEnd called without a matching ncclGroupStart");
   if (--g.depth > 0) return ncclSuccess;
+  profileGroupEndStarts();
   ncclResult_t r = runDeferredJobs(g);
   const size_t nOps = g.tasks.size();
   if (r == ncclSuccess && !g.tasks.empty()) r = runTasks(g);
+  profileGroupApiDone();
   g.tasks.clear();
   g.error = ncclSuccess;
   if (g.startNs != 0) {
@@ -267,6 +273,7 @@ ncclResult_t groupSimulateEnd(float* estimatedUs) {
     else
       it->second += us;
   }
+  profileGroupApiDone();  // nothing runs: the group API event of its calls ends here
   double total = 0;
   for (const auto& e : perComm) total = std::max(total, e.second);
   if (r == ncclSuccess) *estimatedUs = static_cast<float>(total);
@@ -279,8 +286,11 @@ ncclResult_t enqueue(Task&& task) {
   GroupState& g = tGroup;
   task.seq = task.comm->opCount.fetch_add(1, std::memory_order_relaxed) + 1;
   g.tasks.push_back(std::move(task));
+  profileApiCall(g.tasks.back(), g.depth);
   if (g.depth > 0) return ncclSuccess;
+  profileGroupEndStarts();
   ncclResult_t r = runTasks(g);
+  profileGroupApiDone();
   g.tasks.clear();
   return r;
 }

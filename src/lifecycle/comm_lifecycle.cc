@@ -27,6 +27,7 @@
 #include "runtime/device_runtime.h"
 #include "topology/placement_query.h"
 #include "topology/system.h"
+#include "trace/profiler.h"
 #include "trace/trace.h"
 #include "transports/shm/fd_passing.h"
 
@@ -181,6 +182,15 @@ ncclResult_t setupComm(ncclComm* comm, const ncclUniqueId& id) {
   if (!comm->agreed.runtimeConnect) WEFT_CHECK(connectRingsNow(comm));
   WEFT_CHECK(setupPlacement(comm));
   WEFT_CHECK(setupTuner(comm, param::tunerPlugin()));  // the cost model, NCCL_ALGO/NCCL_PROTO and the tuner plugin
+  int nNodes = 0;
+  for (size_t r = 0; r < comm->ranks.size(); ++r) {
+    bool first = true;
+    for (size_t q = 0; q < r; ++q) first &= comm->ranks[q].hostHash != comm->ranks[r].hostHash;
+    nNodes += first ? 1 : 0;
+  }
+  comm->profilerContext = profiler::open(comm->commHash,
+                                         comm->config.commName.empty() ? nullptr : comm->config.commName.c_str(),
+                                         nNodes, comm->nranks, comm->rank);
   WEFT_INFO(kLogInit, "comm %p rank %d nranks %d hash %016lx ready: %d channels, FIFO %u x %u bytes, %s",
             static_cast<void*>(comm), comm->rank, comm->nranks, static_cast<unsigned long>(comm->commHash),
             comm->nChannels, comm->nSlots, comm->slotBytes, comm->hostMode ? "host mode" : "GPU");
@@ -328,6 +338,7 @@ void commJoinInit(ncclComm* comm) {
 
 void commFree(ncclComm* comm) {
   commJoinInit(comm);
+  profiler::close(comm->profilerContext);
   // The rank's file is complete up to here; exit rewrites it with whatever follows.
   if (trace::on() && !comm->traceDerived) trace::flushRank(comm->traceRank);
   unregisterComm(comm);

@@ -69,6 +69,9 @@ struct Task {
   // the operation outgrows the last-level cache. Changes no result and no message, only how this
   // rank writes its memory, so it is decided per rank (it depends on the rank's own buffers).
   bool streamOutput = false;
+  // The profiler plugin's handle of this call's API event (trace/profiler.h), the parent of its
+  // operation event; null without a plugin.
+  void* profilerApi = nullptr;
   // AlltoAllv: sendcounts, sdispls, recvcounts, rdispls (4 x nranks). AllGatherv and
   // ReduceScatterv: recvcounts, then displs (2 x nranks), equal on every rank.
   std::vector<size_t> vcounts;

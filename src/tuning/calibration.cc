@@ -126,6 +126,9 @@ Resolved defaultsBecause(const std::string& why) {
 Resolved measureAndSave(const std::string& path, bool mayWrite, const std::string& whyNotWrite) {
   Resolved r;
   r.record = measureCalibration();
+  // As the file will hold them: a process that loads it must get exactly these (they steer the
+  // tuner, and processes of one host must choose alike).
+  roundAsSaved(&r.record.constants);
   r.constants = r.record.constants;
   r.haveRecord = true;
   std::string why = whyNotWrite;

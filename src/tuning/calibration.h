@@ -96,6 +96,9 @@ double spreadOf(std::vector<double> v);  // interquartile range / median
 std::string calibrationCachePath();
 std::string calibrationLockPath(const std::string& cachePath);
 bool saveCalibration(const std::string& path, const Calibration& cal, std::string* why);
+// Rounds each constant as the file holds it (9 significant digits), so that the process that
+// measured uses exactly what the processes that load its file read.
+void roundAsSaved(HostConstants* hc);
 // False, with *why, when the file is missing, from another format version, malformed or holds an
 // implausible constant.
 bool loadCalibration(const std::string& path, Calibration* cal, std::string* why);

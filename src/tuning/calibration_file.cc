@@ -78,7 +78,8 @@ std::string fileText(const Calibration& cal) {
   f << line;
   if (!cal.load.spreadField.empty()) f << "spread_field " << cal.load.spreadField << "\n";
   for (int i = 0; i < kNumConstantFields; ++i) {
-    std::snprintf(line, sizeof(line), "%s %.9g\n", kConstantFields[i].name, cal.constants.*kConstantFields[i].field);
+    std::snprintf(line, sizeof(line), "%s %.9g\n", kConstantFields[i].name,
+                  cal.constants.*kConstantFields[i].field);  // roundAsSaved's precision
     f << line;
   }
   return f.str();
@@ -247,6 +248,14 @@ std::string describeCalibration(const Calibration& cal) {
                 cal.load.usableCores, 100 * cal.load.maxSpread,
                 cal.load.spreadField.empty() ? "-" : cal.load.spreadField.c_str());
   return buf + (cal.provisional ? "provisional (" + cal.provisionalWhy + ")" : std::string("final"));
+}
+
+void roundAsSaved(HostConstants* hc) {
+  for (int i = 0; i < kNumConstantFields; ++i) {
+    char text[48];
+    std::snprintf(text, sizeof(text), "%.9g", hc->*kConstantFields[i].field);
+    hc->*kConstantFields[i].field = std::strtod(text, nullptr);
+  }
 }
 
 }  // namespace weft

@@ -1,0 +1,154 @@
+#!/usr/bin/env python3
+"""Runs tests/trace/trace_job under the example profiler plugin of one ABI version and checks
+what the plugin was given: an init and a finalize per communicator; per rank the calls the job
+made as API events (v5 and later) under group API events with their depth and states; a group
+event and one operation event per call, with its function, count, datatype, algorithm and
+protocol, parented as the version expects; every event stopped once. Then the same with a mask
+that asks for collectives only (no point-to-point event may come) and with mask 0 (no event). A
+v3-only plugin must be refused with a warning while the job still runs.
+
+  check_profiler.py --abi N --plugin LIB --job TRACE_JOB --work DIR
+"""
+import argparse
+import glob
+import os
+import re
+import shutil
+import subprocess
+import sys
+
+GROUP, COLL, P2P, GROUP_API, COLL_API, P2P_API = 1, 2, 4, 256, 512, 1024
+CALLS = [("AllReduce", 1024), ("AllReduce", 65536), ("AllReduce", 2), ("AllGather", 4096), ("Broadcast", 4096),
+         ("ReduceScatter", 4096)]
+
+
+def fail(msg):
+    print("check_profiler: FAIL: " + msg, file=sys.stderr)
+    sys.exit(1)
+
+
+def run(args, mask, tag, nranks=3):
+    work = os.path.join(args.work, tag)
+    os.makedirs(work)
+    env = dict(os.environ, WEFT_DEVICE="host", NCCL_PROFILER_PLUGIN=args.plugin, NCCL_DEBUG="WARN",
+               EXAMPLE_PROFILER_LOG=os.path.join(work, "log"), EXAMPLE_PROFILER_MASK=str(mask))
+    r = subprocess.run([args.job, str(nranks)], env=env, timeout=120, capture_output=True, text=True)
+    if r.returncode != 0:
+        fail("the job exited with %d: %s" % (r.returncode, r.stderr))
+    logs = []
+    for path in sorted(glob.glob(os.path.join(work, "log.*"))):
+        lines = [line.split() for line in open(path)]
+        logs.append((path, lines))
+    return logs, r.stderr
+
+
+def parse(lines):
+    """events {id: dict}, in start order; contexts; stops and states per id."""
+    events, contexts, stops, states, finals = {}, [], {}, {}, []
+    for w in lines:
+        if w[0] == "init":
+            contexts.append(int(w[1]))
+        elif w[0] == "finalize":
+            finals.append(int(w[1]))
+        elif w[0] == "start":
+            e = dict(kv.split("=", 1) for kv in w[2:])
+            for k in ("ctx", "type", "parent", "rank", "count", "root", "peer", "depth", "group", "seq", "channels"):
+                if k in e:
+                    e[k] = int(e[k])
+            events[int(w[1])] = e
+        elif w[0] == "stop":
+            stops[int(w[1])] = stops.get(int(w[1]), 0) + 1
+        elif w[0] == "state":
+            states.setdefault(int(w[1]), []).append(int(w[2]))
+    return events, contexts, stops, states, finals
+
+
+def check_rank(path, lines, abi, nranks, mask):
+    events, contexts, stops, states, finals = parse(lines)
+    if len(contexts) != 2 or sorted(finals) != sorted(contexts):
+        fail("%s: inits %s and finalizes %s (expected one each for the communicator and its split)" %
+             (path, contexts, finals))
+    # The job's communicator comes first; the split one has ranks of its own.
+    ranks = {e["rank"] for e in events.values() if e["type"] in (COLL, P2P) and e["ctx"] == contexts[0]}
+    if len(ranks) > 1:
+        fail("%s: operations of ranks %s" % (path, ranks))
+    rank = ranks.pop() if ranks else None
+    for i in events:
+        if stops.get(i) != 1:
+            fail("%s: event %d stopped %s times" % (path, i, stops.get(i, 0)))
+    by = lambda t: [(i, e) for i, e in events.items() if e["type"] == t]
+    if abi < 5 and any(e["type"] > 255 for e in events.values()):
+        fail("%s: a v%d plugin got API events" % (path, abi))
+    colls, p2ps, groups = by(COLL), by(P2P), by(GROUP)
+    if mask == 0:
+        if events:
+            fail("%s: mask 0 but %d events" % (path, len(events)))
+        return
+    want = CALLS + [("AllReduce", 512)]
+    if [(e["func"], e["count"]) for _, e in colls] != want:
+        fail("%s: collectives %s, expected %s" % (path, [(e["func"], e["count"]) for _, e in colls], want))
+    for i, e in colls:
+        if e["datatype"] != "ncclFloat32" or not re.fullmatch(r"[A-Z0-9_]+", e["algo"]) or \
+                e["proto"] not in ("LL", "LL128", "SIMPLE") or e["channels"] < 1:
+            fail("%s: collective event %s" % (path, e))
+    if [e["seq"] for _, e in colls[:6]] != sorted(e["seq"] for _, e in colls[:6]):
+        fail("%s: sequence numbers out of order" % path)
+    if mask & P2P:
+        sends = [e for _, e in p2ps if e["func"] == "Send"]
+        recvs = [e for _, e in p2ps if e["func"] == "Recv"]
+        if len(sends) != 1 or len(recvs) != 1 or sends[0]["count"] != 1000 or recvs[0]["count"] != 1000:
+            fail("%s: point-to-point events %s" % (path, p2ps))
+        if rank is not None and (sends[0]["peer"] != (rank + 1) % nranks or recvs[0]["peer"] != (rank - 1) % nranks):
+            fail("%s: rank %d's Send/Recv peers %d/%d" % (path, rank, sends[0]["peer"], recvs[0]["peer"]))
+    elif p2ps or by(P2P_API):
+        fail("%s: point-to-point events although the mask (%d) asks for collectives only" % (path, mask))
+    # A group's events come whenever the mask asks for anything below them, whatever the group holds.
+    if len(groups) != 8:
+        fail("%s: %d group events" % (path, len(groups)))
+    group_ids = {i for i, _ in groups}
+    if abi >= 5:
+        api = dict(by(COLL_API) + by(P2P_API))
+        gapis = dict(by(GROUP_API))
+        depths = [e["depth"] for e in gapis.values()]
+        if depths != [1] * 6 + [2, 1]:
+            fail("%s: group API depths %s" % (path, depths))
+        for i in gapis:
+            if states.get(i) != [23, 24]:
+                fail("%s: group API event %d states %s (expected GroupStartApiStop, GroupEndApiStart)" %
+                     (path, i, states.get(i)))
+        for i, e in colls + p2ps:
+            parent = api.get(e["parent"])
+            if parent is None or parent["func"] != e["func"] or parent["count"] != e["count"] or \
+                    e["group"] not in group_ids or parent["parent"] not in gapis:
+                fail("%s: operation %d (%s) has parent %s and group %s" % (path, i, e, parent, e.get("group")))
+    else:
+        for i, e in colls + p2ps:
+            if e["parent"] not in group_ids:
+                fail("%s: a v4 operation's parent must be its group: %s" % (path, e))
+
+
+def main():
+    p = argparse.ArgumentParser()
+    p.add_argument("--abi", type=int, required=True)
+    for a in ("--plugin", "--job", "--work"):
+        p.add_argument(a, required=True)
+    args = p.parse_args()
+    shutil.rmtree(args.work, ignore_errors=True)
+    os.makedirs(args.work)
+    if args.abi < 4:
+        logs, err = run(args, 0xffff, "refused")
+        if any(lines for _, lines in logs) or "v1-v3" not in err:
+            fail("a v%d plugin was used, or refused without a warning (stderr: %s)" % (args.abi, err))
+        print("check_profiler: v%d refused with a warning" % args.abi)
+        return
+    for mask, tag in ((0xffff, "all"), (COLL, "colls"), (0, "none")):
+        logs, _ = run(args, mask, tag)
+        if len(logs) != 3:
+            fail("mask %d: %d plugin logs, expected one per rank" % (mask, len(logs)))
+        for path, lines in logs:
+            check_rank(path, lines, args.abi, 3, mask)
+    print("check_profiler: v%d ok" % args.abi)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,141 @@
+/* A profiler plugin for the tests (tests/profiler/check_profiler.py), built once per ABI version
+ * (EXAMPLE_PROFILER_ABI = 7, 6, 5, 4; 3 only to be refused). It writes every call it gets to
+ * EXAMPLE_PROFILER_LOG.<pid>, one line each, so a test can check the events' order, parents and
+ * content. EXAMPLE_PROFILER_MASK (decimal) is the activation mask it sets at its first init. */
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "trace/profiler_abi.h"
+
+static pthread_mutex_t gLock = PTHREAD_MUTEX_INITIALIZER;
+static FILE* gLog;
+static int gNextId;
+static int gInits;
+
+struct Event {
+  int id;
+};
+
+static FILE* logFile(void) {
+  if (gLog == NULL) {
+    const char* prefix = getenv("EXAMPLE_PROFILER_LOG");
+    char path[4096];
+    snprintf(path, sizeof path, "%s.%d", prefix != NULL ? prefix : "example_profiler", (int)getpid());
+    gLog = fopen(path, "w");
+  }
+  return gLog;
+}
+
+static int idOf(void* handle) { return handle == NULL ? 0 : ((struct Event*)handle)->id; }
+static const char* text(const char* s) { return s != NULL ? s : "-"; }
+
+static ncclResult_t commonInit(void** context, int* mask, const char* name, uint64_t id, int nranks, int rank) {
+  pthread_mutex_lock(&gLock);
+  if (gInits++ == 0) {
+    const char* m = getenv("EXAMPLE_PROFILER_MASK");
+    *mask = m != NULL ? atoi(m) : 0;
+  }
+  struct Event* ctx = malloc(sizeof *ctx);
+  ctx->id = ++gNextId;
+  *context = ctx;
+  fprintf(logFile(), "init %d comm=%016" PRIx64 " name=%s nranks=%d rank=%d abi=%d\n", ctx->id, id, text(name), nranks,
+          rank, EXAMPLE_PROFILER_ABI);
+  fflush(gLog);
+  pthread_mutex_unlock(&gLock);
+  return ncclSuccess;
+}
+
+#if EXAMPLE_PROFILER_ABI >= 5
+static ncclResult_t initV5(void** context, uint64_t commId, int* mask, const char* name, int nNodes, int nranks,
+                           int rank, ncclDebugLogger_t logfn) {
+  (void)nNodes;
+  (void)logfn;
+  return commonInit(context, mask, name, commId, nranks, rank);
+}
+
+#else
+static ncclResult_t initV4(void** context, int* mask, const char* name, uint64_t commHash, int nNodes, int nranks,
+                           int rank, ncclDebugLogger_t logfn) {
+  (void)nNodes;
+  (void)logfn;
+  return commonInit(context, mask, name, commHash, nranks, rank);
+}
+#endif
+
+static ncclResult_t startEvent(void* context, void** handle, ncclProfilerEventDescr_t* d) {
+  pthread_mutex_lock(&gLock);
+  struct Event* e = malloc(sizeof *e);
+  e->id = ++gNextId;
+  *handle = e;
+  /* A v4 plugin reads the type as one byte. */
+  const uint64_t type = EXAMPLE_PROFILER_ABI >= 5 ? d->type : *(const uint8_t*)&d->type;
+  FILE* f = logFile();
+  fprintf(f, "start %d ctx=%d type=%" PRIu64 " parent=%d rank=%d", e->id, idOf(context), type, idOf(d->parentObj),
+          d->rank);
+  if (type == ncclProfileGroupApi) fprintf(f, " depth=%d", d->groupApi.groupDepth);
+  if (type == ncclProfileCollApi)
+    fprintf(f, " func=%s count=%zu datatype=%s root=%d", text(d->collApi.func), d->collApi.count,
+            text(d->collApi.datatype), d->collApi.root);
+  if (type == ncclProfileP2pApi)
+    fprintf(f, " func=%s count=%zu datatype=%s", text(d->p2pApi.func), d->p2pApi.count, text(d->p2pApi.datatype));
+  if (type == ncclProfileColl) {
+    fprintf(f, " func=%s count=%zu datatype=%s root=%d seq=%" PRIu64 " algo=%s proto=%s channels=%d",
+            text(d->coll.func), d->coll.count, text(d->coll.datatype), d->coll.root, d->coll.seqNumber,
+            text(d->coll.algo), text(d->coll.proto), d->coll.nChannels);
+#if EXAMPLE_PROFILER_ABI >= 5
+    fprintf(f, " group=%d", idOf(d->coll.parentGroup));
+#endif
+  }
+  if (type == ncclProfileP2p) {
+    fprintf(f, " func=%s count=%zu datatype=%s peer=%d channels=%d", text(d->p2p.func), d->p2p.count,
+            text(d->p2p.datatype), d->p2p.peer, d->p2p.nChannels);
+#if EXAMPLE_PROFILER_ABI >= 5
+    fprintf(f, " group=%d", idOf(d->p2p.parentGroup));
+#endif
+  }
+  fprintf(f, "\n");
+  fflush(f);
+  pthread_mutex_unlock(&gLock);
+  return ncclSuccess;
+}
+
+static ncclResult_t stopEvent(void* handle) {
+  pthread_mutex_lock(&gLock);
+  fprintf(logFile(), "stop %d\n", idOf(handle));
+  fflush(gLog);
+  pthread_mutex_unlock(&gLock);
+  return ncclSuccess;
+}
+
+static ncclResult_t recordEventState(void* handle, ncclProfilerEventState_t state, ncclProfilerEventStateArgs_t* args) {
+  (void)args;
+  pthread_mutex_lock(&gLock);
+  fprintf(logFile(), "state %d %d\n", idOf(handle), (int)state);
+  fflush(gLog);
+  pthread_mutex_unlock(&gLock);
+  return ncclSuccess;
+}
+
+static ncclResult_t finalize(void* context) {
+  pthread_mutex_lock(&gLock);
+  fprintf(logFile(), "finalize %d\n", idOf(context));
+  fflush(gLog);
+  pthread_mutex_unlock(&gLock);
+  free(context);
+  return ncclSuccess;
+}
+
+#define EXAMPLE_SYMBOL_(v) ncclProfiler_v##v
+#define EXAMPLE_SYMBOL(v) EXAMPLE_SYMBOL_(v)
+#if EXAMPLE_PROFILER_ABI >= 5
+__attribute__((visibility("default")))
+const ncclProfiler_v5_t EXAMPLE_SYMBOL(EXAMPLE_PROFILER_ABI) = {"weft-example-profiler", initV5,  startEvent, stopEvent,
+                                                                recordEventState,        finalize};
+#else
+__attribute__((visibility("default")))
+const ncclProfiler_v4_t EXAMPLE_SYMBOL(EXAMPLE_PROFILER_ABI) = {"weft-example-profiler", initV4,  startEvent, stopEvent,
+                                                                recordEventState,        finalize};
+#endif
