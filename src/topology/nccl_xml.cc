@@ -79,9 +79,13 @@ class FromXml {
     *out = v;
     return true;
   }
+  // Present and not empty: the dump leaves empty values out, so an empty required one would be
+  // accepted here and then missing from Weft's own dump.
   bool require(const XmlElement& el, const char* key, const char* example) {
-    if (el.attr(key) != nullptr) return true;
-    return fail(el, "<" + el.name + "> has no " + key + " attribute (e.g. " + key + "=\"" + example + "\")");
+    const std::string* v = el.attr(key);
+    if (v != nullptr && !v->empty()) return true;
+    return fail(el, "<" + el.name + "> has " + (v == nullptr ? "no " : "an empty ") + key + " attribute (e.g. " + key +
+                        "=\"" + example + "\")");
   }
 
   bool cpu(const XmlElement& el, Cpu* c) {

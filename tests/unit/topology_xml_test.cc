@@ -170,6 +170,9 @@ TEST(TopologyXml, MissingRequiredAttributesNameFileLineAndAttribute) {
   EXPECT_NE(e.find("edited.xml:12: <net> has no dev"), std::string::npos) << e;
   e = errorOf(edited(text, " version=\"1\"", ""));
   EXPECT_NE(e.find("edited.xml:1: <system> has no version"), std::string::npos) << e;
+  // Empty counts as missing: Weft's dump leaves empty values out, so it would not read back.
+  e = errorOf(edited(text, "<nvlink target=\"0000:c3:00.0\"", "<nvlink target=\"\""));
+  EXPECT_NE(e.find("edited.xml:6: <nvlink> has an empty target attribute"), std::string::npos) << e;
 }
 
 TEST(TopologyXml, BadValuesAreRejected) {
