@@ -6,17 +6,10 @@
 #include <cstdlib>
 
 #include "base/env_plugin_abi.h"
+#include "base/plugin_library.h"
 
 namespace weft::param {
 namespace {
-
-std::string libraryFor(const std::string& setting) {
-  if (setting.empty()) return "libnccl-env.so";
-  if (setting.find('/') != std::string::npos) return setting;
-  const bool isLibName = setting.rfind("lib", 0) == 0 && setting.size() > 3 &&
-                         setting.compare(setting.size() - 3, 3, ".so") == 0;
-  return isLibName ? setting : "libnccl-env-" + setting + ".so";
-}
 
 ncclEnv_v1_t* gLoaded = nullptr;
 
@@ -34,7 +27,7 @@ EnvPlugin load(const char* raw) {
     if (named) p.problem = "NCCL_ENV_PLUGIN=" + p.setting + ": " + why + "; reading the process environment instead";
     return p;
   };
-  p.library = libraryFor(p.setting);
+  p.library = pluginLibraryFor(p.setting, "env");
   // Never closed: the plugin's text stays in use for the life of the process.
   void* lib = dlopen(p.library.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (lib == nullptr) {

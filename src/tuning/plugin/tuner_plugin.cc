@@ -7,6 +7,7 @@
 #include <cstdio>
 
 #include "base/log.h"
+#include "base/plugin_library.h"
 
 namespace weft {
 namespace {
@@ -26,14 +27,6 @@ extern "C" void pluginLog(ncclDebugLogLevel level, unsigned long flags, const ch
   logPrint(l, subsys, file ? file : "tuner-plugin", line, "tuner plugin: %s", msg);
 }
 
-std::string libraryFor(const std::string& setting) {
-  if (setting.empty()) return "libnccl-tuner.so";
-  if (setting.find('/') != std::string::npos) return setting;
-  const bool isLibName = setting.rfind("lib", 0) == 0 && setting.size() > 3 &&
-                         setting.compare(setting.size() - 3, 3, ".so") == 0;
-  return isLibName ? setting : "libnccl-tuner-" + setting + ".so";
-}
-
 }  // namespace
 
 std::unique_ptr<TunerPlugin> TunerPlugin::open(const std::string& setting, const TunerPluginShape& shape) {
@@ -48,7 +41,7 @@ std::unique_ptr<TunerPlugin> TunerPlugin::open(const std::string& setting, const
       WEFT_INFO(kLogTuning | kLogInit, "no tuner plugin: %s", what.c_str());
   };
   std::unique_ptr<TunerPlugin> p(new TunerPlugin());
-  p->library_ = libraryFor(setting);
+  p->library_ = pluginLibraryFor(setting, "tuner");
   p->lib_ = dlopen(p->library_.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (p->lib_ == nullptr) {
     const char* err = dlerror();
