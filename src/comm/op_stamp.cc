@@ -36,18 +36,6 @@ __attribute__((format(printf, 4, 5))) void appendf(char* buf, size_t size, int* 
   *len = more < 0 ? -1 : *len + more;
 }
 
-const char* redopName(uint8_t r) {
-  switch (r) {
-    case ncclSum: return "sum";
-    case ncclProd: return "prod";
-    case ncclMax: return "max";
-    case ncclMin: return "min";
-    case ncclAvg: return "avg";
-    case kStampPreMulSum: return "premulsum";
-    default: return "?";
-  }
-}
-
 uint64_t stampCount(const OpStamp& s) { return uint64_t(s.countLo) | (uint64_t(s.countHi) << 32); }
 
 // The uneven collectives' counts and displacements must be equal on every rank, yet the messages
@@ -60,6 +48,18 @@ int32_t layoutHash(const Task& t) {
 }
 
 }  // namespace
+
+const char* redopName(uint8_t stampRedop) {
+  switch (stampRedop) {
+    case ncclSum: return "sum";
+    case ncclProd: return "prod";
+    case ncclMax: return "max";
+    case ncclMin: return "min";
+    case ncclAvg: return "avg";
+    case kStampPreMulSum: return "premulsum";
+    default: return "?";
+  }
+}
 
 void assignOpNumber(Task* t) {
   ncclComm* comm = t->comm;

@@ -16,6 +16,8 @@ namespace weft {
 
 // Gives the task its number in its sequence space (at enqueue, in issue order).
 void assignOpNumber(Task* t);
+// A stamp's reduction as text: "sum", ..., "avg", "premulsum" (a user op), "?" otherwise.
+const char* redopName(uint8_t stampRedop);
 // The task's stamp, once its algorithm, protocol and channels are chosen.
 OpStamp makeStamp(const Task& t);
 // Keeps the stamp in the communicator's short history (ncclComm::recentStamps).

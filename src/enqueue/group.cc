@@ -111,11 +111,6 @@ ncclResult_t pairSelfTransfers(std::vector<Task>& tasks) {
   return ncclSuccess;
 }
 
-const char* redOpName(ncclRedOp_t op) {
-  static const char* const kNames[] = {"sum", "prod", "max", "min", "avg"};
-  return op >= 0 && op < ncclNumOps ? kNames[op] : "user";
-}
-
 // One "op" event per operation of the run, all spanning it: the operations of a group move
 // together, interleaved on their chains, so the run's span is what each of them took.
 void traceOperations(const std::vector<Task>& tasks, int64_t startNs, int64_t endNs, ncclResult_t r) {
@@ -124,7 +119,7 @@ void traceOperations(const std::vector<Task>& tasks, int64_t startNs, int64_t en
     a.hex("comm", t.comm->commHash).num("commRank", t.comm->rank).num("nranks", t.comm->nranks);
     a.num("seq", static_cast<int64_t>(t.seq)).num("count", static_cast<int64_t>(t.count));
     a.str("datatype", dataTypeName(t.dtype));
-    if (collReduces(t.kind)) a.str("redop", redOpName(t.op));
+    if (collReduces(t.kind)) a.str("redop", redopName(t.stamp.redop));
     a.num("bytes", static_cast<int64_t>(t.count * dataTypeSize(t.dtype)));
     if (t.kind == CollKind::kSend || t.kind == CollKind::kRecv)
       a.num("peer", t.root);
