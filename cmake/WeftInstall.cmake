@@ -42,7 +42,7 @@ function(weft_install_tree component libdir)
   set(cmakedir ${libdir}/cmake/weft)
   set(gen ${PROJECT_BINARY_DIR}/install-${component})
 
-  # The libraries with their SONAME links (libnccl.so.2 -> libnccl.so.2.28.9) and the unversioned
+  # The libraries with their SONAME links (libnccl.so.2 -> libnccl.so.2.30.7) and the unversioned
   # development links (libnccl.so -> libnccl.so.2), and weft-info. (The include directory the
   # imported targets carry is the INSTALL_INTERFACE one that weft_shared_library gives them.)
   install(TARGETS weft weft_nccl weft_rccl EXPORT weftTargets-${component}

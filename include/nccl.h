@@ -1,9 +1,11 @@
 /*
- * Weft: the NCCL C API (version 2.28.9), as provided by libnccl.so.2 built from Weft.
+ * Weft: the NCCL C API (version 2.30.7), as provided by libnccl.so.2 built from Weft.
  *
  * A program written for NCCL compiles against this header unchanged, and a program compiled
  * against NCCL's own header runs against Weft's library unchanged: every type, enum value,
- * structure layout, macro value and function signature below is the same as in NCCL 2.28.9.
+ * structure layout, macro value and function signature below is the same as in NCCL 2.30.7.
+ * Programs built against an older nccl.h (2.14 and later) run unchanged too: their shorter
+ * ncclConfig_t is read by its size (docs/api.md).
  *
  * The header is valid C (C99 and later) and C++ (C++11 and later), with or without a GPU
  * toolkit:
@@ -21,6 +23,7 @@
 
 #include <limits.h>
 #include <stddef.h>
+#include <stdint.h>
 
 /* ---- Stream type -------------------------------------------------------------------------- */
 
@@ -75,11 +78,11 @@ typedef struct CUstream_st* cudaStream_t;
 /* ---- Version -------------------------------------------------------------------------------- */
 
 #define NCCL_MAJOR 2
-#define NCCL_MINOR 28
-#define NCCL_PATCH 9
+#define NCCL_MINOR 30
+#define NCCL_PATCH 7
 #define NCCL_SUFFIX ""
 
-#define NCCL_VERSION_CODE 22809
+#define NCCL_VERSION_CODE 23007
 /* Encodes a version as NCCL does: X*1000+Y*100+Z up to 2.8, X*10000+Y*100+Z from 2.9 on. */
 #define NCCL_VERSION(X, Y, Z) \
   (((X) <= 2 && (Y) <= 8) ? ((X) * 1000 + (Y) * 100 + (Z)) : ((X) * 10000 + (Y) * 100 + (Z)))
@@ -119,7 +122,9 @@ typedef enum {
   ncclInvalidUsage = 5,       /* a call made in the wrong state or order */
   ncclRemoteError = 6,        /* a peer failed, vanished or aborted */
   ncclInProgress = 7,         /* a non-blocking call has not finished yet */
-  ncclNumResults = 8
+  ncclTimeout = 8,            /* NCCL 2.30: a device-side wait ran out of time (never returned by
+                                 Weft's host API, as by NCCL's; see docs/api.md) */
+  ncclNumResults = 9
 } ncclResult_t;
 
 /* ---- Configuration -------------------------------------------------------------------------- */
@@ -130,10 +135,13 @@ typedef enum {
 /* Color for ncclCommSplit: this rank joins no new communicator (it gets NULL). */
 #define NCCL_SPLIT_NOCOLOR (-1)
 #define NCCL_UNDEF_FLOAT (-1.0f)
+/* The magic number every *_INITIALIZER stores: how the library recognises an initialised struct. */
+#define NCCL_API_MAGIC 0xcafebeef
 
 /* Flags for ncclCommWindowRegister. */
 #define NCCL_WIN_DEFAULT 0x00
 #define NCCL_WIN_COLL_SYMMETRIC 0x01
+#define NCCL_WIN_STRICT_ORDERING 0x02 /* one-sided puts to the window land in issue order */
 /* Alignment (bytes) a symmetric window's buffer must have. */
 #define NCCL_WIN_REQUIRED_ALIGNMENT 4096
 
@@ -150,7 +158,7 @@ typedef enum {
 #define NCCL_REVOKE_DEFAULT 0x00
 
 /* Options for a new communicator. Always start from NCCL_CONFIG_INITIALIZER, then set fields. */
-typedef struct ncclConfig_v22800 {
+typedef struct ncclConfig_v23000 {
   size_t size;           /* set by the initializer; do not change */
   unsigned int magic;    /* set by the initializer; do not change */
   unsigned int version;  /* set by the initializer; do not change */
@@ -168,14 +176,18 @@ typedef struct ncclConfig_v22800 {
   int nvlsCTAs;          /* channels for NVLink SHARP algorithms */
   int nChannelsPerNetPeer; /* channels per network peer */
   int nvlinkCentricSched;  /* 1: schedule with NVLink-centric priorities */
+  int graphUsageMode;      /* NCCL 2.30: how CUDA graphs will use the communicator (GPU only) */
+  int numRmaCtx;           /* NCCL 2.30: one-sided (RMA) contexts, the ctx argument's range */
+  int maxP2pPeers;         /* NCCL 2.30: most peers a rank exchanges point-to-point data with */
+  int graphStreamOrdering; /* NCCL 2.30: order of graph-captured work between streams (GPU only) */
 } ncclConfig_t;
 
 /* Initial value for every ncclConfig_t: all options unset. */
 #define NCCL_CONFIG_INITIALIZER                                                     \
   {                                                                                 \
     sizeof(ncclConfig_t),                             /* size */                    \
-    0xcafebeef,                                       /* magic */                   \
-    NCCL_VERSION(NCCL_MAJOR, NCCL_MINOR, NCCL_PATCH), /* version */                 \
+    NCCL_API_MAGIC,                                   /* magic */                   \
+    NCCL_VERSION_CODE,                                /* version */                 \
     NCCL_CONFIG_UNDEF_INT,                            /* blocking */                \
     NCCL_CONFIG_UNDEF_INT,                            /* cgaClusterSize */          \
     NCCL_CONFIG_UNDEF_INT,                            /* minCTAs */                 \
@@ -190,10 +202,14 @@ typedef struct ncclConfig_v22800 {
     NCCL_CONFIG_UNDEF_INT,                            /* nvlsCTAs */                \
     NCCL_CONFIG_UNDEF_INT,                            /* nChannelsPerNetPeer */     \
     NCCL_CONFIG_UNDEF_INT,                            /* nvlinkCentricSched */      \
+    NCCL_CONFIG_UNDEF_INT,                            /* graphUsageMode */          \
+    NCCL_CONFIG_UNDEF_INT,                            /* numRmaCtx */               \
+    NCCL_CONFIG_UNDEF_INT,                            /* maxP2pPeers */             \
+    NCCL_CONFIG_UNDEF_INT,                            /* graphStreamOrdering */     \
   }
 
 /* Encryption of the library's own TCP sockets (NCCL 2.32's ncclSetEncryption; Weft declares it
-   beside the 2.28.9 API). Always start from NCCL_ENCRYPTION_CONFIG_INITIALIZER, then set fields. */
+   beside the 2.30.7 API). Always start from NCCL_ENCRYPTION_CONFIG_INITIALIZER, then set fields. */
 #define NCCL_ENCRYPTION_MODE_NONE 0 /* plaintext (the default) */
 #define NCCL_ENCRYPTION_MODE_PSK 1  /* TLS 1.3 with the pre-shared key in psk */
 typedef struct ncclEncryptionConfig_v23200 {
@@ -226,7 +242,7 @@ typedef struct ncclSimInfo_v22200 {
   {                                                                                 \
     sizeof(ncclSimInfo_t),                            /* size */                    \
     0x74685283,                                       /* magic */                   \
-    NCCL_VERSION(NCCL_MAJOR, NCCL_MINOR, NCCL_PATCH), /* version */                 \
+    NCCL_VERSION_CODE,                                /* version */                 \
     NCCL_UNDEF_FLOAT                                  /* estimatedTime */           \
   }
 
@@ -301,7 +317,7 @@ ncclResult_t pncclMemFree(void* ptr);
 
 /* ---- Version and errors --------------------------------------------------------------------- */
 
-/* Stores the library's NCCL_VERSION_CODE (22809 for 2.28.9) in *version. */
+/* Stores the library's NCCL_VERSION_CODE (23007 for 2.30.7) in *version. */
 ncclResult_t ncclGetVersion(int* version);
 ncclResult_t pncclGetVersion(int* version);
 
@@ -386,6 +402,45 @@ ncclResult_t ncclCommShrink(ncclComm_t comm, int* excludeRanksList, int excludeR
 ncclResult_t pncclCommShrink(ncclComm_t comm, int* excludeRanksList, int excludeRanksCount,
                              ncclComm_t* newcomm, ncclConfig_t* config, int shrinkFlags);
 
+/* NCCL 2.30: makes the id new ranks use to join comm through ncclCommGrow. Called on the one
+   existing rank that will pass it to ncclCommGrow; each id serves one grow. */
+ncclResult_t ncclCommGetUniqueId(ncclComm_t comm, ncclUniqueId* uniqueId);
+ncclResult_t pncclCommGetUniqueId(ncclComm_t comm, ncclUniqueId* uniqueId);
+
+/* NCCL 2.30: makes a communicator of nRanks ranks: comm's ranks (keeping their numbers) and new
+   ones. Existing ranks pass comm and rank -1 (the root also passes the id from
+   ncclCommGetUniqueId, the others NULL); new ranks pass comm NULL, the id and their rank. */
+ncclResult_t ncclCommGrow(ncclComm_t comm, int nRanks, const ncclUniqueId* uniqueId, int rank,
+                          ncclComm_t* newcomm, ncclConfig_t* config);
+ncclResult_t pncclCommGrow(ncclComm_t comm, int nRanks, const ncclUniqueId* uniqueId, int rank,
+                           ncclComm_t* newcomm, ncclConfig_t* config);
+
+/* ---- Suspending a communicator's memory (NCCL 2.30) ----------------------------------------- */
+
+/* Flag for ncclCommSuspend: release the memory the communicator can make again on resume. */
+#define NCCL_SUSPEND_MEM 0x01
+
+/* Every rank of comm calls it, with no operation in flight: releases what flags name (FIFOs and
+   staging areas for NCCL_SUSPEND_MEM). comm takes no operation until ncclCommResume. */
+ncclResult_t ncclCommSuspend(ncclComm_t comm, int flags);
+ncclResult_t pncclCommSuspend(ncclComm_t comm, int flags);
+
+/* Every rank of comm calls it: comm is usable again (its FIFOs are made again on first use). */
+ncclResult_t ncclCommResume(ncclComm_t comm);
+ncclResult_t pncclCommResume(ncclComm_t comm);
+
+/* What ncclCommMemStats reports. "GPU memory" is the communicator's device memory on a GPU and its
+   host memory (shared-memory FIFOs, staging areas, network buffers) in host mode. */
+typedef enum {
+  ncclStatGpuMemSuspend = 0,   /* bytes held now that ncclCommSuspend would release */
+  ncclStatGpuMemSuspended = 1, /* 1 while suspended, else 0 */
+  ncclStatGpuMemPersist = 2,   /* bytes held that suspend keeps */
+  ncclStatGpuMemTotal = 3      /* all bytes held */
+} ncclCommMemStat_t;
+
+ncclResult_t ncclCommMemStats(ncclComm_t comm, ncclCommMemStat_t stat, uint64_t* value);
+ncclResult_t pncclCommMemStats(ncclComm_t comm, ncclCommMemStat_t stat, uint64_t* value);
+
 /* ---- Communicator queries ------------------------------------------------------------------- */
 
 /* Reports an asynchronous error (or ncclInProgress while non-blocking work is pending). */
@@ -423,6 +478,10 @@ ncclResult_t pncclCommWindowRegister(ncclComm_t comm, void* buff, size_t size, n
 /* Collectively releases a window from ncclCommWindowRegister. */
 ncclResult_t ncclCommWindowDeregister(ncclComm_t comm, ncclWindow_t win);
 ncclResult_t pncclCommWindowDeregister(ncclComm_t comm, ncclWindow_t win);
+
+/* NCCL 2.30: the buffer win was registered with, on this rank. */
+ncclResult_t ncclWinGetUserPtr(ncclComm_t comm, ncclWindow_t win, void** outUserPtr);
+ncclResult_t pncclWinGetUserPtr(ncclComm_t comm, ncclWindow_t win, void** outUserPtr);
 
 /* ---- Custom reduction operators ------------------------------------------------------------- */
 
@@ -512,6 +571,37 @@ ncclResult_t ncclRecv(void* recvbuff, size_t count, ncclDataType_t datatype, int
 ncclResult_t pncclRecv(void* recvbuff, size_t count, ncclDataType_t datatype, int peer,
                        ncclComm_t comm, WEFT_STREAM_T stream);
 
+/* ---- One-sided operations on windows (NCCL 2.30) -------------------------------------------- */
+
+/* Writes count elements of localbuff into peer's window peerWin at byte offset peerWinOffset, then
+   raises signal sigIdx of context ctx at peer; peer does not take part (flags: 0). */
+ncclResult_t ncclPutSignal(const void* localbuff, size_t count, ncclDataType_t datatype, int peer,
+                           ncclWindow_t peerWin, size_t peerWinOffset, int sigIdx, int ctx,
+                           unsigned int flags, ncclComm_t comm, WEFT_STREAM_T stream);
+ncclResult_t pncclPutSignal(const void* localbuff, size_t count, ncclDataType_t datatype, int peer,
+                            ncclWindow_t peerWin, size_t peerWinOffset, int sigIdx, int ctx,
+                            unsigned int flags, ncclComm_t comm, WEFT_STREAM_T stream);
+
+/* Raises signal sigIdx of context ctx at peer, after this rank's earlier puts to it (flags: 0). */
+ncclResult_t ncclSignal(int peer, int sigIdx, int ctx, unsigned int flags, ncclComm_t comm,
+                        WEFT_STREAM_T stream);
+ncclResult_t pncclSignal(int peer, int sigIdx, int ctx, unsigned int flags, ncclComm_t comm,
+                         WEFT_STREAM_T stream);
+
+/* One thing ncclWaitSignal waits for: opCnt signals from peer on (sigIdx, ctx). */
+typedef struct {
+  int opCnt;
+  int peer;
+  int sigIdx;
+  int ctx;
+} ncclWaitSignalDesc_t;
+
+/* Waits until every descriptor's signals have arrived (and with them the data put before them). */
+ncclResult_t ncclWaitSignal(int nDesc, ncclWaitSignalDesc_t* signalDescs, ncclComm_t comm,
+                            WEFT_STREAM_T stream);
+ncclResult_t pncclWaitSignal(int nDesc, ncclWaitSignalDesc_t* signalDescs, ncclComm_t comm,
+                             WEFT_STREAM_T stream);
+
 /* ---- Groups --------------------------------------------------------------------------------- */
 
 /* Starts a group: the calls that follow are queued, not started, until ncclGroupEnd (nestable). */
@@ -525,6 +615,56 @@ ncclResult_t pncclGroupEnd(void);
 /* Ends a group without running it and fills *simInfo with an estimate of its cost. */
 ncclResult_t ncclGroupSimulateEnd(ncclSimInfo_t* simInfo);
 ncclResult_t pncclGroupSimulateEnd(ncclSimInfo_t* simInfo);
+
+/* ---- Parameters (NCCL 2.30): the settings the library reads, by their environment names ---- */
+
+/* A parameter, found once by name and then read cheaply. Owned by the library; never freed. */
+typedef struct ncclParamHandle* ncclParamHandle_t;
+
+/* Finds the parameter called key (e.g. "NCCL_BUFFSIZE"); ncclInvalidArgument if there is none. */
+ncclResult_t ncclParamBind(ncclParamHandle_t* out, const char* key);
+ncclResult_t pncclParamBind(ncclParamHandle_t* out, const char* key);
+
+/* The parameter's value as an integer of the named width; ncclInvalidArgument when the value is
+   not an integer or does not fit. */
+ncclResult_t ncclParamGetI8(ncclParamHandle_t h, int8_t* out);
+ncclResult_t pncclParamGetI8(ncclParamHandle_t h, int8_t* out);
+ncclResult_t ncclParamGetI16(ncclParamHandle_t h, int16_t* out);
+ncclResult_t pncclParamGetI16(ncclParamHandle_t h, int16_t* out);
+ncclResult_t ncclParamGetI32(ncclParamHandle_t h, int32_t* out);
+ncclResult_t pncclParamGetI32(ncclParamHandle_t h, int32_t* out);
+ncclResult_t ncclParamGetI64(ncclParamHandle_t h, int64_t* out);
+ncclResult_t pncclParamGetI64(ncclParamHandle_t h, int64_t* out);
+ncclResult_t ncclParamGetU8(ncclParamHandle_t h, uint8_t* out);
+ncclResult_t pncclParamGetU8(ncclParamHandle_t h, uint8_t* out);
+ncclResult_t ncclParamGetU16(ncclParamHandle_t h, uint16_t* out);
+ncclResult_t pncclParamGetU16(ncclParamHandle_t h, uint16_t* out);
+ncclResult_t ncclParamGetU32(ncclParamHandle_t h, uint32_t* out);
+ncclResult_t pncclParamGetU32(ncclParamHandle_t h, uint32_t* out);
+ncclResult_t ncclParamGetU64(ncclParamHandle_t h, uint64_t* out);
+ncclResult_t pncclParamGetU64(ncclParamHandle_t h, uint64_t* out);
+
+/* The value as text; the string stays valid until this thread's next ncclParamGetStr. */
+ncclResult_t ncclParamGetStr(ncclParamHandle_t h, const char** out);
+ncclResult_t pncclParamGetStr(ncclParamHandle_t h, const char** out);
+
+/* The value's bytes into out (at most maxLen): an integer or boolean parameter as an int64_t, a
+   string as its text with the NUL. *len gets the length the value needs. */
+ncclResult_t ncclParamGet(ncclParamHandle_t h, void* out, int maxLen, int* len);
+ncclResult_t pncclParamGet(ncclParamHandle_t h, void* out, int maxLen, int* len);
+
+/* The value of key as text, valid until this thread's next call of it; *valueLen its length. */
+ncclResult_t ncclParamGetParameter(const char* key, const char** value, int* valueLen);
+ncclResult_t pncclParamGetParameter(const char* key, const char** value, int* valueLen);
+
+/* Every parameter's name (NCCL_PARAM_DUMP_ALL=1: the internal ones too), valid until this
+   thread's next call of it. */
+ncclResult_t ncclParamGetAllParameterKeys(const char*** table, int* tableLen);
+ncclResult_t pncclParamGetAllParameterKeys(const char*** table, int* tableLen);
+
+/* Logs every parameter with its value (at NCCL_DEBUG=INFO). */
+void ncclParamDumpAll(void);
+void pncclParamDumpAll(void);
 
 #ifdef __cplusplus
 } /* extern "C" */

@@ -64,7 +64,7 @@ inline std::string loadedNcclPath() {
   return "(no libnccl/librccl mapped)";
 }
 
-// "Weft 0.1.0 (...)" when the library is Weft, else "NCCL 2.28.9".
+// "Weft 0.1.0 (...)" when the library is Weft, else "NCCL 2.30.7".
 inline std::string libraryVersion() {
   using VersionFn = const char* (*)();
   if (auto weft = reinterpret_cast<VersionFn>(dlsym(RTLD_DEFAULT, "weftGetVersionString"))) return weft();

@@ -20,7 +20,7 @@
 extern "C" {
 #endif
 
-/* The library's name, versions and backends, e.g. "Weft 0.1.0 (NCCL API 2.28.9, backends: host, cuda)".
+/* The library's name, versions and backends, e.g. "Weft 0.1.0 (NCCL API 2.30.7, backends: host, cuda)".
  * Host mode is in every build; a CUDA or HIP build names its GPU backend too. A static string. */
 const char* weftGetVersionString(void);
 

@@ -74,6 +74,9 @@ inline ncclResult_t checkCommUsable(const char* fn, ncclComm* comm) {
                       fn);
     case CommState::kFinalized: return setError(comm, ncclInvalidUsage, "%s: communicator was finalized", fn);
     case CommState::kRevoked: return setError(comm, ncclInvalidUsage, "%s: communicator was revoked", fn);
+    case CommState::kSuspended:
+      return setError(comm, ncclInvalidUsage,
+                      "%s: communicator is suspended (ncclCommSuspend); call ncclCommResume first", fn);
     case CommState::kFailed: {
       // Quotes the failure itself; said (logged) once, recorded for every call.
       const std::string msg = std::string(fn) + ": communicator failed earlier (" + comm->errors.failure() +

@@ -64,6 +64,46 @@ WEFT_API ncclResult_t pncclAllReduce(const void* sendbuff, void* recvbuff, size_
   });
 }
 
+// RCCL's AllReduce with a bias: the AllReduce, then op(result, acc) on this rank's result. Avg and
+// PreMulSum add the bias, as RCCL does (its bias joins after the average, and a user operator's
+// scalar applies to inputs only). Inside a group the bias is applied at ncclGroupEnd, once the
+// group's operations are done.
+WEFT_ALIAS(ncclResult_t, ncclAllReduceWithBias, const void*, void*, size_t, ncclDataType_t, ncclRedOp_t, ncclComm_t,
+           cudaStream_t, const void*)
+WEFT_API ncclResult_t pncclAllReduceWithBias(const void* sendbuff, void* recvbuff, size_t count,
+                                             ncclDataType_t datatype, ncclRedOp_t op, ncclComm_t comm,
+                                             cudaStream_t stream, const void* acc) {
+  keepEnumArgInRange(&datatype);
+  keepEnumArgInRange(&op);
+  return apiGuard("ncclAllReduceWithBias", [&] {
+    const char* fn = "ncclAllReduceWithBias";
+    ncclResult_t r = reduceChecks(fn, comm, stream, datatype, op, count, 1);
+    if (r == ncclSuccess) r = checkBuffer(fn, comm, sendbuff, count, "sendbuff");
+    if (r == ncclSuccess) r = checkBuffer(fn, comm, recvbuff, count, "recvbuff");
+    if (r == ncclSuccess && acc == nullptr) r = setError(comm, ncclInvalidArgument, "%s: acc (the bias) is NULL", fn);
+    if (r == ncclSuccess && !comm->hostMode)
+      r = setError(comm, ncclInvalidUsage,
+                   "%s: not implemented on GPU communicators yet (the bias needs a kernel); host mode supports it", fn);
+    ReduceSpec spec;
+    const ncclRedOp_t biasOp = op == ncclAvg || static_cast<int>(op) >= ncclNumOps ? ncclSum : op;
+    if (r == ncclSuccess && !makeReduceSpec(datatype, biasOp, 1, &spec))
+      r = setError(comm, ncclInvalidArgument, "%s: op %d cannot combine a bias of %s", fn, static_cast<int>(op),
+                   dataTypeName(datatype));
+    auto applyBias = [spec, recvbuff, acc, count] {
+      reduceCopy(spec, recvbuff, nullptr, acc, recvbuff, count, 0);
+      return ncclSuccess;
+    };
+    const bool grouped = inGroup();
+    r = submit(r, makeTask(comm, CollKind::kAllReduce, sendbuff, recvbuff, count, datatype, op, 0, stream));
+    if (r != ncclSuccess) return r;
+    if (grouped) {
+      groupAfter(applyBias);
+      return ncclSuccess;
+    }
+    return applyBias();
+  });
+}
+
 WEFT_ALIAS(ncclResult_t, ncclBroadcast, const void*, void*, size_t, ncclDataType_t, int, ncclComm_t, cudaStream_t)
 WEFT_API ncclResult_t pncclBroadcast(const void* sendbuff, void* recvbuff, size_t count, ncclDataType_t datatype,
                                      int root, ncclComm_t comm, cudaStream_t stream) {

@@ -243,6 +243,56 @@ WEFT_API ncclResult_t pncclCommShrink(ncclComm_t comm, int* excludeRanksList, in
   });
 }
 
+WEFT_ALIAS(ncclResult_t, ncclCommGetUniqueId, ncclComm_t, ncclUniqueId*)
+WEFT_API ncclResult_t pncclCommGetUniqueId(ncclComm_t comm, ncclUniqueId* uniqueId) {
+  return apiGuard("ncclCommGetUniqueId", [&] {
+    const char* fn = "ncclCommGetUniqueId";
+    WEFT_CHECK(checkCommUsable(fn, comm));
+    if (uniqueId == nullptr) return setError(comm, ncclInvalidArgument, "%s: uniqueId is NULL", fn);
+    return commGrowId(comm, uniqueId);
+  });
+}
+
+WEFT_ALIAS(ncclResult_t, ncclCommGrow, ncclComm_t, int, const ncclUniqueId*, int, ncclComm_t*, ncclConfig_t*)
+WEFT_API ncclResult_t pncclCommGrow(ncclComm_t comm, int nRanks, const ncclUniqueId* uniqueId, int rank,
+                                    ncclComm_t* newcomm, ncclConfig_t* config) {
+  return apiGuard("ncclCommGrow", [&] {
+    const char* fn = "ncclCommGrow";
+    if (newcomm == nullptr) return setError(comm, ncclInvalidArgument, "%s: newcomm is NULL", fn);
+    *newcomm = nullptr;
+    CommConfig cfg;
+    if (comm != nullptr) {
+      WEFT_CHECK(checkCommUsable(fn, comm));
+      cfg = comm->config;
+      if (rank != -1)
+        return setError(comm, ncclInvalidArgument,
+                        "%s: a rank of the existing communicator passes rank -1 (it keeps rank %d), got %d", fn,
+                        comm->rank, rank);
+      if (nRanks < comm->nranks)
+        return setError(comm, ncclInvalidArgument, "%s: nRanks %d is fewer than the communicator's %d ranks", fn,
+                        nRanks, comm->nranks);
+    } else {
+      if (uniqueId == nullptr)
+        return setError(nullptr, ncclInvalidArgument, "%s: a joining rank (comm NULL) must pass the id", fn);
+      if (nRanks < 1 || rank < 0 || rank >= nRanks)
+        return setError(nullptr, ncclInvalidArgument,
+                        "%s: rank %d is not within the %d ranks of the grown communicator", fn, rank, nRanks);
+    }
+    std::string why;
+    if (config != nullptr && parseConfig(config, &cfg, &why) != ncclSuccess)
+      return setError(comm, ncclInvalidArgument, "%s: %s", fn, why.c_str());
+    const bool hasId = uniqueId != nullptr;
+    const ncclUniqueId id = hasId ? *uniqueId : ncclUniqueId{};
+    if (inGroup()) {
+      groupDefer([comm, nRanks, hasId, id, rank, newcomm, cfg] {
+        return commGrow(comm, nRanks, hasId ? &id : nullptr, rank, newcomm, cfg);
+      });
+      return ncclSuccess;
+    }
+    return commGrow(comm, nRanks, hasId ? &id : nullptr, rank, newcomm, cfg);
+  });
+}
+
 WEFT_ALIAS(ncclResult_t, ncclCommGetAsyncError, ncclComm_t, ncclResult_t*)
 WEFT_API ncclResult_t pncclCommGetAsyncError(ncclComm_t comm, ncclResult_t* asyncError) {
   return apiGuard("ncclCommGetAsyncError", [&] {

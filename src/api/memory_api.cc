@@ -118,7 +118,7 @@ WEFT_API ncclResult_t pncclCommWindowRegister(ncclComm_t comm, void* buff, size_
     if (win == nullptr) return setError(comm, ncclInvalidArgument, "%s: win is NULL", fn);
     *win = nullptr;
     if (buff == nullptr || size == 0) return setError(comm, ncclInvalidArgument, "%s: empty buffer", fn);
-    if ((winFlags & ~NCCL_WIN_COLL_SYMMETRIC) != 0)
+    if ((winFlags & ~(NCCL_WIN_COLL_SYMMETRIC | NCCL_WIN_STRICT_ORDERING)) != 0)
       return setError(comm, ncclInvalidArgument, "%s: unknown winFlags 0x%x", fn, winFlags);
     WEFT_CHECK(checkBuffer(fn, comm, buff, size, "buff"));
     *win = new ncclWindow_vidmem{comm, buff, size, winFlags};
@@ -134,6 +134,19 @@ WEFT_API ncclResult_t pncclCommWindowDeregister(ncclComm_t comm, ncclWindow_t wi
     if (win == nullptr) return setError(comm, ncclInvalidArgument, "%s: win is NULL", fn);
     if (win->comm != comm) return setError(comm, ncclInvalidArgument, "%s: window belongs to another communicator", fn);
     delete win;
+    return ncclSuccess;
+  });
+}
+
+WEFT_ALIAS(ncclResult_t, ncclWinGetUserPtr, ncclComm_t, ncclWindow_t, void**)
+WEFT_API ncclResult_t pncclWinGetUserPtr(ncclComm_t comm, ncclWindow_t win, void** outUserPtr) {
+  return apiGuard("ncclWinGetUserPtr", [&] {
+    const char* fn = "ncclWinGetUserPtr";
+    WEFT_CHECK(checkCommHandle(fn, comm));
+    if (win == nullptr || outUserPtr == nullptr)
+      return setError(comm, ncclInvalidArgument, "%s: win or outUserPtr is NULL", fn);
+    if (win->comm != comm) return setError(comm, ncclInvalidArgument, "%s: window belongs to another communicator", fn);
+    *outUserPtr = win->buff;
     return ncclSuccess;
   });
 }

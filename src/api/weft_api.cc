@@ -1,12 +1,15 @@
-// Weft's own extensions (include/weft/weft.h).
+// Weft's own extensions (include/weft/weft.h), and RCCL's ncclCommDump (rccl/rccl.h), which gives
+// the same state as weftCommDumpState as a map.
 #include <cinttypes>
 #include <cstdio>
 #include <cstring>
 #include <string>
+#include <unordered_map>
 
 #include "api/api_support.h"
 #include "base/clock.h"
 #include "comm/wait_point.h"
+#include "rccl/rccl.h"
 #include "weft/build_config.h"
 #include "weft/weft.h"
 
@@ -19,6 +22,7 @@ const char* stateName(CommState s) {
     case CommState::kReady: return "ready";
     case CommState::kFinalized: return "finalized";
     case CommState::kRevoked: return "revoked";
+    case CommState::kSuspended: return "suspended";
     case CommState::kFailed: return "failed";
   }
   return "?";
@@ -35,7 +39,7 @@ std::string waitReport(const ncclComm* comm) {
 
 WEFT_API const char* weftGetVersionString(void) {
   // Host mode exists in every build; a CUDA or HIP build adds its GPU backend.
-  static const std::string text = std::string("Weft " WEFT_VERSION_STRING " (NCCL API 2.28.9, backends: host") +
+  static const std::string text = std::string("Weft " WEFT_VERSION_STRING " (NCCL API 2.30.7, backends: host") +
                                   (std::strcmp(WEFT_GPU_BACKEND, "none") == 0 ? "" : ", " WEFT_GPU_BACKEND) + ")";
   return text.c_str();
 }
@@ -74,6 +78,28 @@ WEFT_API ncclResult_t weftCommDumpState(ncclComm_t comm, char* buf, size_t len) 
              comm->rank, comm->nranks, stateName(comm->getState()), comm->opCount.load(std::memory_order_relaxed),
              comm->activeOps.load(), comm->connections.size(), comm->connections.ownedBytes(), sizeof(RankBlock),
              comm->direct.ownedBytes(), static_cast<int>(comm->errors.async()), comm->errors.message(), where.c_str());
+    return ncclSuccess;
+  });
+}
+
+// C++ linkage, as RCCL declares it (so no pncclCommDump twin). RCCL's own fills no entries; Weft
+// fills the ones rccl.h lists.
+__attribute__((visibility("default"))) ncclResult_t ncclCommDump(ncclComm_t comm,
+                                                                 std::unordered_map<std::string, std::string>& map) {
+  return apiGuard("ncclCommDump", [&] {
+    WEFT_CHECK(checkCommHandle("ncclCommDump", comm));
+    char hash[24];
+    snprintf(hash, sizeof hash, "0x%016" PRIx64, comm->commHash);
+    map["rank"] = std::to_string(comm->rank);
+    map["nRanks"] = std::to_string(comm->nranks);
+    map["commHash"] = hash;
+    map["state"] = stateName(comm->getState());
+    map["opCount"] = std::to_string(comm->opCount.load(std::memory_order_relaxed));
+    map["activeOps"] = std::to_string(comm->activeOps.load());
+    map["connections"] = std::to_string(comm->connections.size());
+    map["connectionBytes"] = std::to_string(comm->connections.ownedBytes());
+    map["lastError"] = comm->errors.message();
+    map["waitingFor"] = waitReport(comm);
     return ncclSuccess;
   });
 }

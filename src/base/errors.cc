@@ -54,6 +54,7 @@ const char* resultString(ncclResult_t code) {
     case ncclInvalidUsage: return "invalid usage (the API was used in a way it does not allow)";
     case ncclRemoteError: return "remote process exited or a network error occurred";
     case ncclInProgress: return "operation in progress";
+    case ncclTimeout: return "timeout (a wait ran out of time)";
     default: return "unknown result code";
   }
 }

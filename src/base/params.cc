@@ -500,6 +500,7 @@ std::vector<ParamView> list() {
     p.type = typeName(spec.type);
     p.defaultValue = spec.def;
     p.value = v.text;
+    p.number = v.number;
     p.set = v.set;
     p.doc = spec.doc;
     p.allowed = spec.allowed;

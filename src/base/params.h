@@ -55,7 +55,7 @@ struct AgreedDifference {
 std::vector<AgreedDifference> agreedDifferences(const Agreed& mine, const Agreed& inForce);
 
 // The NCCL API version Weft implements (banners, weft-info).
-inline constexpr const char* kNcclApiVersion = "2.28.9";
+inline constexpr const char* kNcclApiVersion = "2.30.7";
 
 // Reflection, for tools/weft-info and docs/env.md.
 struct ParamView {
@@ -63,9 +63,10 @@ struct ParamView {
   std::string aliases;  // other accepted names, comma separated ("" if none)
   std::string type;     // "int", "bool", "size", "string"
   std::string defaultValue;
-  std::string value;  // the value in effect now
-  bool set;           // true when the environment set it (under any of its names)
-  std::string doc;    // one line
+  std::string value;   // the value in effect now
+  int64_t number = 0;  // that value as a number (int, size and bool parameters; bool: 0 or 1)
+  bool set;            // true when the environment set it (under any of its names)
+  std::string doc;     // one line
   // Added for weft-info and tests:
   std::string allowed;  // "1..64", "auto|host", ... ("" = whatever the type accepts)
   std::string group;    // the docs/env.md section: "Logging", "Transports and buffers", ...

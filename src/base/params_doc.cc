@@ -69,11 +69,13 @@ std::string renderMarkdown() {
       "- Scope `agreed`: the variable decides how a collective runs (algorithm, protocol, channels, "
       "chunking, transport, program shape), so every rank of a communicator must use one value. "
       "At communicator init (`ncclCommInitRank*`, `ncclCommInitAll`, `ncclCommSplit`, "
-      "`ncclCommShrink`) rank 0's value is put in force on every rank; a rank whose own "
+      "`ncclCommShrink`, `ncclCommGrow`) rank 0's value is put in force on every rank; a rank whose own "
       "environment says otherwise prints a `WARN` naming the variable, its value and the value in "
       "force. The cost model's machine constants are agreed the same way (each host contributes "
       "its own; see `weft-info --tuning`). Scope `rank`: each process uses its own value "
-      "(logging, interfaces, timeouts, paths).\n";
+      "(logging, interfaces, timeouts, paths).\n"
+      "- A program reads the values in effect through NCCL 2.30's `ncclParamGetParameter`, or "
+      "`ncclParamBind` and the typed `ncclParamGet*` calls, by any of the names below.\n";
   const std::vector<ParamView> params = list();
   // Sections in the order the table first names their groups.
   std::vector<std::string> groups;
@@ -88,7 +90,7 @@ std::string renderMarkdown() {
           "even warnings: errors reach the application through return codes and "
           "`ncclGetLastError`. `NCCL_DEBUG_SUBSYS` filters `INFO` and `TRACE` lines only. At "
           "`VERSION` or more verbose, each process prints one line with Weft's version and "
-          "`NCCL version 2.28.9+weft-<version>`.\n\n";
+          "`NCCL version 2.30.7+weft-<version>`.\n\n";
     }
     if (g == "Tuning") {
       md +=

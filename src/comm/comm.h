@@ -32,6 +32,7 @@ enum class CommState : int {
   kReady,
   kFinalized,  // ncclCommFinalize was called: no new operations
   kRevoked,    // ncclCommRevoke: no new operations; destroy, split and shrink still allowed
+  kSuspended,  // ncclCommSuspend: no operations until ncclCommResume; destroy and abort allowed
   kFailed,     // init failed, or an operation failed and left the peers out of step
 };
 
@@ -103,6 +104,9 @@ struct ncclComm {
   std::atomic<int64_t> stampsDrainedNs{0};  // when this rank last took stamp notes off its bootstrap
   weft::WaitState waits;                    // where the host executor waits in this communicator (weftCommDumpState)
   uint64_t shrinkCount = 0;
+  // ncclCommGetUniqueId's id, until the ncclCommGrow that uses it (lifecycle/comm_grow.h).
+  bool growIdPending = false;
+  ncclUniqueId growId{};
 
   weft::ErrorState errors;
   std::unique_ptr<weft::Bootstrap> bootstrap;

@@ -50,6 +50,11 @@ ncclResult_t validate(const CommConfig& cfg, std::string* why) {
     *why = "config.CTAPolicy has an unknown value " + std::to_string(cfg.ctaPolicy);
     return ncclInvalidArgument;
   }
+  if (cfg.numRmaCtx < 1 || cfg.maxP2pPeers < 0) {
+    *why = "config numRmaCtx must be at least 1 and maxP2pPeers not negative (got " + std::to_string(cfg.numRmaCtx) +
+           ", " + std::to_string(cfg.maxP2pPeers) + ")";
+    return ncclInvalidArgument;
+  }
   return ncclSuccess;
 }
 
@@ -88,6 +93,10 @@ ncclResult_t parseConfig(const ncclConfig_t* user, CommConfig* out, std::string*
     readInt(user, offsetof(ncclConfig_t, nvlsCTAs), &cfg.nvlsCTAs);
     readInt(user, offsetof(ncclConfig_t, nChannelsPerNetPeer), &cfg.nChannelsPerNetPeer);
     readInt(user, offsetof(ncclConfig_t, nvlinkCentricSched), &cfg.nvlinkCentricSched);
+    readInt(user, offsetof(ncclConfig_t, graphUsageMode), &cfg.graphUsageMode);
+    readInt(user, offsetof(ncclConfig_t, numRmaCtx), &cfg.numRmaCtx);
+    readInt(user, offsetof(ncclConfig_t, maxP2pPeers), &cfg.maxP2pPeers);
+    readInt(user, offsetof(ncclConfig_t, graphStreamOrdering), &cfg.graphStreamOrdering);
   }
   if (ncclResult_t r = validate(cfg, why); r != ncclSuccess) return r;
   if (netName != nullptr) cfg.netName = netName;

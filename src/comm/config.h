@@ -22,6 +22,12 @@ struct CommConfig {
   int nvlsCTAs = 0;
   int nChannelsPerNetPeer = 0;
   int nvlinkCentricSched = 0;
+  // NCCL 2.30's fields. Weft keeps them (a split inherits them) but nothing reads them yet: the two
+  // graph ones concern CUDA graphs, the other two one-sided operations (not implemented).
+  int graphUsageMode = 0;
+  int numRmaCtx = 1;
+  int maxP2pPeers = 0;
+  int graphStreamOrdering = 0;
 };
 
 // Parses user (may be null: defaults). Rejects an uninitialised or corrupt config with a message.

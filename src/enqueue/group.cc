@@ -29,7 +29,8 @@ struct GroupState {
   ncclResult_t error = ncclSuccess;
   std::vector<Task> tasks;
   std::vector<std::function<ncclResult_t()>> jobs;
-  Program program;  // kept between calls so steady-state calls allocate nothing
+  std::vector<std::function<ncclResult_t()>> afterJobs;  // groupAfter
+  Program program;                                       // kept between calls so steady-state calls allocate nothing
   ProfiledRun profiled;
 };
 
@@ -225,6 +226,8 @@ ncclResult_t runDeferredJobs(GroupState& g) {
 }
 }  // namespace
 
+void groupAfter(std::function<ncclResult_t()> job) { tGroup.afterJobs.push_back(std::move(job)); }
+
 void groupRecordError(ncclResult_t code) {
   if (tGroup.depth > 0 && tGroup.error == ncclSuccess) tGroup.error = code;
 }
@@ -237,6 +240,10 @@ ncclResult_t groupEnd() {
   ncclResult_t r = runDeferredJobs(g);
   const size_t nOps = g.tasks.size();
   if (r == ncclSuccess && !g.tasks.empty()) r = runTasks(g);
+  std::vector<std::function<ncclResult_t()>> after = std::move(g.afterJobs);
+  g.afterJobs.clear();
+  for (auto& job : after)
+    if (r == ncclSuccess) r = job();
   profileGroupApiDone();
   g.tasks.clear();
   g.error = ncclSuccess;
@@ -273,6 +280,7 @@ ncclResult_t groupSimulateEnd(float* estimatedUs) {
   for (const auto& e : perComm) total = std::max(total, e.second);
   if (r == ncclSuccess) *estimatedUs = static_cast<float>(total);
   g.tasks.clear();
+  g.afterJobs.clear();  // nothing ran, so there is nothing to finish
   g.error = ncclSuccess;
   return r;
 }

@@ -21,6 +21,9 @@ ncclResult_t enqueue(Task&& task);
 // At ncclGroupEnd every deferred job runs on its own thread, side by side, so that one thread can
 // create all ranks of a communicator; then the group's operations run.
 void groupDefer(std::function<ncclResult_t()> job);
+// Runs job at ncclGroupEnd after the group's operations, if they all succeeded, on this thread and
+// in the order given (ncclAllReduceWithBias's bias, which needs the reduced result).
+void groupAfter(std::function<ncclResult_t()> job);
 // Marks the current group as failed (an argument check failed inside it): ncclGroupEnd reports it.
 void groupRecordError(ncclResult_t code);
 

@@ -2,9 +2,11 @@
 # Checks the dynamic symbol table of a Weft library (libnccl.so.2 or librccl.so.1):
 #   1. every function NVIDIA's nccl.h declares (and NVIDIA's libnccl.so.2 exports, when present)
 #      is exported, and so is every function Weft's own public headers declare;
-#   2. each ncclX is a weak symbol (W) and its twin pncclX a strong one (T), and neither comes
-#      without the other (profilers interpose on ncclX and call pncclX, as with PMPI);
-#   3. nothing else leaves the library: only nccl*, pnccl* and weft* names.
+#   2. each ncclX (and RCCL's mscclX) is a weak symbol (W) and its twin pncclX (pmscclX) a strong
+#      one (T), and neither comes without the other (profilers interpose on ncclX and call pncclX,
+#      as with PMPI);
+#   3. nothing else leaves the library: only nccl*, pnccl*, msccl*, pmsccl* and weft* names, and
+#      RCCL's one C++ function, ncclCommDump (checked by its demangled name).
 # Functions NVIDIA's library exports without declaring them in nccl.h (its device-API host
 # functions, internals) are listed for information only.
 #
@@ -64,7 +66,7 @@ declared_functions() {
       }
       printf "%s ", out
     }' "$@" |
-    grep -oE '(^|[^A-Za-z0-9_])(p?nccl|weft)[A-Za-z0-9_]*[[:space:]]*\(' |
+    grep -oE '(^|[^A-Za-z0-9_])(p?nccl|p?msccl|weft)[A-Za-z0-9_]*[[:space:]]*\(' |
     sed -E 's/^[^A-Za-z0-9_]//; s/[[:space:]]*\($//' | sort -u
 }
 
@@ -73,6 +75,9 @@ real=$(readlink -f "$lib" 2>/dev/null || echo "$lib")
 [ "$real" != "$lib" ] && echo "  (file: $real)"
 dynamic_symbols "$lib" >"$tmp/ours" || { echo "error: $NM failed on $lib" >&2; exit 2; }
 awk '{ print $1 }' "$tmp/ours" >"$tmp/ours.names"
+# C++ functions (ncclCommDump) by name, for the list of required functions.
+awk '$1 ~ /^_Z/ { print $1 }' "$tmp/ours" | c++filt | sed 's/(.*//' >>"$tmp/ours.names"
+sort -u -o "$tmp/ours.names" "$tmp/ours.names"
 
 failures=0
 fail() {  # fail TITLE FILE: prints the list in FILE under TITLE when it is not empty
@@ -137,12 +142,13 @@ comm -23 "$tmp/required" "$tmp/ours.names" >"$tmp/missing"
 fail "declared but not exported by $(basename "$lib")" "$tmp/missing"
 
 # --- 2. Bindings: ncclX weak, pncclX strong, always in pairs ----------------------------------
-awk '$1 ~ /^nccl/ && $2 != "W" { print $1 " is \"" $2 "\", expected W (weak)" }' "$tmp/ours" >"$tmp/bad.weak"
-awk '$1 ~ /^pnccl/ && $2 != "T" { print $1 " is \"" $2 "\", expected T (strong)" }' "$tmp/ours" >"$tmp/bad.strong"
+awk '$1 ~ /^(nccl|msccl)/ && $2 != "W" { print $1 " is \"" $2 "\", expected W (weak)" }' "$tmp/ours" >"$tmp/bad.weak"
+awk '$1 ~ /^(pnccl|pmsccl)/ && $2 != "T" { print $1 " is \"" $2 "\", expected T (strong)" }' "$tmp/ours" \
+  >"$tmp/bad.strong"
 awk '$1 ~ /^weft/ && $2 != "T" && $2 != "W" { print $1 " is \"" $2 "\", expected a function (T or W)" }' \
   "$tmp/ours" >"$tmp/bad.weft"
-awk '$1 ~ /^nccl/ { print "p" $1 }' "$tmp/ours" | sort -u >"$tmp/want.p"
-awk '$1 ~ /^pnccl/ { print substr($1, 2) }' "$tmp/ours" | sort -u >"$tmp/want.np"
+awk '$1 ~ /^(nccl|msccl)/ { print "p" $1 }' "$tmp/ours" | sort -u >"$tmp/want.p"
+awk '$1 ~ /^(pnccl|pmsccl)/ { print substr($1, 2) }' "$tmp/ours" | sort -u >"$tmp/want.np"
 comm -23 "$tmp/want.p" "$tmp/ours.names" | sed 's/^p\(.*\)/\1 has no p\1 twin/' >"$tmp/bad.twin"
 comm -23 "$tmp/want.np" "$tmp/ours.names" | sed 's/^\(.*\)$/p\1 has no \1 twin/' >>"$tmp/bad.twin"
 fail "ncclX must be weak" "$tmp/bad.weak"
@@ -152,10 +158,10 @@ fail "ncclX and pncclX must come in pairs" "$tmp/bad.twin"
 
 # --- 3. Nothing else exported ---------------------------------------------------------------
 # Linker-defined markers (and absolute version-node symbols) are not part of the interface.
-awk '$1 !~ /^(p?nccl|weft)/ && $2 != "A" &&
+awk '$1 !~ /^(p?nccl|p?msccl|weft|_Z12ncclCommDump)/ && $2 != "A" &&
      $1 !~ /^(_init|_fini|_edata|_end|__bss_start|_DYNAMIC|_GLOBAL_OFFSET_TABLE_)$/ {
        print $1 " (" $2 ")" }' "$tmp/ours" >"$tmp/extra"
-fail "exported but not nccl*/pnccl*/weft* (internal symbols leak)" "$tmp/extra"
+fail "exported but not nccl*/pnccl*/msccl*/pmsccl*/weft*/ncclCommDump (internal symbols leak)" "$tmp/extra"
 
 n_nccl=$(grep -c '^nccl' "$tmp/ours.names")
 n_pnccl=$(grep -c '^pnccl' "$tmp/ours.names")

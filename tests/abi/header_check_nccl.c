@@ -1,26 +1,32 @@
 /* Compile-only check of include/nccl.h on its own: it must be self-contained, warning-free C99 and
  * C++ (header_check_nccl.cc compiles this file as C++), and every function must have the
- * signature NCCL 2.28.9 gives it (an assignment to a pointer of the expected type fails to
+ * signature NCCL 2.30.7 gives it (an assignment to a pointer of the expected type fails to
  * compile otherwise). */
 #include <nccl.h>
 
 #include "header_check_common.h"
 
 /* Values that programs compile into themselves must be NCCL's. */
-WEFT_CHECK(NCCL_MAJOR == 2 && NCCL_MINOR == 28 && NCCL_PATCH == 9, version);
-WEFT_CHECK(NCCL_VERSION_CODE == 22809, version_code);
+WEFT_CHECK(NCCL_MAJOR == 2 && NCCL_MINOR == 30 && NCCL_PATCH == 7, version);
+WEFT_CHECK(NCCL_VERSION_CODE == 23007, version_code);
 WEFT_CHECK(NCCL_VERSION(NCCL_MAJOR, NCCL_MINOR, NCCL_PATCH) == NCCL_VERSION_CODE, version_macro);
 WEFT_CHECK(NCCL_VERSION(2, 8, 4) == 2804 && NCCL_VERSION(2, 9, 0) == 20900, version_formula);
 WEFT_CHECK(NCCL_UNIQUE_ID_BYTES == 128 && sizeof(ncclUniqueId) == 128, unique_id);
 WEFT_CHECK(NCCL_CONFIG_UNDEF_INT == INT_MIN, undef_int);
 WEFT_CHECK(NCCL_SPLIT_NOCOLOR == -1, nocolor);
-WEFT_CHECK(NCCL_WIN_DEFAULT == 0 && NCCL_WIN_COLL_SYMMETRIC == 1, win_flags);
+WEFT_CHECK(NCCL_WIN_DEFAULT == 0 && NCCL_WIN_COLL_SYMMETRIC == 1 && NCCL_WIN_STRICT_ORDERING == 2,
+           win_flags);
+WEFT_CHECK(NCCL_API_MAGIC == 0xcafebeef && NCCL_SUSPEND_MEM == 1, magic_and_suspend);
 WEFT_CHECK(NCCL_WIN_REQUIRED_ALIGNMENT == 4096, win_align);
 WEFT_CHECK(NCCL_CTA_POLICY_DEFAULT == 0 && NCCL_CTA_POLICY_EFFICIENCY == 1 &&
                NCCL_CTA_POLICY_ZERO == 2,
            cta_policy);
 WEFT_CHECK(NCCL_SHRINK_DEFAULT == 0 && NCCL_SHRINK_ABORT == 1 && NCCL_REVOKE_DEFAULT == 0, flags);
-WEFT_CHECK(ncclSuccess == 0 && ncclInProgress == 7 && ncclNumResults == 8, results);
+WEFT_CHECK(ncclSuccess == 0 && ncclInProgress == 7 && ncclTimeout == 8 && ncclNumResults == 9,
+           results);
+WEFT_CHECK(ncclStatGpuMemSuspend == 0 && ncclStatGpuMemSuspended == 1 &&
+               ncclStatGpuMemPersist == 2 && ncclStatGpuMemTotal == 3,
+           mem_stats);
 WEFT_CHECK(ncclAvg == 4 && ncclNumOps == 5 && ncclMaxRedOp == 0x7fffffff, redops);
 WEFT_CHECK(sizeof(ncclRedOp_t) == sizeof(int) && sizeof(ncclDataType_t) == sizeof(int), enum_size);
 WEFT_CHECK(ncclChar == ncclInt8 && ncclInt == ncclInt32 && ncclHalf == ncclFloat16 &&
@@ -30,11 +36,15 @@ WEFT_CHECK(ncclBfloat16 == 9 && ncclFloat8e4m3 == 10 && ncclFloat8e5m2 == 11 && 
            dtypes);
 WEFT_CHECK(ncclScalarDevice == 0 && ncclScalarHostImmediate == 1, residence);
 #if defined(__LP64__) || defined(_LP64)
-WEFT_CHECK(sizeof(ncclConfig_t) == 80 && offsetof(ncclConfig_t, commName) == 48 &&
-               offsetof(ncclConfig_t, nvlinkCentricSched) == 76,
+WEFT_CHECK(sizeof(ncclConfig_t) == 96 && offsetof(ncclConfig_t, commName) == 48 &&
+               offsetof(ncclConfig_t, nvlinkCentricSched) == 76 &&
+               offsetof(ncclConfig_t, graphUsageMode) == 80 &&
+               offsetof(ncclConfig_t, graphStreamOrdering) == 92,
            config_layout);
+WEFT_CHECK(sizeof(ncclWaitSignalDesc_t) == 16 && offsetof(ncclWaitSignalDesc_t, ctx) == 12,
+           signal_desc);
 WEFT_CHECK(sizeof(ncclSimInfo_t) == 24 && offsetof(ncclSimInfo_t, estimatedTime) == 16, sim_layout);
-/* NCCL 2.32's encryption config, declared beside the 2.28.9 API: 32 bytes, as NCCL has it. */
+/* NCCL 2.32's encryption config, declared beside the 2.30.7 API: 32 bytes, as NCCL has it. */
 WEFT_CHECK(sizeof(ncclEncryptionConfig_t) == 32 && offsetof(ncclEncryptionConfig_t, mode) == 16 &&
                offsetof(ncclEncryptionConfig_t, psk) == 24,
            encryption_layout);
@@ -118,6 +128,33 @@ int weft_header_check_nccl(void) {
   CHECK_FN(ncclGroupStart, ncclResult_t, (void));
   CHECK_FN(ncclGroupEnd, ncclResult_t, (void));
   CHECK_FN(ncclGroupSimulateEnd, ncclResult_t, (ncclSimInfo_t*));
+  /* NCCL 2.30 */
+  CHECK_FN(ncclCommGetUniqueId, ncclResult_t, (ncclComm_t, ncclUniqueId*));
+  CHECK_FN(ncclCommGrow, ncclResult_t,
+           (ncclComm_t, int, const ncclUniqueId*, int, ncclComm_t*, ncclConfig_t*));
+  CHECK_FN(ncclCommSuspend, ncclResult_t, (ncclComm_t, int));
+  CHECK_FN(ncclCommResume, ncclResult_t, (ncclComm_t));
+  CHECK_FN(ncclCommMemStats, ncclResult_t, (ncclComm_t, ncclCommMemStat_t, uint64_t*));
+  CHECK_FN(ncclWinGetUserPtr, ncclResult_t, (ncclComm_t, ncclWindow_t, void**));
+  CHECK_FN(ncclPutSignal, ncclResult_t,
+           (const void*, size_t, ncclDataType_t, int, ncclWindow_t, size_t, int, int, unsigned int,
+            ncclComm_t, Stream));
+  CHECK_FN(ncclSignal, ncclResult_t, (int, int, int, unsigned int, ncclComm_t, Stream));
+  CHECK_FN(ncclWaitSignal, ncclResult_t, (int, ncclWaitSignalDesc_t*, ncclComm_t, Stream));
+  CHECK_FN(ncclParamBind, ncclResult_t, (ncclParamHandle_t*, const char*));
+  CHECK_FN(ncclParamGetI8, ncclResult_t, (ncclParamHandle_t, int8_t*));
+  CHECK_FN(ncclParamGetI16, ncclResult_t, (ncclParamHandle_t, int16_t*));
+  CHECK_FN(ncclParamGetI32, ncclResult_t, (ncclParamHandle_t, int32_t*));
+  CHECK_FN(ncclParamGetI64, ncclResult_t, (ncclParamHandle_t, int64_t*));
+  CHECK_FN(ncclParamGetU8, ncclResult_t, (ncclParamHandle_t, uint8_t*));
+  CHECK_FN(ncclParamGetU16, ncclResult_t, (ncclParamHandle_t, uint16_t*));
+  CHECK_FN(ncclParamGetU32, ncclResult_t, (ncclParamHandle_t, uint32_t*));
+  CHECK_FN(ncclParamGetU64, ncclResult_t, (ncclParamHandle_t, uint64_t*));
+  CHECK_FN(ncclParamGetStr, ncclResult_t, (ncclParamHandle_t, const char**));
+  CHECK_FN(ncclParamGet, ncclResult_t, (ncclParamHandle_t, void*, int, int*));
+  CHECK_FN(ncclParamGetParameter, ncclResult_t, (const char*, const char**, int*));
+  CHECK_FN(ncclParamGetAllParameterKeys, ncclResult_t, (const char***, int*));
+  CHECK_FN(ncclParamDumpAll, void, (void));
 
   /* A host-mode call as a program would write it: a NULL stream. */
   if (0) (void)ncclAllReduce(NULL, NULL, 0, ncclFloat, ncclSum, NULL, WEFT_CAST(cudaStream_t, 0));

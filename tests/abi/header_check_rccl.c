@@ -6,7 +6,9 @@
 
 WEFT_CHECK(RCCL_BFLOAT16 == 1 && RCCL_FLOAT8 == 1, rccl_types);
 WEFT_CHECK(RCCL_GATHER_SCATTER == 1 && RCCL_ALLTOALLV == 1, rccl_colls);
-WEFT_CHECK(NCCL_VERSION_CODE == 22809, rccl_version);
+WEFT_CHECK(RCCL_ALLREDUCE_WITH_BIAS == 1 && RCCL_SUSPEND_RESUME == 1, rccl_extras);
+WEFT_CHECK(sizeof(mscclAlgoHandle_t) == sizeof(int), msccl_handle);
+WEFT_CHECK(NCCL_VERSION_CODE == 23007, rccl_version);
 
 #define CHECK_FN(name, ret, args) \
   {                               \
@@ -31,6 +33,24 @@ int weft_header_check_rccl(hipStream_t stream, ncclComm_t comm) {
            (const void*, void*, size_t, ncclDataType_t, ncclComm_t, hipStream_t));
   CHECK_FN(ncclAllReduce, ncclResult_t,
            (const void*, void*, size_t, ncclDataType_t, ncclRedOp_t, ncclComm_t, hipStream_t));
+  CHECK_FN(ncclAllReduceWithBias, ncclResult_t,
+           (const void*, void*, size_t, ncclDataType_t, ncclRedOp_t, ncclComm_t, hipStream_t,
+            const void*));
+  CHECK_FN(mscclLoadAlgo, ncclResult_t, (const char*, mscclAlgoHandle_t*, int));
+  CHECK_FN(mscclRunAlgo, ncclResult_t,
+           (const void*, const size_t*, const size_t*, void*, const size_t*, const size_t*, size_t,
+            ncclDataType_t, int, int, ncclRedOp_t, mscclAlgoHandle_t, ncclComm_t, hipStream_t));
+  CHECK_FN(mscclUnloadAlgo, ncclResult_t, (mscclAlgoHandle_t));
+#ifdef __cplusplus
+  {
+    /* RCCL's one C++ function, with its C++ signature. */
+    ncclResult_t (*dump)(ncclComm_t, std::unordered_map<std::string, std::string>&) = ncclCommDump;
+    (void)dump;
+  }
+#ifndef NCCL_COMM_DUMP
+#error "rccl/rccl.h must define NCCL_COMM_DUMP in C++"
+#endif
+#endif
   /* Calls exactly as an RCCL program writes them. */
   rc += WEFT_CAST(int, ncclAllReduce(send, recv, 2, ncclFloat, ncclSum, comm, stream));
   rc += WEFT_CAST(int, ncclAlltoAllv(send, counts, displs, recv, counts, displs, ncclFloat, comm,

@@ -4,7 +4,14 @@
  *
  * It is built twice, once against Weft's include/ and once against NVIDIA's nccl.h, and the
  * abi_layout test requires the two outputs to be identical. So print only what the header
- * defines, never addresses or anything else that may differ between two builds. */
+ * defines, never addresses or anything else that may differ between two builds.
+ *
+ * The reference may be an older NCCL than the one Weft implements (CUDA's toolkit ships whichever
+ * nccl.h it ships). The build passes both version codes to both copies: WEFT_ABI_REFERENCE_VERSION
+ * (NVIDIA's) and WEFT_ABI_WEFT_VERSION. When they differ, both copies print only what the reference
+ * version has, and leave out the facts that differ between two versions by design (the version
+ * macros, the config's size and tag, the initializer bytes), so an older reference still checks
+ * every layout, value and field the two versions share. */
 #include <nccl.h>
 
 /* The build says which header this copy must see; WEFT_STREAM_T exists only in Weft's. */
@@ -18,6 +25,8 @@
 #include <stddef.h>
 #include <stdio.h>
 #include <string.h>
+
+#include "abi_versions.h"
 
 /* Alignment of a type, the C99 way. */
 #define ALIGN_PROBE(T, tag) \
@@ -62,6 +71,7 @@ ALIGN_PROBE(cudaStream_t, stream);
              (unsigned long)sizeof(m), (int)!(((m)*0 - 1) > 0));                                  \
   } while (0)
 
+#if WEFT_ABI_SAME_VERSION
 static void dump_bytes(const char* what, const void* p, size_t n) {
   const unsigned char* b = (const unsigned char*)p;
   size_t i;
@@ -69,6 +79,7 @@ static void dump_bytes(const char* what, const void* p, size_t n) {
   for (i = 0; i < n; ++i) printf("%s%02x", (i % 8) ? "" : " ", b[i]);
   printf("\n");
 }
+#endif
 
 /* Static storage: padding bytes (if any) are zero, so the byte dumps are deterministic. */
 static ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
@@ -89,7 +100,12 @@ int main(void) {
   ENUM_TYPE(ncclScalarResidence_t, residence);
   printf("type ncclRedOp_dummy_t sizeof %lu\n", (unsigned long)sizeof(ncclRedOp_dummy_t));
 
+#if WEFT_ABI_SAME_VERSION
   TYPE(ncclConfig_t, config);
+#else
+  printf("# version-specific facts left out: reference %d, Weft %d\n", WEFT_ABI_REFERENCE_VERSION,
+         WEFT_ABI_WEFT_VERSION);
+#endif
   FIELD(ncclConfig_t, size);
   FIELD(ncclConfig_t, magic);
   FIELD(ncclConfig_t, version);
@@ -107,8 +123,28 @@ int main(void) {
   FIELD(ncclConfig_t, nvlsCTAs);
   FIELD(ncclConfig_t, nChannelsPerNetPeer);
   FIELD(ncclConfig_t, nvlinkCentricSched);
+#if WEFT_ABI_HAS_2_30
+  FIELD(ncclConfig_t, graphUsageMode);
+  FIELD(ncclConfig_t, numRmaCtx);
+  FIELD(ncclConfig_t, maxP2pPeers);
+  FIELD(ncclConfig_t, graphStreamOrdering);
+#endif
+#if WEFT_ABI_SAME_VERSION && NCCL_VERSION_CODE >= 23000
+  printf("struct tag ncclConfig_t = struct ncclConfig_v23000 sizeof %lu\n",
+         (unsigned long)sizeof(struct ncclConfig_v23000));
+#elif WEFT_ABI_SAME_VERSION
   printf("struct tag ncclConfig_t = struct ncclConfig_v22800 sizeof %lu\n",
          (unsigned long)sizeof(struct ncclConfig_v22800));
+#endif
+#if WEFT_ABI_HAS_2_30
+  printf("type ncclWaitSignalDesc_t sizeof %lu\n", (unsigned long)sizeof(ncclWaitSignalDesc_t));
+  FIELD(ncclWaitSignalDesc_t, opCnt);
+  FIELD(ncclWaitSignalDesc_t, peer);
+  FIELD(ncclWaitSignalDesc_t, sigIdx);
+  FIELD(ncclWaitSignalDesc_t, ctx);
+  printf("type ncclCommMemStat_t sizeof %lu\n", (unsigned long)sizeof(ncclCommMemStat_t));
+  printf("type ncclParamHandle_t sizeof %lu\n", (unsigned long)sizeof(ncclParamHandle_t));
+#endif
 
   TYPE(ncclSimInfo_t, sim);
   FIELD(ncclSimInfo_t, size);
@@ -127,7 +163,16 @@ int main(void) {
   ENUMERATOR(ncclResult_t, ncclInvalidUsage);
   ENUMERATOR(ncclResult_t, ncclRemoteError);
   ENUMERATOR(ncclResult_t, ncclInProgress);
+#if WEFT_ABI_SAME_VERSION
   ENUMERATOR(ncclResult_t, ncclNumResults);
+#endif
+#if WEFT_ABI_HAS_2_30
+  ENUMERATOR(ncclResult_t, ncclTimeout);
+  ENUMERATOR(ncclCommMemStat_t, ncclStatGpuMemSuspend);
+  ENUMERATOR(ncclCommMemStat_t, ncclStatGpuMemSuspended);
+  ENUMERATOR(ncclCommMemStat_t, ncclStatGpuMemPersist);
+  ENUMERATOR(ncclCommMemStat_t, ncclStatGpuMemTotal);
+#endif
 
   ENUMERATOR(ncclRedOp_dummy_t, ncclNumOps_dummy);
   ENUMERATOR(ncclRedOp_t, ncclSum);
@@ -161,13 +206,15 @@ int main(void) {
   ENUMERATOR(ncclScalarResidence_t, ncclScalarHostImmediate);
 
   /* Macros. */
+#if WEFT_ABI_SAME_VERSION
   MACRO(NCCL_MAJOR);
   MACRO(NCCL_MINOR);
   MACRO(NCCL_PATCH);
   printf("macro NCCL_SUFFIX \"%s\" sizeof %lu\n", NCCL_SUFFIX, (unsigned long)sizeof(NCCL_SUFFIX));
   MACRO(NCCL_VERSION_CODE);
-  MACRO(NCCL_VERSION(2, 28, 9));
   MACRO(NCCL_VERSION(NCCL_MAJOR, NCCL_MINOR, NCCL_PATCH));
+#endif
+  MACRO(NCCL_VERSION(2, 28, 9));
   MACRO(NCCL_VERSION(2, 8, 4));
   MACRO(NCCL_VERSION(2, 8, 99));
   MACRO(NCCL_VERSION(2, 9, 0));
@@ -191,11 +238,18 @@ int main(void) {
   MACRO(NCCL_SHRINK_DEFAULT);
   MACRO(NCCL_SHRINK_ABORT);
   MACRO(NCCL_REVOKE_DEFAULT);
+#if WEFT_ABI_HAS_2_30
+  MACRO(NCCL_API_MAGIC);
+  MACRO(NCCL_WIN_STRICT_ORDERING);
+  MACRO(NCCL_SUSPEND_MEM);
+#endif
 
   /* NCCL_CONFIG_INITIALIZER, field by field and byte by byte. */
+#if WEFT_ABI_SAME_VERSION
   printf("config.size %lu\n", (unsigned long)config.size);
-  printf("config.magic 0x%x\n", config.magic);
   printf("config.version %u\n", config.version);
+#endif
+  printf("config.magic 0x%x\n", config.magic);
   printf("config.blocking %d\n", config.blocking);
   printf("config.cgaClusterSize %d\n", config.cgaClusterSize);
   printf("config.minCTAs %d\n", config.minCTAs);
@@ -210,14 +264,24 @@ int main(void) {
   printf("config.nvlsCTAs %d\n", config.nvlsCTAs);
   printf("config.nChannelsPerNetPeer %d\n", config.nChannelsPerNetPeer);
   printf("config.nvlinkCentricSched %d\n", config.nvlinkCentricSched);
+#if WEFT_ABI_HAS_2_30
+  printf("config.graphUsageMode %d\n", config.graphUsageMode);
+  printf("config.numRmaCtx %d\n", config.numRmaCtx);
+  printf("config.maxP2pPeers %d\n", config.maxP2pPeers);
+  printf("config.graphStreamOrdering %d\n", config.graphStreamOrdering);
+#endif
+#if WEFT_ABI_SAME_VERSION
   dump_bytes("NCCL_CONFIG_INITIALIZER", &config, sizeof(config));
+#endif
 
   /* NCCL_SIM_INFO_INITIALIZER. */
   printf("simInfo.size %lu\n", (unsigned long)simInfo.size);
   printf("simInfo.magic 0x%x\n", simInfo.magic);
-  printf("simInfo.version %u\n", simInfo.version);
   printf("simInfo.estimatedTime %.9g\n", (double)simInfo.estimatedTime);
+#if WEFT_ABI_SAME_VERSION
+  printf("simInfo.version %u\n", simInfo.version);
   dump_bytes("NCCL_SIM_INFO_INITIALIZER", &simInfo, sizeof(simInfo));
+#endif
 
   /* An automatic (stack) config from the initializer holds the same values. */
   {

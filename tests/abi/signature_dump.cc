@@ -5,6 +5,9 @@
 // output. This catches what layout_dump.c cannot see: a parameter of the wrong type or
 // constness, a missing pncclX twin, or a struct tag that differs (which would change the mangled
 // names of C++ functions that take NCCL types, breaking C++ libraries built against NCCL).
+// Against an older reference header, both copies print only the declarations that version has and
+// leave out ncclConfig_t's struct tag, which NCCL renames with each version of the struct
+// (layout_dump.c explains WEFT_ABI_REFERENCE_VERSION and WEFT_ABI_WEFT_VERSION).
 #include <nccl.h>
 
 // The build says which header this copy must see; WEFT_STREAM_T exists only in Weft's.
@@ -20,6 +23,8 @@
 #include <string>
 #include <type_traits>
 #include <typeinfo>
+
+#include "abi_versions.h"
 
 namespace {
 
@@ -43,9 +48,22 @@ void dumpType(const char* name) {
   std::printf("type %s = %s [%s]\n", name, typeOf(prettyName<T>()).c_str(), typeid(T).name());
 }
 
+// Against an older reference, ncclConfig_t's versioned tag (ncclConfig_v22800, _v23000, ...) is
+// written as ncclConfig_vXXXXX, so a function taking a config is compared on everything else.
+std::string sameTags(std::string text) {
+  if (WEFT_ABI_SAME_VERSION) return text;
+  const std::string tag = "ncclConfig_v";
+  for (size_t at = text.find(tag); at != std::string::npos; at = text.find(tag, at + 1))
+    for (size_t i = at + tag.size();
+         i < text.size() && i < at + tag.size() + 5 && text[i] >= '0' && text[i] <= '9'; ++i)
+      text[i] = 'X';
+  return text;
+}
+
 template <typename F>
 void dumpFn(const char* name) {
-  std::printf("function %s : %s [%s]\n", name, typeOf(prettyName<F>()).c_str(), typeid(F).name());
+  std::printf("function %s : %s [%s]\n", name, sameTags(typeOf(prettyName<F>())).c_str(),
+              sameTags(typeid(F).name()).c_str());
 }
 
 }  // namespace
@@ -61,7 +79,7 @@ void dumpFn(const char* name) {
   dumpFn<decltype(&p##name)>("p" #name)
 
 int main() {
-  std::printf("# nccl.h C++ signatures (%s)\n", "NCCL 2.28.9 API");
+  std::printf("# nccl.h C++ signatures (reference NCCL %d)\n", WEFT_ABI_REFERENCE_VERSION);
   TYPE(ncclComm_t);
   TYPE(ncclWindow_t);
   TYPE(ncclUniqueId);
@@ -70,8 +88,24 @@ int main() {
   TYPE(ncclRedOp_t);
   TYPE(ncclDataType_t);
   TYPE(ncclScalarResidence_t);
+#if WEFT_ABI_SAME_VERSION
   TYPE(ncclConfig_t);
+#endif
   TYPE(ncclSimInfo_t);
+#if WEFT_ABI_HAS_2_30
+  TYPE(ncclCommMemStat_t);
+  TYPE(ncclWaitSignalDesc_t);
+  TYPE(ncclParamHandle_t);
+  UNDERLYING(ncclCommMemStat_t);
+  FIELD(ncclWaitSignalDesc_t, opCnt);
+  FIELD(ncclWaitSignalDesc_t, peer);
+  FIELD(ncclWaitSignalDesc_t, sigIdx);
+  FIELD(ncclWaitSignalDesc_t, ctx);
+  FIELD(ncclConfig_t, graphUsageMode);
+  FIELD(ncclConfig_t, numRmaCtx);
+  FIELD(ncclConfig_t, maxP2pPeers);
+  FIELD(ncclConfig_t, graphStreamOrdering);
+#endif
   TYPE(cudaStream_t);
   UNDERLYING(ncclResult_t);
   UNDERLYING(ncclRedOp_dummy_t);
@@ -127,7 +161,11 @@ int main() {
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wdeprecated-declarations"
 #endif
+  // From 2.30 NCCL's header declares it only when NCCL_OS_LINUX is defined (NCCL's own build);
+  // for other programs it is an empty macro. The library still exports it (abi_symbols).
+#if WEFT_ABI_REFERENCE_VERSION < 23000 || defined(NCCL_OS_LINUX)
   FN(ncclResetDebugInit);
+#endif
 #if defined(__GNUC__) || defined(__clang__)
 #pragma GCC diagnostic pop
 #endif
@@ -155,5 +193,30 @@ int main() {
   FN(ncclGroupStart);
   FN(ncclGroupEnd);
   FN(ncclGroupSimulateEnd);
+#if WEFT_ABI_HAS_2_30
+  FN(ncclCommGetUniqueId);
+  FN(ncclCommGrow);
+  FN(ncclCommSuspend);
+  FN(ncclCommResume);
+  FN(ncclCommMemStats);
+  FN(ncclWinGetUserPtr);
+  FN(ncclPutSignal);
+  FN(ncclSignal);
+  FN(ncclWaitSignal);
+  FN(ncclParamBind);
+  FN(ncclParamGetI8);
+  FN(ncclParamGetI16);
+  FN(ncclParamGetI32);
+  FN(ncclParamGetI64);
+  FN(ncclParamGetU8);
+  FN(ncclParamGetU16);
+  FN(ncclParamGetU32);
+  FN(ncclParamGetU64);
+  FN(ncclParamGetStr);
+  FN(ncclParamGet);
+  FN(ncclParamGetParameter);
+  FN(ncclParamGetAllParameterKeys);
+  FN(ncclParamDumpAll);
+#endif
   return 0;
 }

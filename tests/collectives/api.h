@@ -1,5 +1,6 @@
 // The public headers the collective suites test through, and nothing else of Weft: nccl.h (the
-// NCCL 2.28 API), rccl/rccl.h (ncclAlltoAllv) and weft/weft.h (Weft's own extensions).
+// NCCL 2.30 API), rccl/rccl.h (ncclAlltoAllv and RCCL's other extras) and weft/weft.h (Weft's own
+// extensions).
 #pragma once
 #include <cstddef>
 #include <cstdint>
@@ -8,7 +9,7 @@
 
 #include "nccl.h"
 
-#include "rccl/rccl.h"  // after nccl.h: the collectives keep cudaStream_t, ncclAlltoAllv is added
+#include "rccl/rccl.h"  // after nccl.h: the collectives keep cudaStream_t, RCCL's extras are added
 #include "weft/weft.h"
 
 namespace weft_test {

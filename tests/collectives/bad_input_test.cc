@@ -423,6 +423,27 @@ TEST(BadInit, ConfigNullIsDefaultButGarbageIsRefused) {
   }
 }
 
+// A config from an older nccl.h is read only as far as its size: a 2.28 program's struct ends at
+// nvlinkCentricSched, and what follows it in memory (here 0 where 2.30 has numRmaCtx, which
+// must be at least 1) is not the config. The same bytes in a 2.30-sized struct are refused.
+TEST(BadInit, ConfigIsReadOnlyAsFarAsItsSize) {
+  ncclConfig_t cfg = NCCL_CONFIG_INITIALIZER;
+  cfg.numRmaCtx = 0;
+  cfg.size = offsetof(ncclConfig_t, nvlinkCentricSched) + sizeof(int);  // NCCL 2.28's ncclConfig_t
+  ncclUniqueId id;
+  ASSERT_EQ(ncclGetUniqueId(&id), ncclSuccess);
+  ncclComm_t c = nullptr;
+  EXPECT_EQ(ncclCommInitRankConfig(&c, 1, id, 0, &cfg), ncclSuccess) << lastError(nullptr);
+  if (c) {
+    EXPECT_EQ(ncclCommDestroy(c), ncclSuccess);
+  }
+  cfg.size = sizeof(ncclConfig_t);
+  ASSERT_EQ(ncclGetUniqueId(&id), ncclSuccess);
+  c = nullptr;
+  EXPECT_NCCL_ERR(ncclCommInitRankConfig(&c, 1, id, 0, &cfg), ncclInvalidArgument, nullptr, "numRmaCtx");
+  if (c) ncclCommDestroy(c);
+}
+
 // A struct whose integers are wrong is refused before its string pointers are followed: junk
 // there (an uninitialised struct with the right header) must not crash the library.
 TEST(BadInit, ConfigWithBadFieldsIsRefusedBeforeItsStringsAreRead) {

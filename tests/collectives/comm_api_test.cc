@@ -18,7 +18,8 @@ namespace {
 TEST(Api, Version) {
   int version = 0;
   ASSERT_EQ(ncclGetVersion(&version), ncclSuccess);
-  EXPECT_GE(version, 22809);
+  EXPECT_EQ(version, NCCL_VERSION_CODE);
+  EXPECT_EQ(version, 23007);
   EXPECT_GE(version, NCCL_VERSION(2, 28, 9));
   EXPECT_EQ(NCCL_VERSION_CODE, NCCL_VERSION(NCCL_MAJOR, NCCL_MINOR, NCCL_PATCH));
   const char* weft = weftGetVersionString();

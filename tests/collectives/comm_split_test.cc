@@ -13,27 +13,6 @@
 namespace weft_test {
 namespace {
 
-// AllReduce(sum) of `value` over comm; checks the result against `want` on every element.
-void checkSum(RankCtx& ctx, ncclComm_t comm, int64_t value, int64_t want, const char* what) {
-  std::vector<int64_t> in(333, value), out(333, -1);
-  if (!ctx.ok(ncclAllReduce(in.data(), out.data(), in.size(), ncclInt64, ncclSum, comm, nullptr), what, comm)) return;
-  for (int64_t v : out) {
-    if (v != want) {
-      ctx.failf("%s: AllReduce gave %lld, expected %lld", what, static_cast<long long>(v),
-                static_cast<long long>(want));
-      return;
-    }
-  }
-}
-
-void expectShape(RankCtx& ctx, ncclComm_t comm, int wantCount, int wantRank, const char* what) {
-  int count = -1, rank = -1;
-  ctx.ok(ncclCommCount(comm, &count), "ncclCommCount", comm);
-  ctx.ok(ncclCommUserRank(comm, &rank), "ncclCommUserRank", comm);
-  if (count != wantCount || rank != wantRank)
-    ctx.failf("%s: rank %d of %d, expected rank %d of %d", what, rank, count, wantRank, wantCount);
-}
-
 TEST(CommSplit, EvenOddColors) {
   EXPECT_RUN_OK(runRanks(kTier, 5, [](RankCtx& ctx) {
     ncclComm_t sub = nullptr;

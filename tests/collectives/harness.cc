@@ -121,6 +121,23 @@ std::string lastError(ncclComm_t comm) {
   return msg ? std::string(msg) : std::string();
 }
 
+void checkSum(RankCtx& ctx, ncclComm_t comm, int64_t value, int64_t want, const char* what) {
+  std::vector<int64_t> in(1001, value), out(1001, -1);
+  if (!ctx.ok(ncclAllReduce(in.data(), out.data(), in.size(), ncclInt64, ncclSum, comm, nullptr), what, comm)) return;
+  for (int64_t v : out)
+    if (v != want)
+      return ctx.failf("%s: AllReduce gave %lld, expected %lld", what, static_cast<long long>(v),
+                       static_cast<long long>(want));
+}
+
+void expectShape(RankCtx& ctx, ncclComm_t comm, int wantCount, int wantRank, const char* what) {
+  int count = -1, rank = -1;
+  ctx.ok(ncclCommCount(comm, &count), "ncclCommCount", comm);
+  ctx.ok(ncclCommUserRank(comm, &rank), "ncclCommUserRank", comm);
+  if (count != wantCount || rank != wantRank)
+    ctx.failf("%s: rank %d of %d, expected rank %d of %d", what, rank, count, wantRank, wantCount);
+}
+
 bool mentionsAny(const std::string& msg, std::initializer_list<const char*> words) {
   std::string lower(msg);
   std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char c) { return std::tolower(c); });

@@ -108,6 +108,11 @@ RunReport runClique(int nranks, const std::function<void(CliqueCtx&)>& body, con
 double nowSeconds();
 // ncclGetLastError(comm), "" when it returns NULL.
 std::string lastError(ncclComm_t comm);
+// AllReduce (int64 sum) of `value` over comm, on a thousand elements; records a failure unless every
+// element is `want`.
+void checkSum(RankCtx& ctx, ncclComm_t comm, int64_t value, int64_t want, const char* what);
+// Records a failure unless comm has wantCount ranks and this rank is wantRank in it.
+void expectShape(RankCtx& ctx, ncclComm_t comm, int wantCount, int wantRank, const char* what);
 // Case-insensitive: does msg contain any of the words?
 bool mentionsAny(const std::string& msg, std::initializer_list<const char*> words);
 // Does msg name rank r ("rank 2", "ranks 1, 2", "peer 2", "missing: [2]" ...)?

@@ -146,7 +146,7 @@ std::vector<Variant> threadsVariants() {
                onThreads({.colls = {Coll::kReduceScatter}, .nranks = {3}, .dtypes = {ncclFloat32}, .tag = "big"}),
                onThreads({.colls = {Coll::kAlltoAll}}),
                matrix({.modes = {Mode::kClique}, .colls = {kAllReduce}, .nranks = {3}}),
-               test("Complex", "DataMovement")} +
+               test("Complex", "DataMovement"), test("CommSuspend", "ReleasesMemoryAndResumes")} +
            kComplexReductions},
       {.name = "ddatree",
        .prefix = "ddatree.",
@@ -176,7 +176,7 @@ std::vector<Variant> threadsVariants() {
        .env = kNet,
        .picks = {onThreads({.colls = {kAllReduce}, .nranks = {4}}),
                  onThreads({.colls = {Coll::kReduceScatter}, .nranks = {2}}), suite("P2P"), suite("CommSplit"),
-                 test("Complex", "ReductionsComplex128")}},
+                 suite("CommGrow"), suite("CommSuspend"), test("Complex", "ReductionsComplex128")}},
       {.name = "net.tree",
        .prefix = "net.tree.",
        .labels = {"net"},
@@ -213,7 +213,8 @@ std::vector<Variant> procsVariants() {
                                   matrix({.colls = {Coll::kAllGather}, .nranks = {3}}),
                                   matrix({.colls = {Coll::kReduceScatter}, .nranks = {2}}),
                                   matrix({.colls = {Coll::kAlltoAll}, .nranks = {3}}),
-                                  test("Complex", "ReductionsComplex64")} +
+                                  test("Complex", "ReductionsComplex64"),
+                                  test("CommSuspend", "ReleasesMemoryAndResumes")} +
                 ddaAlone,
        .serial = ddaAlone},
       {.name = "ddatree",
@@ -236,7 +237,7 @@ std::vector<Variant> procsVariants() {
        .labels = {"net"},
        .env = kNet,
        .picks = {matrix({.nranks = {3}}), matrix({.colls = {kAllReduce}, .nranks = {4}}), suite("P2P"), suite("Groups"),
-                 test("Failure", "PeerKilledDuringAllReduce")}},
+                 suite("CommSuspend"), test("Failure", "PeerKilledDuringAllReduce")}},
   };
   addMismatch(&v);
   return v;

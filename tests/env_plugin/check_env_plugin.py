@@ -48,7 +48,7 @@ def main():
         fail("with the plugin: NCCL_BUFFSIZE %s, WEFT_SPIN_US %s" % (params["NCCL_BUFFSIZE"], params["WEFT_SPIN_US"]))
     if params["NCCL_ENV_PLUGIN"]["value"] != args.plugin:
         fail("NCCL_ENV_PLUGIN reads %r" % params["NCCL_ENV_PLUGIN"]["value"])
-    if not os.path.exists(done) or "2.28.9" not in open(done).read():
+    if not os.path.exists(done) or "2.30.7" not in open(done).read():
         fail("finalize did not run after init at exit (no %s with the version)" % done)
 
     # none, a library that is not there, and an init that fails: the process environment answers.

@@ -85,7 +85,7 @@ if [ "$TORCH" = 1 ]; then
   else
     echo "== torchrun --nproc_per_node=$NPROC tests/gpu/torch_check.py (LD_PRELOAD=$LIB)"
     log="$LOGS/torch_check.log"
-    # NCCL_DEBUG=VERSION: Weft prints one banner line per process ("... NCCL version 2.28.9+weft-X.Y.Z").
+    # NCCL_DEBUG=VERSION: Weft prints one banner line per process ("... NCCL version 2.30.7+weft-X.Y.Z").
     # torchrun is started as a module so the python3 found above is the one that runs it.
     LD_PRELOAD="$LIB" NCCL_DEBUG=VERSION timeout 900 python3 -m torch.distributed.run --standalone \
       --nproc_per_node="$NPROC" "$HERE/torch_check.py" >"$log" 2>&1

@@ -23,7 +23,7 @@ def check_constants():
                 NCCL_BFLOAT16=9)
     for name, value in want.items():
         assert getattr(nccl, name) == value, name
-    assert nccl.available and nccl.get_version() == nccl.get_build_version() == 22809
+    assert nccl.available and nccl.get_version() == nccl.get_build_version() == 23007
 
 
 def check_comm(comm):

@@ -265,8 +265,8 @@ TEST_F(LogTest, VersionBannerPrintsOnce) {
   std::vector<std::string> out = lines();
   ASSERT_EQ(out.size(), 1u);
   EXPECT_NE(out[0].find(" Weft VERSION Weft "), std::string::npos) << out[0];
-  EXPECT_NE(out[0].find("(NCCL API 2.28.9) backend "), std::string::npos) << out[0];
-  EXPECT_NE(out[0].find("NCCL version 2.28.9+weft-"), std::string::npos) << out[0];
+  EXPECT_NE(out[0].find("(NCCL API 2.30.7) backend "), std::string::npos) << out[0];
+  EXPECT_NE(out[0].find("NCCL version 2.30.7+weft-"), std::string::npos) << out[0];
 }
 
 TEST_F(LogTest, ConcurrentWritersProduceWholeLines) {

@@ -141,7 +141,7 @@ PYBIND11_MODULE(_weft, m) {
   addConstants(m);
 
   m.def("get_unique_id", &uniqueId, "A new unique id (bytes) for rank 0 to hand to every rank.");
-  m.def("get_version", &version, "ncclGetVersion: the NCCL API version code (22809 for 2.28.9).");
+  m.def("get_version", &version, "ncclGetVersion: the NCCL API version code (23007 for 2.30.7).");
   m.def("version_string", &weftGetVersionString, "weftGetVersionString: Weft's version and backends.");
   m.def("group_start", &weft_py::groupStart);
   m.def("group_end", &weft_py::groupEnd);

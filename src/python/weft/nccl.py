@@ -72,7 +72,7 @@ def _raise(err):
 
 
 def get_build_version():
-    """The NCCL API version of the header Weft was built with (22809 for 2.28.9)."""
+    """The NCCL API version of the header Weft was built with (23007 for 2.30.7)."""
     return _weft.NCCL_VERSION_CODE
 
 

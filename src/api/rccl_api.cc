@@ -1,0 +1,43 @@
+// RCCL's MSCCL entry points. RCCL removed MSCCL and keeps these as calls that do nothing and
+// succeed, so that programs written for it still link and run; Weft does the same, and says so in
+// a warning each time, as RCCL does.
+#include "api/api_support.h"
+#include "base/log.h"
+#include "rccl/rccl.h"
+
+using namespace weft;
+
+namespace {
+ncclResult_t removed(const char* fn) {
+  WEFT_WARN("%s: MSCCL is not part of Weft (RCCL removed it too); the call does nothing", fn);
+  return ncclSuccess;
+}
+}  // namespace
+
+extern "C" __attribute__((visibility("default"), weak, alias("pmscclLoadAlgo"))) ncclResult_t mscclLoadAlgo(
+    const char*, mscclAlgoHandle_t*, int);
+WEFT_API ncclResult_t pmscclLoadAlgo(const char* mscclAlgoFilePath, mscclAlgoHandle_t* mscclAlgoHandle, int rank) {
+  (void)mscclAlgoFilePath, (void)mscclAlgoHandle, (void)rank;
+  return apiGuard("mscclLoadAlgo", [] { return removed("mscclLoadAlgo"); });
+}
+
+extern "C" __attribute__((visibility("default"), weak, alias("pmscclRunAlgo"))) ncclResult_t mscclRunAlgo(
+    const void*, const size_t[], const size_t[], void*, const size_t[], const size_t[], size_t, ncclDataType_t, int,
+    int, ncclRedOp_t, mscclAlgoHandle_t, ncclComm_t, cudaStream_t);
+WEFT_API ncclResult_t pmscclRunAlgo(const void* sendBuff, const size_t sendCounts[], const size_t sDisPls[],
+                                    void* recvBuff, const size_t recvCounts[], const size_t rDisPls[], size_t count,
+                                    ncclDataType_t dataType, int root, int peer, ncclRedOp_t op,
+                                    mscclAlgoHandle_t mscclAlgoHandle, ncclComm_t comm, cudaStream_t stream) {
+  (void)sendBuff, (void)sendCounts, (void)sDisPls, (void)recvBuff, (void)recvCounts, (void)rDisPls, (void)count;
+  (void)root, (void)peer, (void)mscclAlgoHandle, (void)comm, (void)stream;
+  keepEnumArgInRange(&dataType);
+  keepEnumArgInRange(&op);
+  return apiGuard("mscclRunAlgo", [] { return removed("mscclRunAlgo"); });
+}
+
+extern "C" __attribute__((visibility("default"), weak, alias("pmscclUnloadAlgo")))
+ncclResult_t mscclUnloadAlgo(mscclAlgoHandle_t);
+WEFT_API ncclResult_t pmscclUnloadAlgo(mscclAlgoHandle_t mscclAlgoHandle) {
+  (void)mscclAlgoHandle;
+  return apiGuard("mscclUnloadAlgo", [] { return removed("mscclUnloadAlgo"); });
+}
