@@ -278,8 +278,10 @@ WEFT_API ncclResult_t pncclCommGrow(ncclComm_t comm, int nRanks, const ncclUniqu
         return setError(nullptr, ncclInvalidArgument,
                         "%s: rank %d is not within the %d ranks of the grown communicator", fn, rank, nRanks);
     }
+    // A joining rank without a config starts from the defaults and the environment, as an init does;
+    // an existing rank from its communicator's settings, as a split does.
     std::string why;
-    if (config != nullptr && parseConfig(config, &cfg, &why) != ncclSuccess)
+    if ((config != nullptr || comm == nullptr) && parseConfig(config, &cfg, &why) != ncclSuccess)
       return setError(comm, ncclInvalidArgument, "%s: %s", fn, why.c_str());
     const bool hasId = uniqueId != nullptr;
     const ncclUniqueId id = hasId ? *uniqueId : ncclUniqueId{};

@@ -92,6 +92,9 @@ def check_errors(comm):
     assert "ncclAllReduce failed: invalid argument" in str(e), str(e)
     e = raises(weft.WeftError, "peer", comm.send, x, n + 3)
     assert e.code == 4, e.code
+    # NCCL 2.30's ncclTimeout has its class, which is also Python's TimeoutError.
+    assert weft.WeftTimeout.code == 8 and issubclass(weft.WeftTimeout, TimeoutError)
+    assert issubclass(weft.WeftTimeout, weft.WeftError)
     # Every rank is still in step: the failed calls moved nothing.
     y = np.ones(8, np.float32)
     comm.all_reduce(y)

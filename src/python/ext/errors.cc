@@ -31,6 +31,7 @@ void addErrors(py::module_& m) {
       {ncclInvalidUsage, "WeftInvalidUsage", nullptr},
       {ncclRemoteError, "WeftRemoteError", nullptr},
       {ncclInProgress, "WeftInProgress", nullptr},
+      {ncclTimeout, "WeftTimeout", PyExc_TimeoutError},
   };
   gClasses.fill(base);
   for (const Sub& s : subs) {

@@ -48,6 +48,7 @@ from ._weft import (  # noqa: F401  (re-exported)
     WeftInvalidUsage,
     WeftRemoteError,
     WeftSystemError,
+    WeftTimeout,
     get_version,
     group_end,
     group_start,
