@@ -1,4 +1,4 @@
-// Profiler plugins (NCCL_PROFILER_PLUGIN, ABI v4 to v7: profiler_abi.h). The plugin is loaded on
+// Profiler plugins (NCCL_PROFILER_PLUGIN, ABI v1 to v7: profiler_abi.h). The plugin is loaded on
 // the first communicator's init and given a context per communicator; the enqueue layer
 // (enqueue/group.cc) starts and stops the events Weft has: the group, collective and
 // point-to-point API events, the group, and each collective and point-to-point operation.
@@ -25,7 +25,7 @@ void* open(uint64_t commHash, const char* commName, int nNodes, int nranks, int 
 // Finalizes a context open() returned (null is ignored).
 void close(void* context);
 
-// The ABI version of the loaded plugin (4..7), 0 when none.
+// The ABI version of the loaded plugin (1..7), 0 when none.
 int version();
 
 // Starts an event of d->type in `context`; returns its handle, or null when the plugin does not

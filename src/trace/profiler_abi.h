@@ -1,4 +1,4 @@
-/* The profiler plugin ABI (NCCL_PROFILER_PLUGIN), versions 4 to 7, as NCCL defines them. Plain C
+/* The profiler plugin ABI (NCCL_PROFILER_PLUGIN), versions 1 to 7, as NCCL defines them. Plain C
  * so that a plugin can include it.
  *
  * One descriptor layout serves all four: each version's members are prefixes of the next one's
@@ -169,5 +169,151 @@ typedef struct {
   ncclProfilerRecord_t recordEventState;
   ncclProfilerFinalize_t finalize;
 } ncclProfiler_v4_t;
+
+/* ---- v1 to v3 -----------------------------------------------------------------------------
+ * Older layouts: the operation events carry the communicator's name and hash, and v1 gives the
+ * function, datatype, algorithm and protocol as NCCL's enum values instead of names. Weft fills
+ * these from the layout above (profiler.cc) and sends them Group, Coll and P2p events only. */
+
+/* Members the three versions share. */
+typedef struct {
+  pid_t pid;
+  uint8_t channelId;
+  int peer;
+  int nSteps;
+  int chunkSize;
+  int isSend;
+} ncclProfilerProxyOpDescr_v1_t;
+typedef struct {
+  const char* name;
+  uint64_t commHash;
+  const char* func;
+  void* buff;
+  const char* datatype;
+  size_t count;
+  int peer;
+} ncclProfilerP2pDescr_v2_t; /* v2 and v3 */
+
+typedef struct {
+  uint8_t type;
+  void* parentObj;
+  int rank;
+  union {
+    struct {
+      const char* name;
+      uint64_t commHash;
+      uint64_t seqNumber;
+      uint8_t func; /* Broadcast 0, Reduce 1, AllGather 2, ReduceScatter 3, AllReduce 4, Send 6, Recv 7 */
+      void const* sendBuff;
+      void* recvBuff;
+      size_t count;
+      int root;
+      uint8_t datatype; /* ncclDataType_t */
+      uint32_t op;
+      size_t trafficBytes;
+      uint8_t nMaxChannels;
+      uint8_t nWarps;
+      uint8_t algo;  /* TREE 0, RING 1, COLLNET_DIRECT 2, COLLNET_CHAIN 3, NVLS 4, NVLS_TREE 5, PAT 6 */
+      uint8_t proto; /* LL 0, LL128 1, SIMPLE 2 */
+      int isCollnet;
+      int isNvls;
+    } coll;
+    struct {
+      const char* name;
+      uint64_t commHash;
+      uint8_t func;
+      void* buff;
+      uint8_t datatype;
+      size_t count;
+      int peer;
+    } p2p;
+    ncclProfilerProxyOpDescr_v1_t proxyOp;
+    struct {
+      int step;
+    } proxyStep;
+  };
+} ncclProfilerEventDescr_v1_t;
+
+/* v2: names instead of enum values, no op/isCollnet/isNvls. */
+typedef struct {
+  uint8_t type;
+  void* parentObj;
+  int rank;
+  union {
+    struct {
+      const char* name;
+      uint64_t commHash;
+      uint64_t seqNumber;
+      const char* func;
+      void const* sendBuff;
+      void* recvBuff;
+      size_t count;
+      int root;
+      const char* datatype;
+      size_t trafficBytes;
+      uint8_t nMaxChannels;
+      uint8_t nWarps;
+      const char* algo;
+      const char* proto;
+    } coll;
+    ncclProfilerP2pDescr_v2_t p2p;
+    ncclProfilerProxyOpDescr_v1_t proxyOp;
+    struct {
+      int step;
+    } proxyStep;
+  };
+} ncclProfilerEventDescr_v2_t;
+
+/* v3: v2 without trafficBytes, plus kernel-channel and network-plugin events. */
+typedef struct {
+  uint8_t type;
+  void* parentObj;
+  int rank;
+  union {
+    struct {
+      const char* name;
+      uint64_t commHash;
+      uint64_t seqNumber;
+      const char* func;
+      void const* sendBuff;
+      void* recvBuff;
+      size_t count;
+      int root;
+      const char* datatype;
+      uint8_t nMaxChannels;
+      uint8_t nWarps;
+      const char* algo;
+      const char* proto;
+    } coll;
+    ncclProfilerP2pDescr_v2_t p2p;
+    ncclProfilerProxyOpDescr_v1_t proxyOp;
+    struct {
+      int step;
+    } proxyStep;
+    struct {
+      uint8_t channelId;
+    } kernelCh;
+    struct {
+      int64_t id;
+      void* data;
+    } netPlugin;
+  };
+} ncclProfilerEventDescr_v3_t;
+
+/* ncclProfiler_v1.._v3: init takes only the context and the mask; the state calls are the same
+ * shape (Weft records no state of the events these versions get). */
+#define WEFT_PROFILER_LEGACY_TABLE(N)                                                                   \
+  typedef struct {                                                                                      \
+    const char* name;                                                                                   \
+    ncclResult_t (*init)(void** context, int* eActivationMask);                                         \
+    ncclResult_t (*startEvent)(void* context, void** eHandle, ncclProfilerEventDescr_v##N##_t* eDescr); \
+    ncclResult_t (*stopEvent)(void* eHandle);                                                           \
+    ncclResult_t (*recordEventState)(void* eHandle, int eState, void* eStateArgs);                      \
+    ncclResult_t (*finalize)(void* context);                                                            \
+  } ncclProfiler_v##N##_t;
+WEFT_PROFILER_LEGACY_TABLE(1)
+WEFT_PROFILER_LEGACY_TABLE(2)
+WEFT_PROFILER_LEGACY_TABLE(3)
+#undef WEFT_PROFILER_LEGACY_TABLE
 
 #endif /* WEFT_PROFILER_ABI_H_ */

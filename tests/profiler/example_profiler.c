@@ -1,5 +1,5 @@
 /* A profiler plugin for the tests (tests/profiler/check_profiler.py), built once per ABI version
- * (EXAMPLE_PROFILER_ABI = 7, 6, 5, 4; 3 only to be refused). It writes every call it gets to
+ * (EXAMPLE_PROFILER_ABI = 7 down to 1). It writes every call it gets to
  * EXAMPLE_PROFILER_LOG.<pid>, one line each, so a test can check the events' order, parents and
  * content. EXAMPLE_PROFILER_MASK (decimal) is the activation mask it sets at its first init. */
 #include <inttypes.h>
@@ -48,7 +48,11 @@ static ncclResult_t commonInit(void** context, int* mask, const char* name, uint
   return ncclSuccess;
 }
 
-#if EXAMPLE_PROFILER_ABI >= 5
+#if EXAMPLE_PROFILER_ABI <= 3
+/* v1 to v3: init knows no communicator; the operation events carry its hash instead. */
+static ncclResult_t initLegacy(void** context, int* mask) { return commonInit(context, mask, NULL, 0, -1, -1); }
+
+#elif EXAMPLE_PROFILER_ABI >= 5
 static ncclResult_t initV5(void** context, uint64_t commId, int* mask, const char* name, int nNodes, int nranks,
                            int rank, ncclDebugLogger_t logfn) {
   (void)nNodes;
@@ -65,6 +69,59 @@ static ncclResult_t initV4(void** context, int* mask, const char* name, uint64_t
 }
 #endif
 
+#if EXAMPLE_PROFILER_ABI <= 3
+#define LEGACY_DESCR_(v) ncclProfilerEventDescr_v##v##_t
+#define LEGACY_DESCR(v) LEGACY_DESCR_(v)
+typedef LEGACY_DESCR(EXAMPLE_PROFILER_ABI) LegacyDescr;
+
+/* v1 gives enum values where later versions give names: logged as numbers (func=4). */
+#if EXAMPLE_PROFILER_ABI == 1
+#define LEGACY_NAME(x) fprintf(f, "%d", (int)(x))
+#else
+#define LEGACY_NAME(x) fprintf(f, "%s", text(x))
+#endif
+
+static ncclResult_t startLegacy(void* context, void** handle, LegacyDescr* d) {
+  pthread_mutex_lock(&gLock);
+  struct Event* e = malloc(sizeof *e);
+  e->id = ++gNextId;
+  *handle = e;
+  FILE* f = logFile();
+  fprintf(f, "start %d ctx=%d type=%d parent=%d rank=%d", e->id, idOf(context), (int)d->type, idOf(d->parentObj),
+          d->rank);
+  if (d->type == ncclProfileColl) {
+    fprintf(f, " func=");
+    LEGACY_NAME(d->coll.func);
+    fprintf(f, " count=%zu datatype=", d->coll.count);
+    LEGACY_NAME(d->coll.datatype);
+    fprintf(f, " root=%d seq=%" PRIu64 " algo=", d->coll.root, d->coll.seqNumber);
+    LEGACY_NAME(d->coll.algo);
+    fprintf(f, " proto=");
+    LEGACY_NAME(d->coll.proto);
+    fprintf(f, " channels=%d comm=%016" PRIx64, d->coll.nMaxChannels, d->coll.commHash);
+  }
+  if (d->type == ncclProfileP2p) {
+    fprintf(f, " func=");
+    LEGACY_NAME(d->p2p.func);
+    fprintf(f, " count=%zu datatype=", d->p2p.count);
+    LEGACY_NAME(d->p2p.datatype);
+    fprintf(f, " peer=%d channels=1 comm=%016" PRIx64, d->p2p.peer, d->p2p.commHash);
+  }
+  fprintf(f, "\n");
+  fflush(f);
+  pthread_mutex_unlock(&gLock);
+  return ncclSuccess;
+}
+
+static ncclResult_t recordLegacy(void* handle, int state, void* args) {
+  (void)args;
+  pthread_mutex_lock(&gLock);
+  fprintf(logFile(), "state %d %d\n", idOf(handle), state);
+  fflush(gLog);
+  pthread_mutex_unlock(&gLock);
+  return ncclSuccess;
+}
+#else
 static ncclResult_t startEvent(void* context, void** handle, ncclProfilerEventDescr_t* d) {
   pthread_mutex_lock(&gLock);
   struct Event* e = malloc(sizeof *e);
@@ -102,6 +159,8 @@ static ncclResult_t startEvent(void* context, void** handle, ncclProfilerEventDe
   return ncclSuccess;
 }
 
+#endif
+
 static ncclResult_t stopEvent(void* handle) {
   pthread_mutex_lock(&gLock);
   fprintf(logFile(), "stop %d\n", idOf(handle));
@@ -110,6 +169,7 @@ static ncclResult_t stopEvent(void* handle) {
   return ncclSuccess;
 }
 
+#if EXAMPLE_PROFILER_ABI >= 4
 static ncclResult_t recordEventState(void* handle, ncclProfilerEventState_t state, ncclProfilerEventStateArgs_t* args) {
   (void)args;
   pthread_mutex_lock(&gLock);
@@ -118,6 +178,8 @@ static ncclResult_t recordEventState(void* handle, ncclProfilerEventState_t stat
   pthread_mutex_unlock(&gLock);
   return ncclSuccess;
 }
+
+#endif
 
 static ncclResult_t finalize(void* context) {
   pthread_mutex_lock(&gLock);
@@ -130,7 +192,12 @@ static ncclResult_t finalize(void* context) {
 
 #define EXAMPLE_SYMBOL_(v) ncclProfiler_v##v
 #define EXAMPLE_SYMBOL(v) EXAMPLE_SYMBOL_(v)
-#if EXAMPLE_PROFILER_ABI >= 5
+#if EXAMPLE_PROFILER_ABI <= 3
+#define LEGACY_TABLE_(v) ncclProfiler_v##v##_t
+#define LEGACY_TABLE(v) LEGACY_TABLE_(v)
+__attribute__((visibility("default"))) const LEGACY_TABLE(EXAMPLE_PROFILER_ABI) EXAMPLE_SYMBOL(EXAMPLE_PROFILER_ABI) = {
+    "weft-example-profiler", initLegacy, startLegacy, stopEvent, recordLegacy, finalize};
+#elif EXAMPLE_PROFILER_ABI >= 5
 __attribute__((visibility("default")))
 const ncclProfiler_v5_t EXAMPLE_SYMBOL(EXAMPLE_PROFILER_ABI) = {"weft-example-profiler", initV5,  startEvent, stopEvent,
                                                                 recordEventState,        finalize};
