@@ -9,9 +9,11 @@
 // The direct lane's round count is kept: every rank keeps the same count, and its arrival counters
 // are relative, so areas made anew start in step.
 //
-// Both calls are collective. Suspend waits on the bootstrap until every rank has finished its own
-// operations, so no peer still reads a FIFO when it goes; resume waits again, so no rank makes a
-// new FIFO while a peer still holds the old one under the same name.
+// Both calls are collective. Suspend gathers every rank's flags over the bootstrap, which also waits
+// until every rank has finished its own operations, so no peer still reads a FIFO when it goes;
+// ranks that passed different flags all refuse, since one side dropping a connection the other
+// kept would leave the keeper writing into a FIFO nobody reads. Resume waits again, so no rank
+// makes a new FIFO while a peer still holds the old one under the same name.
 #include <string>
 #include <vector>
 
@@ -43,15 +45,26 @@ ncclResult_t barrier(ncclComm* comm, const char* fn) {
 
 ncclResult_t commSuspend(ncclComm* comm, int flags) {
   const char* fn = "ncclCommSuspend";
-  if ((flags & ~NCCL_SUSPEND_MEM) != 0)
-    return setError(comm, ncclInvalidArgument, "%s: unknown flags 0x%x (only NCCL_SUSPEND_MEM is defined)", fn, flags);
   if (!comm->hostMode)
     return setError(comm, ncclInvalidUsage,
                     "%s: suspending a GPU communicator is not implemented yet (its kernels hold their FIFOs); "
                     "host-mode communicators support it",
                     fn);
-  ncclResult_t r = barrier(comm, fn);
-  if (r != ncclSuccess) return r;
+  std::vector<int32_t> all(static_cast<size_t>(comm->nranks), 0);
+  all[static_cast<size_t>(comm->rank)] = flags;
+  std::string why;
+  ncclResult_t r = comm->bootstrap->allGather(all.data(), sizeof(int32_t), &why);
+  if (r != ncclSuccess)
+    return setError(comm, r, "%s: rank %d waiting for the other ranks failed: %s", fn, comm->rank, why.c_str());
+  for (int i = 0; i < comm->nranks; ++i)
+    if (all[static_cast<size_t>(i)] != all[0])
+      return setError(comm, ncclInvalidArgument,
+                      "%s: rank 0 passed flags 0x%x but rank %d 0x%x; every rank must suspend the same way (nothing "
+                      "was suspended)",
+                      fn, all[0], i, all[static_cast<size_t>(i)]);
+  // Checked after the gather, so that every rank refuses, not one rank while the others wait.
+  if ((flags & ~NCCL_SUSPEND_MEM) != 0)
+    return setError(comm, ncclInvalidArgument, "%s: unknown flags 0x%x (only NCCL_SUSPEND_MEM is defined)", fn, flags);
   if ((flags & NCCL_SUSPEND_MEM) != 0) {
     const uint64_t released = releasableBytes(comm);
     const size_t links = comm->connections.size();

@@ -154,6 +154,10 @@ TEST(CommSuspend, ReleasesMemoryAndResumes) {
 
     ctx.expect(ncclCommResume(ctx.comm), ncclInvalidUsage, "ncclCommResume on an active communicator");
     ctx.expect(ncclCommSuspend(ctx.comm, 0x10), ncclInvalidArgument, "ncclCommSuspend with an unknown flag");
+    // Ranks that disagree all refuse: one side dropping its FIFOs while the other kept them would hang.
+    ctx.expect(ncclCommSuspend(ctx.comm, ctx.rank == 1 ? 0 : NCCL_SUSPEND_MEM), ncclInvalidArgument,
+               "ncclCommSuspend with flags that differ between ranks");
+    checkSum(ctx, ctx.comm, 1, 3, "AllReduce after the refused suspends");
     if (!ctx.ok(ncclCommSuspend(ctx.comm, NCCL_SUSPEND_MEM), "ncclCommSuspend(NCCL_SUSPEND_MEM)", ctx.comm)) return;
     if (memStat(ctx, ctx.comm, ncclStatGpuMemSuspend, "ncclStatGpuMemSuspend (suspended)") != 0)
       ctx.fail("memory is still held after ncclCommSuspend(NCCL_SUSPEND_MEM)");
