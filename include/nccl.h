@@ -618,7 +618,7 @@ ncclResult_t pncclGroupSimulateEnd(ncclSimInfo_t* simInfo);
 
 /* ---- Parameters (NCCL 2.30): the settings the library reads, by their environment names ---- */
 
-/* A parameter, found once by name and then read cheaply. Owned by the library; never freed. */
+/* A parameter, found by name once; each read gives the value in effect. Owned by the library. */
 typedef struct ncclParamHandle* ncclParamHandle_t;
 
 /* Finds the parameter called key (e.g. "NCCL_BUFFSIZE"); ncclInvalidArgument if there is none. */
