@@ -12,6 +12,7 @@
 #include "base/env_plugin.h"
 #include "base/params.h"
 #include "collectives/registry.h"
+#include "rma/one_sided.h"
 #include "topology/describe.h"
 #include "topology/nccl_xml.h"
 #include "topology/system.h"
@@ -179,7 +180,8 @@ std::string renderJson() {
   j += "  \"backends\": [";
   std::vector<std::string> b = backends();
   for (size_t i = 0; i < b.size(); ++i) j += (i ? ", " : "") + jsonString(b[i]);
-  j += "],\n  \"environment\": " + jsonString(environmentSource()) + ",\n  \"algorithms\": [\n";
+  j += "],\n  \"environment\": " + jsonString(environmentSource()) + ",\n";
+  j += "  \"cross_memory_attach\": " + jsonString(weft::crossMemoryAttachProbe()) + ",\n  \"algorithms\": [\n";
   for (int i = 0; i < weft::algorithmCount(); ++i) {
     const weft::AlgorithmDesc& d = weft::algorithmDesc(weft::Algorithm(i));
     j += "    {\"name\": " + jsonString(d.name) + ", \"aliases\": [";
@@ -229,6 +231,7 @@ std::string renderText() {
   t += "backends:";
   for (const std::string& b : backends()) t += " " + b;
   t += "\nenvironment: " + environmentSource() + "\n";
+  t += "cross-memory attach (one-sided puts between processes): " + weft::crossMemoryAttachProbe() + "\n";
   t += "\n" + renderAlgorithms();
   t += "\nParameters (\"*\" = set by the environment, \"!\" = set but rejected; see docs/env.md):\n";
   std::string group;

@@ -1,8 +1,10 @@
 // The small shared block every rank publishes to the other ranks of its host: a doorbell futex its
 // peers ring when they hand it data, whether it is asleep, its pid (so peers notice when it dies),
 // its abort flag, and a mailbox used by ncclCommShrink to hand out the new communicator's id.
+// After it, in the same segment, one signal counter per rank of the communicator (ncclSignal).
 #pragma once
 #include <atomic>
+#include <cstddef>
 #include <cstdint>
 
 #include "nccl.h"
@@ -24,6 +26,13 @@ struct alignas(64) RankBlock {
 };
 
 constexpr uint64_t kRankBlockMagic = 0x5745465452424c4bull;  // "WEFTRBLK"
+
+// The signal counters that follow a block: counter r counts the signals rank r has sent to the
+// block's owner (src/rma). Only rank r adds to it, and only the owner waits on it.
+using SignalCounter = std::atomic<uint64_t>;
+static_assert(sizeof(RankBlock) % alignof(SignalCounter) == 0, "the counters follow the block aligned");
+inline size_t rankBlockBytes(int nranks) { return sizeof(RankBlock) + sizeof(SignalCounter) * nranks; }
+inline SignalCounter* rankSignals(RankBlock* b) { return reinterpret_cast<SignalCounter*>(b + 1); }
 
 // Called by a rank after it made data visible to the owner of `bell`: wakes it if it sleeps.
 // The fence pairs with the one in the sleeper (RankWaiter): either the sleeper sees our data in

@@ -13,6 +13,8 @@
 #include <unordered_map>
 
 #include "api/api_support.h"
+#include "enqueue/group.h"
+#include "rma/window.h"
 #include "runtime/device_runtime.h"
 
 using namespace weft;
@@ -29,13 +31,6 @@ std::unordered_map<void*, Allocation>& allocations() {
 }
 bool gpuMemory() { return dev::runtime().deviceCount() > 0; }
 }  // namespace
-
-struct ncclWindow_vidmem {
-  ncclComm* comm;
-  void* buff;
-  size_t size;
-  int flags;
-};
 
 WEFT_ALIAS(ncclResult_t, ncclMemAlloc, void**, size_t)
 WEFT_API ncclResult_t pncclMemAlloc(void** ptr, size_t size) {
@@ -121,8 +116,26 @@ WEFT_API ncclResult_t pncclCommWindowRegister(ncclComm_t comm, void* buff, size_
     if ((winFlags & ~(NCCL_WIN_COLL_SYMMETRIC | NCCL_WIN_STRICT_ORDERING)) != 0)
       return setError(comm, ncclInvalidArgument, "%s: unknown winFlags 0x%x", fn, winFlags);
     WEFT_CHECK(checkBuffer(fn, comm, buff, size, "buff"));
-    *win = new ncclWindow_vidmem{comm, buff, size, winFlags};
-    return ncclSuccess;
+    auto* w = new ncclWindow_vidmem{comm, buff, size, winFlags, {}};
+    *win = w;
+    if (!comm->hostMode) return ncclSuccess;  // GPU communicators have no one-sided operations yet
+    // Collective: the ranks tell each other where their buffers are (src/rma/window.h). Inside a
+    // group it completes at ncclGroupEnd, beside the other ranks' registrations.
+    auto exchange = [comm, w, fn] {
+      std::string why;
+      const ncclResult_t r = exchangeWindow(w, &why);
+      return r == ncclSuccess ? r : setError(comm, r, "%s: %s", fn, why.c_str());
+    };
+    if (inGroup()) {
+      groupDefer(exchange);
+      return ncclSuccess;
+    }
+    const ncclResult_t r = exchange();
+    if (r != ncclSuccess) {
+      delete w;
+      *win = nullptr;
+    }
+    return r;
   });
 }
 

@@ -1,25 +1,76 @@
 // NCCL 2.30's one-sided operations on windows: ncclPutSignal, ncclSignal and ncclWaitSignal.
 //
-// Not implemented yet. Windows in Weft are registered locally (memory_api.cc): no rank knows a
-// peer's window, and nothing on the target side applies a put while its owner is not in a call.
-// Each entry point checks its arguments, so a wrong call still gets ncclInvalidArgument, and then
-// answers ncclInvalidUsage saying that the operation is not available, rather than doing nothing.
+// Host mode, between the ranks of one host (src/rma/one_sided.h): the origin writes the target's
+// window itself and then bumps the target's signal counter, so the target takes no part until it
+// waits. Ranks on other hosts, and GPU communicators, are refused with ncclInvalidUsage saying so.
+// As in NCCL 2.30, the context and the signal index must be 0 and the flags 0.
+//
+// Outside a group each call completes before it returns. Inside one, the group's one-sided calls
+// run at ncclGroupEnd after its other operations: first every put and signal in the order issued,
+// then every wait, so that two ranks that each put and wait in one group cannot wait on each other.
+#include <functional>
+#include <map>
+#include <memory>
+
 #include "api/api_support.h"
+#include "enqueue/group.h"
+#include "rma/one_sided.h"
 
 using namespace weft;
 
 namespace {
 
-constexpr const char* kNotYet =
-    "one-sided operations on windows are not implemented in this version of Weft (docs/api.md); use "
-    "ncclSend/ncclRecv";
-
 ncclResult_t checkSignalTarget(const char* fn, ncclComm* comm, int peer, int sigIdx, int ctx, unsigned flags) {
   WEFT_CHECK(checkCommUsable(fn, comm));
   WEFT_CHECK(checkRank(fn, comm, peer, "peer"));
-  if (sigIdx < 0 || ctx < 0)
-    return setError(comm, ncclInvalidArgument, "%s: sigIdx %d and ctx %d must not be negative", fn, sigIdx, ctx);
+  if (sigIdx != 0 || ctx != 0)
+    return setError(comm, ncclInvalidArgument, "%s: sigIdx %d and ctx %d must be 0 (the only ones NCCL 2.30 defines)",
+                    fn, sigIdx, ctx);
   if (flags != 0) return setError(comm, ncclInvalidArgument, "%s: flags must be 0 (got 0x%x)", fn, flags);
+  return ncclSuccess;
+}
+
+// What every one-sided call needs before it can run: host mode, and a peer on this host.
+ncclResult_t checkReach(const char* fn, ncclComm* comm, int peer) {
+  if (!comm->hostMode)
+    return setError(comm, ncclInvalidUsage,
+                    "%s: one-sided operations are not implemented on GPU communicators yet; host mode has them", fn);
+  const std::string why = oneSidedReach(comm, peer);
+  if (!why.empty()) return setError(comm, ncclInvalidUsage, "%s: %s", fn, why.c_str());
+  return ncclSuccess;
+}
+
+// The one-sided calls of the current group, collected until ncclGroupEnd runs them.
+struct Batch {
+  std::vector<std::function<ncclResult_t()>> moves;  // puts and signals
+  std::vector<std::function<ncclResult_t()>> waits;
+};
+// Weak: the group holds the batch (in its ncclGroupEnd job), so a group that ends, or fails
+// before its jobs run, drops it, and the next group starts a new one.
+thread_local std::weak_ptr<Batch> tBatch;
+
+ncclResult_t runOrDefer(bool isWait, std::function<ncclResult_t()> job) {
+  if (!inGroup()) return job();
+  std::shared_ptr<Batch> batch = tBatch.lock();
+  if (batch == nullptr) {
+    batch = std::make_shared<Batch>();
+    tBatch = batch;
+    groupAfter([batch] {
+      for (auto& move : batch->moves) WEFT_CHECK(move());
+      for (auto& wait : batch->waits) WEFT_CHECK(wait());
+      return ncclSuccess;
+    });
+  }
+  (isWait ? batch->waits : batch->moves).push_back(std::move(job));
+  return ncclSuccess;
+}
+
+ncclResult_t putAndSignal(const char* fn, ncclComm* comm, int peer, const WindowSpan& target, size_t offset,
+                          const void* src, size_t bytes) {
+  std::string why;
+  const ncclResult_t r = putToWindow(comm, peer, target, offset, src, bytes, &why);
+  if (r != ncclSuccess) return setError(comm, r, "%s: %s", fn, why.c_str());
+  sendSignal(comm, peer);
   return ncclSuccess;
 }
 
@@ -36,10 +87,26 @@ WEFT_API ncclResult_t pncclPutSignal(const void* localbuff, size_t count, ncclDa
     WEFT_CHECK(checkSignalTarget(fn, comm, peer, sigIdx, ctx, flags));
     WEFT_CHECK(checkStream(fn, comm, stream));
     WEFT_CHECK(checkDtype(fn, comm, datatype));
+    WEFT_CHECK(checkCount(fn, comm, count, datatype, 1));
+    WEFT_CHECK(checkBuffer(fn, comm, localbuff, count, "localbuff"));
     if (peerWin == nullptr) return setError(comm, ncclInvalidArgument, "%s: peerWin is NULL", fn);
-    if (count > 0) WEFT_CHECK(checkBuffer(fn, comm, localbuff, count, "localbuff"));
-    (void)peerWinOffset;
-    return setError(comm, ncclInvalidUsage, "%s: %s", fn, kNotYet);
+    if (peerWin->comm != comm)
+      return setError(comm, ncclInvalidArgument, "%s: peerWin belongs to another communicator", fn);
+    WEFT_CHECK(checkReach(fn, comm, peer));
+    if (peerWin->spans.empty())
+      return setError(comm, ncclInvalidUsage,
+                      "%s: the window's registration has not completed (it was registered inside a group that has "
+                      "not ended)",
+                      fn);
+    const WindowSpan target = peerWin->spans[peer];
+    const size_t bytes = count * dataTypeSize(datatype);
+    if (peerWinOffset > target.size || bytes > target.size - peerWinOffset)
+      return setError(comm, ncclInvalidArgument,
+                      "%s: %zu bytes at offset %zu do not fit rank %d's window of %llu bytes", fn, bytes, peerWinOffset,
+                      peer, static_cast<unsigned long long>(target.size));
+    return runOrDefer(false, [fn, comm, peer, target, peerWinOffset, localbuff, bytes] {
+      return putAndSignal(fn, comm, peer, target, peerWinOffset, localbuff, bytes);
+    });
   });
 }
 
@@ -50,7 +117,11 @@ WEFT_API ncclResult_t pncclSignal(int peer, int sigIdx, int ctx, unsigned int fl
     const char* fn = "ncclSignal";
     WEFT_CHECK(checkSignalTarget(fn, comm, peer, sigIdx, ctx, flags));
     WEFT_CHECK(checkStream(fn, comm, stream));
-    return setError(comm, ncclInvalidUsage, "%s: %s", fn, kNotYet);
+    WEFT_CHECK(checkReach(fn, comm, peer));
+    return runOrDefer(false, [comm, peer] {
+      sendSignal(comm, peer);
+      return ncclSuccess;
+    });
   });
 }
 
@@ -61,16 +132,30 @@ WEFT_API ncclResult_t pncclWaitSignal(int nDesc, ncclWaitSignalDesc_t* signalDes
     const char* fn = "ncclWaitSignal";
     WEFT_CHECK(checkCommUsable(fn, comm));
     WEFT_CHECK(checkStream(fn, comm, stream));
-    if (nDesc < 0 || (nDesc > 0 && signalDescs == nullptr))
-      return setError(comm, ncclInvalidArgument, "%s: %d descriptors at %p", fn, nDesc,
+    if (nDesc <= 0 || signalDescs == nullptr)
+      return setError(comm, ncclInvalidArgument, "%s: %d descriptors at %p (at least one is needed)", fn, nDesc,
                       static_cast<void*>(signalDescs));
+    std::map<int, uint64_t> perPeer;  // descriptors naming one peer add up
     for (int i = 0; i < nDesc; ++i) {
       const ncclWaitSignalDesc_t& d = signalDescs[i];
       WEFT_CHECK(checkRank(fn, comm, d.peer, "signalDescs[].peer"));
-      if (d.opCnt < 0 || d.sigIdx < 0 || d.ctx < 0)
-        return setError(comm, ncclInvalidArgument, "%s: signalDescs[%d] has opCnt %d, sigIdx %d, ctx %d", fn, i,
-                        d.opCnt, d.sigIdx, d.ctx);
+      if (d.opCnt <= 0 || d.sigIdx != 0 || d.ctx != 0)
+        return setError(
+            comm, ncclInvalidArgument,
+            "%s: signalDescs[%d] has opCnt %d, sigIdx %d, ctx %d (opCnt must be positive, sigIdx and ctx 0)", fn, i,
+            d.opCnt, d.sigIdx, d.ctx);
+      WEFT_CHECK(checkReach(fn, comm, d.peer));
+      perPeer[d.peer] += static_cast<uint64_t>(d.opCnt);
     }
-    return setError(comm, ncclInvalidUsage, "%s: %s", fn, kNotYet);
+    return runOrDefer(true, [fn, comm, perPeer] {
+      if (comm->signalsWaited.empty()) comm->signalsWaited.assign(comm->nranks, 0);
+      std::vector<SignalWait> waits;
+      for (const auto& [peer, n] : perPeer) waits.push_back(SignalWait{peer, comm->signalsWaited[peer] + n});
+      std::string why;
+      const ncclResult_t r = waitSignals(comm, waits, &why);
+      if (r != ncclSuccess) return setError(comm, r, "%s: %s", fn, why.c_str());
+      for (const SignalWait& w : waits) comm->signalsWaited[w.peer] = w.total;
+      return ncclSuccess;
+    });
   });
 }

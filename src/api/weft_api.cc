@@ -76,8 +76,9 @@ WEFT_API ncclResult_t weftCommDumpState(ncclComm_t comm, char* buf, size_t len) 
              " running %d connections %zu shm owned %zu bytes "
              "(FIFOs) + %zu (rank block) + %zu (direct-access staging) async error %d last error \"%s\"; %s",
              comm->rank, comm->nranks, stateName(comm->getState()), comm->opCount.load(std::memory_order_relaxed),
-             comm->activeOps.load(), comm->connections.size(), comm->connections.ownedBytes(), sizeof(RankBlock),
-             comm->direct.ownedBytes(), static_cast<int>(comm->errors.async()), comm->errors.message(), where.c_str());
+             comm->activeOps.load(), comm->connections.size(), comm->connections.ownedBytes(),
+             rankBlockBytes(comm->nranks), comm->direct.ownedBytes(), static_cast<int>(comm->errors.async()),
+             comm->errors.message(), where.c_str());
     return ncclSuccess;
   });
 }

@@ -96,6 +96,8 @@ struct ncclComm {
   // sends to it and the receives from it (sized nranks on first use).
   uint64_t collCount = 0;
   std::vector<uint64_t> sendCount, recvCount;
+  // ncclWaitSignal (src/rma): per peer, the signals from it that waits have consumed so far.
+  std::vector<uint64_t> signalsWaited;
   // This rank's latest stamps (every sequence space), so that it can still answer a peer's
   // slow-path stamp exchange (src/host_executor/stamp_exchange.h) about an operation it finished.
   static constexpr int kRecentStamps = 16;

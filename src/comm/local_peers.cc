@@ -65,7 +65,7 @@ ncclResult_t LocalPeers::setup(uint64_t commHash, int rank, const std::vector<Ra
   int others = 0;
   for (int p = 0; p < n; ++p) others += p != rank && ranks[p].hostHash == ranks[rank].hostHash;
   // Offered to each local peer once: the name is gone when the last has fetched it.
-  ncclResult_t r = mine_.create(blockName(commHash, rank), sizeof(RankBlock), others, why);
+  ncclResult_t r = mine_.create(blockName(commHash, rank), rankBlockBytes(n), others, why);
   if (r != ncclSuccess) {
     *why = "rank " + std::to_string(rank) + " cannot create its shared rank block: " + *why;
     return r;
@@ -88,7 +88,7 @@ ncclResult_t LocalPeers::setup(uint64_t commHash, int rank, const std::vector<Ra
     // thread to answer, which a loaded host may delay beyond one tryOpen's bound.
     const Deadline deadline = Deadline::afterMs(param::timeoutMs());
     do {
-      r = seg->tryOpen(blockName(commHash, p), sizeof(RankBlock), &notYet, why);
+      r = seg->tryOpen(blockName(commHash, p), rankBlockBytes(n), &notYet, why);
       if (r != ncclSuccess) {
         *why = "rank " + std::to_string(rank) + " cannot map rank " + std::to_string(p) + "'s shared block: " + *why;
         return r;

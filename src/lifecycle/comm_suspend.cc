@@ -31,7 +31,9 @@ uint64_t releasableBytes(const ncclComm* comm) {
 }
 
 // Bytes suspend keeps: the rank's shared block, which this rank created (host mode).
-uint64_t persistentBytes(const ncclComm* comm) { return comm->peers.self() != nullptr ? sizeof(RankBlock) : 0; }
+uint64_t persistentBytes(const ncclComm* comm) {
+  return comm->peers.self() != nullptr ? rankBlockBytes(comm->nranks) : 0;
+}
 
 ncclResult_t barrier(ncclComm* comm, const char* fn) {
   std::string why;

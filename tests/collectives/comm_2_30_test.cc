@@ -191,33 +191,6 @@ TEST(CommSuspend, ReleasesMemoryAndResumes) {
   }));
 }
 
-// The one-sided calls are not implemented: bad arguments still get ncclInvalidArgument, and a
-// well-formed call says that it is not available instead of doing nothing.
-TEST(CommWindows, OneSidedCallsSayTheyAreNotImplemented) {
-  EXPECT_RUN_OK(runRanks(kTier, 2, [](RankCtx& ctx) {
-    std::vector<float> buf(1024, 1.0f);
-    ncclWindow_t win = nullptr;
-    if (!ctx.ok(ncclCommWindowRegister(ctx.comm, buf.data(), buf.size() * sizeof(float), &win, NCCL_WIN_DEFAULT),
-                "ncclCommWindowRegister", ctx.comm))
-      return;
-    const int peer = 1 - ctx.rank;
-    ctx.expect(ncclPutSignal(buf.data(), 4, ncclFloat32, 7, win, 0, 0, 0, 0, ctx.comm, nullptr), ncclInvalidArgument,
-               "ncclPutSignal to rank 7 of 2");
-    ctx.expect(ncclSignal(peer, 0, 0, 1, ctx.comm, nullptr), ncclInvalidArgument, "ncclSignal with flags 1");
-    ncclWaitSignalDesc_t bad = {1, peer, -1, 0};
-    ctx.expect(ncclWaitSignal(1, &bad, ctx.comm, nullptr), ncclInvalidArgument, "ncclWaitSignal with sigIdx -1");
-    ctx.expect(ncclPutSignal(buf.data(), 4, ncclFloat32, peer, win, 0, 0, 0, 0, ctx.comm, nullptr), ncclInvalidUsage,
-               "ncclPutSignal");
-    if (lastError(ctx.comm).find("not implemented") == std::string::npos)
-      ctx.failf("ncclPutSignal's refusal does not say why: %s", lastError(ctx.comm).c_str());
-    ctx.expect(ncclSignal(peer, 0, 0, 0, ctx.comm, nullptr), ncclInvalidUsage, "ncclSignal");
-    ncclWaitSignalDesc_t desc = {1, peer, 0, 0};
-    ctx.expect(ncclWaitSignal(1, &desc, ctx.comm, nullptr), ncclInvalidUsage, "ncclWaitSignal");
-    checkSum(ctx, ctx.comm, 3, 6, "AllReduce after the refused one-sided calls");
-    ctx.ok(ncclCommWindowDeregister(ctx.comm, win), "ncclCommWindowDeregister", ctx.comm);
-  }));
-}
-
 TEST(CommWindows, GetUserPtr) {
   EXPECT_RUN_OK(runRanks(kTier, 2, [](RankCtx& ctx) {
     std::vector<char> buf(8192);

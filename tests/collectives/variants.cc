@@ -237,7 +237,7 @@ std::vector<Variant> procsVariants() {
        .labels = {"net"},
        .env = kNet,
        .picks = {matrix({.nranks = {3}}), matrix({.colls = {kAllReduce}, .nranks = {4}}), suite("P2P"), suite("Groups"),
-                 suite("CommSuspend"), test("Failure", "PeerKilledDuringAllReduce")}},
+                 suite("CommSuspend"), suite("OneSided"), test("Failure", "PeerKilledDuringAllReduce")}},
   };
   addMismatch(&v);
   return v;

@@ -47,7 +47,8 @@ mkdir -p "$work"
 # off any real cache directory.
 export NCCL_DEBUG=${NCCL_DEBUG:-NONE}
 export WEFT_CACHE_DIR="$work/cache"
-export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1}
+# intercept_tls_get_addr=0: see tools/test_sanitizers.sh (clang 14's LeakSanitizer tracer can crash).
+export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1:intercept_tls_get_addr=0}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
 
 failed=()
