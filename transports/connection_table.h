@@ -43,6 +43,14 @@ class ConnectionTable {
     for (const auto& [key, conn] : table_) total += conn->backend().ownedBytes();
     return total;
   }
+  // Bytes of the links of one lane, or (onLane false) of every other lane.
+  size_t ownedBytes(Lane lane, bool onLane) const {
+    std::lock_guard<std::mutex> lock(mutex_);
+    size_t total = 0;
+    for (const auto& [key, conn] : table_)
+      if ((conn->id().lane == lane) == onLane) total += conn->backend().ownedBytes();
+    return total;
+  }
   // Ends every link at once (the communicator failed or is aborted).
   void shutdownAll() {
     std::lock_guard<std::mutex> lock(mutex_);
@@ -52,6 +60,22 @@ class ConnectionTable {
     std::lock_guard<std::mutex> lock(mutex_);
     handshakes_.clear();
     table_.clear();
+  }
+  // Drops every link but those of `keep` (ncclCommSuspend keeps the one-sided links, which only a
+  // collective window registration makes). Returns how many went.
+  size_t clearExcept(Lane keep) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    handshakes_.clear();
+    size_t dropped = 0;
+    for (auto it = table_.begin(); it != table_.end();) {
+      if (it->second->id().lane == keep) {
+        ++it;
+      } else {
+        it = table_.erase(it);
+        ++dropped;
+      }
+    }
+    return dropped;
   }
 
  private:

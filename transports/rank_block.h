@@ -17,6 +17,10 @@ struct alignas(64) RankBlock {
   int32_t pid;
   int32_t rank;
   uint64_t startTime;  // the process's start time (/proc/<pid>/stat), to tell it from a reused pid
+  // Where the owner maps this block. A peer in the same process (ranks as threads) signals through
+  // that mapping rather than its own: the same memory either way, but one address, so the owner's
+  // acquire pairs with the signaller's release for ThreadSanitizer too.
+  uint64_t ownerAddress;
   alignas(64) std::atomic<uint32_t> doorbell;    // bumped by a peer that wakes this rank
   std::atomic<uint32_t> sleeping;                // 1 while this rank waits on doorbell
   alignas(64) std::atomic<uint32_t> aborted;     // 1 once this rank aborted or failed

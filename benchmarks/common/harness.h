@@ -30,6 +30,10 @@ struct RunArgs {
   ncclComm_t comm;
   int rank;
   int nranks;
+  // The whole receive allocation recvbuff lies in (iterations walk through it, --rotate): for a
+  // tool that registers it once, as a window, rather than every iteration's slice.
+  void* recvAlloc;
+  size_t recvAllocBytes;
 };
 
 // What the tool does with the in-place variant.

@@ -84,6 +84,7 @@ class RankBench {
   const bool printer_;
 
   std::unique_ptr<void, FreeDeleter> send_, recv_;
+  size_t allocBytes_ = 0;  // of each
   size_t bufBytes_ = 0;
 
   // The test in progress.
@@ -210,6 +211,8 @@ void RankBench::startColl(bool inPlace, size_t iter) {
   a.comm = comm_;
   a.rank = rank_;
   a.nranks = nranks_;
+  a.recvAlloc = recv_.get();
+  a.recvAllocBytes = allocBytes_;
   const ncclResult_t r = coll_.run(a);
   if (r != ncclSuccess) failCall(coll_.name, rank_, coll_.call, r, comm_);
 }
@@ -348,6 +351,7 @@ int RankBench::run() {
   // faults stay out of the timings.
   bufBytes_ = o_.maxBytes + o_.unalign * 8 + 64;
   const size_t alloc = (bufBytes_ + 4095) / 4096 * 4096;
+  allocBytes_ = alloc;
   send_.reset(std::aligned_alloc(4096, alloc));
   recv_.reset(std::aligned_alloc(4096, alloc));
   if (!send_ || !recv_) {

@@ -116,7 +116,7 @@ WEFT_API ncclResult_t pncclCommWindowRegister(ncclComm_t comm, void* buff, size_
     if ((winFlags & ~(NCCL_WIN_COLL_SYMMETRIC | NCCL_WIN_STRICT_ORDERING)) != 0)
       return setError(comm, ncclInvalidArgument, "%s: unknown winFlags 0x%x", fn, winFlags);
     WEFT_CHECK(checkBuffer(fn, comm, buff, size, "buff"));
-    auto* w = new ncclWindow_vidmem{comm, buff, size, winFlags, {}};
+    auto* w = new ncclWindow_vidmem{comm, buff, size, winFlags, 0, {}};
     *win = w;
     if (!comm->hostMode) return ncclSuccess;  // GPU communicators have no one-sided operations yet
     // Collective: the ranks tell each other where their buffers are (src/rma/window.h). Inside a
@@ -146,6 +146,7 @@ WEFT_API ncclResult_t pncclCommWindowDeregister(ncclComm_t comm, ncclWindow_t wi
     WEFT_CHECK(checkCommHandle(fn, comm));
     if (win == nullptr) return setError(comm, ncclInvalidArgument, "%s: win is NULL", fn);
     if (win->comm != comm) return setError(comm, ncclInvalidArgument, "%s: window belongs to another communicator", fn);
+    if (win->id != 0) forgetWindow(win);  // no put arriving over the network writes into it any more
     delete win;
     return ncclSuccess;
   });

@@ -1,8 +1,17 @@
-// RCCL's MSCCL entry points. RCCL removed MSCCL and keeps these as calls that do nothing and
-// succeed, so that programs written for it still link and run; Weft does the same, and says so in
-// a warning each time, as RCCL does.
+// RCCL's extras outside NCCL's API.
+//
+// The MSCCL entry points: RCCL removed MSCCL and keeps these as calls that do nothing and succeed,
+// so that programs written for it still link and run; Weft does the same, and says so in a warning
+// each time, as RCCL does.
+//
+// rcclGetAlgoInfo, rcclGetAlgoName and rcclGetProtocolName: no installed header declares them;
+// rccl-tests looks them up with dlsym to print what each size runs with. Weft answers from its own
+// selection (src/enqueue/algo_info.h). As in RCCL, they have no pnccl-style twins.
+#include <string>
+
 #include "api/api_support.h"
 #include "base/log.h"
+#include "enqueue/algo_info.h"
 #include "rccl/rccl.h"
 
 using namespace weft;
@@ -40,4 +49,43 @@ ncclResult_t mscclUnloadAlgo(mscclAlgoHandle_t);
 WEFT_API ncclResult_t pmscclUnloadAlgo(mscclAlgoHandle_t mscclAlgoHandle) {
   (void)mscclAlgoHandle;
   return apiGuard("mscclUnloadAlgo", [] { return removed("mscclUnloadAlgo"); });
+}
+
+// int for RCCL's internal ncclFunc_t: an enum of the same size, passed the same way.
+WEFT_API ncclResult_t rcclGetAlgoInfo(ncclComm_t comm, int coll, uint64_t count, ncclDataType_t dataType,
+                                      int collNetSupport, int nvlsSupport, int numPipeOps, int* algo, int* protocol,
+                                      int* maxChannels) {
+  keepEnumArgInRange(&dataType);
+  (void)collNetSupport, (void)nvlsSupport, (void)numPipeOps;  // Weft has no CollNet or NVLS
+  return apiGuard("rcclGetAlgoInfo", [&] {
+    const char* fn = "rcclGetAlgoInfo";
+    WEFT_CHECK(checkCommUsable(fn, comm));
+    WEFT_CHECK(checkDtype(fn, comm, dataType));
+    if (algo == nullptr || protocol == nullptr || maxChannels == nullptr)
+      return setError(comm, ncclInvalidArgument, "%s: algo, protocol or maxChannels is NULL", fn);
+    std::string why;
+    const ncclResult_t r = describeChoice(comm, coll, count, dataType, algo, protocol, maxChannels, &why);
+    return r == ncclSuccess ? r : setError(comm, r, "%s: %s", fn, why.c_str());
+  });
+}
+
+WEFT_API ncclResult_t rcclGetAlgoName(int algo, const char** algoName) {
+  return apiGuard("rcclGetAlgoName", [&] {
+    if (algoName == nullptr) return setError(nullptr, ncclInvalidArgument, "rcclGetAlgoName: algoName is NULL");
+    *algoName = choiceAlgorithmName(algo);
+    if (*algoName == nullptr)
+      return setError(nullptr, ncclInvalidArgument, "rcclGetAlgoName: no algorithm has id %d", algo);
+    return ncclSuccess;
+  });
+}
+
+WEFT_API ncclResult_t rcclGetProtocolName(int protocol, const char** protocolName) {
+  return apiGuard("rcclGetProtocolName", [&] {
+    if (protocolName == nullptr)
+      return setError(nullptr, ncclInvalidArgument, "rcclGetProtocolName: protocolName is NULL");
+    *protocolName = choiceProtocolName(protocol);
+    if (*protocolName == nullptr)
+      return setError(nullptr, ncclInvalidArgument, "rcclGetProtocolName: no protocol has id %d", protocol);
+    return ncclSuccess;
+  });
 }

@@ -1,9 +1,10 @@
 // NCCL 2.30's one-sided operations on windows: ncclPutSignal, ncclSignal and ncclWaitSignal.
 //
-// Host mode, between the ranks of one host (src/rma/one_sided.h): the origin writes the target's
-// window itself and then bumps the target's signal counter, so the target takes no part until it
-// waits. Ranks on other hosts, and GPU communicators, are refused with ncclInvalidUsage saying so.
-// As in NCCL 2.30, the context and the signal index must be 0 and the flags 0.
+// Host mode (src/rma/one_sided.h): between the ranks of one host the origin writes the target's
+// window itself and then bumps the target's signal counter; ranks reached over the network get
+// puts through the proxies. The target takes no part until it waits. GPU communicators are
+// refused with ncclInvalidUsage saying so. As in NCCL 2.30, the context and the signal index must
+// be 0 and the flags 0.
 //
 // Outside a group each call completes before it returns. Inside one, the group's one-sided calls
 // run at ncclGroupEnd after its other operations: first every put and signal in the order issued,
@@ -30,13 +31,19 @@ ncclResult_t checkSignalTarget(const char* fn, ncclComm* comm, int peer, int sig
   return ncclSuccess;
 }
 
-// What every one-sided call needs before it can run: host mode, and a peer on this host.
-ncclResult_t checkReach(const char* fn, ncclComm* comm, int peer) {
+// What every one-sided call needs: host mode, and a window registered on the communicator (the
+// first registration connects the links to peers reached over the network; requiring it for every
+// peer keeps a program's behaviour the same whichever transport reaches a peer).
+ncclResult_t checkReady(const char* fn, ncclComm* comm) {
   if (!comm->hostMode)
     return setError(comm, ncclInvalidUsage,
                     "%s: one-sided operations are not implemented on GPU communicators yet; host mode has them", fn);
-  const std::string why = oneSidedReach(comm, peer);
-  if (!why.empty()) return setError(comm, ncclInvalidUsage, "%s: %s", fn, why.c_str());
+  std::lock_guard<std::mutex> lock(comm->windows->mutex);
+  if (comm->windows->registrations == 0)
+    return setError(comm, ncclInvalidUsage,
+                    "%s: no window is registered on this communicator yet; one-sided operations start with a "
+                    "(collective) ncclCommWindowRegister",
+                    fn);
   return ncclSuccess;
 }
 
@@ -65,13 +72,11 @@ ncclResult_t runOrDefer(bool isWait, std::function<ncclResult_t()> job) {
   return ncclSuccess;
 }
 
-ncclResult_t putAndSignal(const char* fn, ncclComm* comm, int peer, const WindowSpan& target, size_t offset,
-                          const void* src, size_t bytes) {
+ncclResult_t putAndSignal(const char* fn, ncclComm* comm, int peer, const ncclWindow_vidmem* win, size_t offset,
+                          const void* src, size_t bytes, bool signal) {
   std::string why;
-  const ncclResult_t r = putToWindow(comm, peer, target, offset, src, bytes, &why);
-  if (r != ncclSuccess) return setError(comm, r, "%s: %s", fn, why.c_str());
-  sendSignal(comm, peer);
-  return ncclSuccess;
+  const ncclResult_t r = putToWindow(comm, peer, *win, offset, src, bytes, signal, &why);
+  return r == ncclSuccess ? r : setError(comm, r, "%s: %s", fn, why.c_str());
 }
 
 }  // namespace
@@ -92,7 +97,7 @@ WEFT_API ncclResult_t pncclPutSignal(const void* localbuff, size_t count, ncclDa
     if (peerWin == nullptr) return setError(comm, ncclInvalidArgument, "%s: peerWin is NULL", fn);
     if (peerWin->comm != comm)
       return setError(comm, ncclInvalidArgument, "%s: peerWin belongs to another communicator", fn);
-    WEFT_CHECK(checkReach(fn, comm, peer));
+    WEFT_CHECK(checkReady(fn, comm));
     if (peerWin->spans.empty())
       return setError(comm, ncclInvalidUsage,
                       "%s: the window's registration has not completed (it was registered inside a group that has "
@@ -104,8 +109,8 @@ WEFT_API ncclResult_t pncclPutSignal(const void* localbuff, size_t count, ncclDa
       return setError(comm, ncclInvalidArgument,
                       "%s: %zu bytes at offset %zu do not fit rank %d's window of %llu bytes", fn, bytes, peerWinOffset,
                       peer, static_cast<unsigned long long>(target.size));
-    return runOrDefer(false, [fn, comm, peer, target, peerWinOffset, localbuff, bytes] {
-      return putAndSignal(fn, comm, peer, target, peerWinOffset, localbuff, bytes);
+    return runOrDefer(false, [fn, comm, peer, peerWin, peerWinOffset, localbuff, bytes] {
+      return putAndSignal(fn, comm, peer, peerWin, peerWinOffset, localbuff, bytes, true);
     });
   });
 }
@@ -117,10 +122,11 @@ WEFT_API ncclResult_t pncclSignal(int peer, int sigIdx, int ctx, unsigned int fl
     const char* fn = "ncclSignal";
     WEFT_CHECK(checkSignalTarget(fn, comm, peer, sigIdx, ctx, flags));
     WEFT_CHECK(checkStream(fn, comm, stream));
-    WEFT_CHECK(checkReach(fn, comm, peer));
-    return runOrDefer(false, [comm, peer] {
-      sendSignal(comm, peer);
-      return ncclSuccess;
+    WEFT_CHECK(checkReady(fn, comm));
+    return runOrDefer(false, [fn, comm, peer] {
+      std::string why;
+      const ncclResult_t r = signalPeer(comm, peer, &why);
+      return r == ncclSuccess ? r : setError(comm, r, "%s: %s", fn, why.c_str());
     });
   });
 }
@@ -144,9 +150,9 @@ WEFT_API ncclResult_t pncclWaitSignal(int nDesc, ncclWaitSignalDesc_t* signalDes
             comm, ncclInvalidArgument,
             "%s: signalDescs[%d] has opCnt %d, sigIdx %d, ctx %d (opCnt must be positive, sigIdx and ctx 0)", fn, i,
             d.opCnt, d.sigIdx, d.ctx);
-      WEFT_CHECK(checkReach(fn, comm, d.peer));
       perPeer[d.peer] += static_cast<uint64_t>(d.opCnt);
     }
+    WEFT_CHECK(checkReady(fn, comm));
     return runOrDefer(true, [fn, comm, perPeer] {
       if (comm->signalsWaited.empty()) comm->signalsWaited.assign(comm->nranks, 0);
       std::vector<SignalWait> waits;

@@ -16,6 +16,7 @@
 #include "comm/local_peers.h"
 #include "comm/redop_table.h"
 #include "comm/wait_state.h"
+#include "comm/window_table.h"
 #include "nccl.h"
 #include "sockets/socket.h"
 #include "topology/placement.h"
@@ -98,6 +99,8 @@ struct ncclComm {
   std::vector<uint64_t> sendCount, recvCount;
   // ncclWaitSignal (src/rma): per peer, the signals from it that waits have consumed so far.
   std::vector<uint64_t> signalsWaited;
+  // Registered windows, shared with the network proxy's deliveries of one-sided puts.
+  std::shared_ptr<weft::WindowTable> windows = std::make_shared<weft::WindowTable>();
   // This rank's latest stamps (every sequence space), so that it can still answer a peer's
   // slow-path stamp exchange (src/host_executor/stamp_exchange.h) about an operation it finished.
   static constexpr int kRecentStamps = 16;
@@ -136,9 +139,11 @@ struct ncclComm {
   // Point-to-point FIFOs carry one peer's messages each, and a rank may hold one per peer; a tree
   // channel holds up to three (parent, two children) per tree, two trees per channel. Those lanes
   // get half as many slots (same slot size, so the same pieces), which keeps an 8-rank AlltoAll's
-  // shared memory near 44 MiB. Rings keep the full depth for their pipelines.
+  // shared memory near 44 MiB. The one-sided links (one per network peer each way) get half too.
+  // Rings keep the full depth for their pipelines.
   uint32_t laneSlots(weft::Lane lane) const {
-    return lane == weft::Lane::kP2p || lane == weft::Lane::kTree ? (nSlots + 1) / 2 : nSlots;
+    return lane == weft::Lane::kP2p || lane == weft::Lane::kTree || lane == weft::Lane::kRma ? (nSlots + 1) / 2
+                                                                                             : nSlots;
   }
 
   weft::CommState getState() const { return static_cast<weft::CommState>(state.load(std::memory_order_acquire)); }

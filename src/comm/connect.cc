@@ -33,7 +33,8 @@ bool usesNetwork(const ncclComm* comm, int peer) {
   return comm->ranks[peer].hostHash != comm->ranks[comm->rank].hostHash || comm->agreed.shmDisable;
 }
 
-std::unique_ptr<Connection> makeConnection(ncclComm* comm, const ConnectionId& id, bool isSender, uint32_t nslots) {
+std::unique_ptr<Connection> makeConnection(ncclComm* comm, const ConnectionId& id, bool isSender, uint32_t nslots,
+                                           NetDeliver deliver) {
   const int peer = isSender ? id.receiverRank : id.senderRank;
   std::unique_ptr<ConnectionBackend> backend;
   if (usesNetwork(comm, peer) && comm->network != nullptr) {
@@ -53,6 +54,7 @@ std::unique_ptr<Connection> makeConnection(ncclComm* comm, const ConnectionId& i
     spec.peerHost = comm->ranks[peer].hostName;
     spec.timeoutMs = param::timeoutMs();
     spec.traceRank = comm->traceRank;
+    spec.deliver = std::move(deliver);
     backend = std::make_unique<NetConnection>(spec);
   } else if (usesP2p(comm, peer)) {
     P2pSpec spec{id,

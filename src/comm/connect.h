@@ -19,7 +19,11 @@ namespace weft {
 // True when this rank reaches `peer` over the network.
 bool usesNetwork(const ncclComm* comm, int peer);
 // A new, not yet connected connection for one direction of (lane, channel) to or from a peer.
-std::unique_ptr<Connection> makeConnection(ncclComm* comm, const ConnectionId& id, bool isSender, uint32_t nslots);
+// deliver: a receiving network link whose messages the proxy hands over instead of an executor
+// reading them (net::NetLink::deliver); only for peers reached over the network.
+using NetDeliver = std::function<void(const unsigned char* data, size_t bytes)>;
+std::unique_ptr<Connection> makeConnection(ncclComm* comm, const ConnectionId& id, bool isSender, uint32_t nslots,
+                                           NetDeliver deliver = {});
 // The communicator's connection for (lane, channel, peer, direction), made on first use.
 Connection* getConnection(ncclComm* comm, Lane lane, int channel, int peer, bool isSender, uint32_t nslots);
 

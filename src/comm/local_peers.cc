@@ -77,6 +77,7 @@ ncclResult_t LocalPeers::setup(uint64_t commHash, int rank, const std::vector<Ra
   uint64_t start = 0;
   self_->startTime = readProcStat(self_->pid, &state, &start) ? start : 0;
   self_->rank = rank;
+  self_->ownerAddress = reinterpret_cast<uint64_t>(self_);
   blocks_[rank] = self_;
   WEFT_CHECK(bootstrap->barrier(why));
   nLocal_ = 1;

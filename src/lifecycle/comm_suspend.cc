@@ -4,7 +4,8 @@
 // FIFOs of its connections (shared memory, network buffers), the direct lane's staging areas and
 // the algorithms' scratch. All of it is made again, lazily, by the first operations after resume,
 // exactly as after init. What stays is what init made: the bootstrap, the rank's shared block that
-// local peers watch, the agreed settings and the tuner.
+// local peers watch, the agreed settings and the tuner; and the network links of one-sided puts,
+// which a window registration made collectively and no first use could make again.
 //
 // The direct lane's round count is kept: every rank keeps the same count, and its arrival counters
 // are relative, so areas made anew start in step.
@@ -27,12 +28,15 @@ namespace {
 
 // Bytes suspend would release now.
 uint64_t releasableBytes(const ncclComm* comm) {
-  return comm->connections.ownedBytes() + comm->direct.ownedBytes() + comm->scratch.capacity() * sizeof(uint64_t);
+  return comm->connections.ownedBytes(Lane::kRma, false) + comm->direct.ownedBytes() +
+         comm->scratch.capacity() * sizeof(uint64_t);
 }
 
-// Bytes suspend keeps: the rank's shared block, which this rank created (host mode).
+// Bytes suspend keeps: the rank's shared block, which this rank created (host mode), and the
+// network links of one-sided puts (src/rma), which only a collective registration makes.
 uint64_t persistentBytes(const ncclComm* comm) {
-  return comm->peers.self() != nullptr ? rankBlockBytes(comm->nranks) : 0;
+  return (comm->peers.self() != nullptr ? rankBlockBytes(comm->nranks) : 0) +
+         comm->connections.ownedBytes(Lane::kRma, true);
 }
 
 ncclResult_t barrier(ncclComm* comm, const char* fn) {
@@ -69,8 +73,7 @@ ncclResult_t commSuspend(ncclComm* comm, int flags) {
     return setError(comm, ncclInvalidArgument, "%s: unknown flags 0x%x (only NCCL_SUSPEND_MEM is defined)", fn, flags);
   if ((flags & NCCL_SUSPEND_MEM) != 0) {
     const uint64_t released = releasableBytes(comm);
-    const size_t links = comm->connections.size();
-    comm->connections.clear();
+    const size_t links = comm->connections.clearExcept(Lane::kRma);
     comm->direct.clear();
     std::vector<uint64_t>().swap(comm->scratch);
     WEFT_INFO(kLogInit, "ncclCommSuspend: rank %d released %llu bytes (%zu connections, staging areas, scratch)",

@@ -11,7 +11,9 @@
 
 #include "base/clock.h"
 #include "base/params.h"
+#include "base/result.h"
 #include "comm/comm.h"
+#include "rma/net_puts.h"
 #include "transports/futex.h"
 #include "transports/rank_block.h"
 
@@ -55,6 +57,16 @@ ncclResult_t writeOtherProcess(const ncclComm* comm, int peer, uint64_t dst, con
   return ncclSuccess;
 }
 
+// A put that arrived over the network but could not be written (comm/window_table.h) fails the
+// wait that would have consumed its signal: the program deregistered or mismatched its windows.
+ncclResult_t takeDropped(ncclComm* comm, std::string* why) {
+  std::lock_guard<std::mutex> lock(comm->windows->mutex);
+  if (comm->windows->dropped.empty()) return ncclSuccess;
+  *why = comm->windows->dropped;
+  comm->windows->dropped.clear();
+  return ncclInvalidUsage;
+}
+
 }  // namespace
 
 std::string crossMemoryAttachProbe() {
@@ -79,29 +91,29 @@ std::string crossMemoryAttachProbe() {
          "): one-sided puts between rank processes fail with ncclSystemError; threads of one process still work";
 }
 
-std::string oneSidedReach(const ncclComm* comm, int peer) {
-  if (comm->peers.block(peer) != nullptr) return {};
-  return rankName(peer) + " is on host " + comm->ranks[peer].hostName + ", not on " + rankName(comm->rank) +
-         "'s: one-sided operations reach only the ranks of this host in this version of Weft (docs/api.md)";
-}
-
-ncclResult_t putToWindow(ncclComm* comm, int peer, const WindowSpan& target, size_t offset, const void* src,
-                         size_t bytes, std::string* why) {
-  if (bytes == 0) return ncclSuccess;
-  const uint64_t dst = target.addr + offset;
-  // Threads of one process (this rank included) share the address space.
-  if (peer == comm->rank || comm->peers.samePid(peer)) {
-    memmove(reinterpret_cast<void*>(dst), src, bytes);
-    return ncclSuccess;
+ncclResult_t putToWindow(ncclComm* comm, int peer, const ncclWindow_vidmem& win, size_t offset, const void* src,
+                         size_t bytes, bool signal, std::string* why) {
+  if (putsOverNetwork(comm, peer)) return netPut(comm, peer, win.id, offset, src, bytes, signal, why);
+  if (bytes > 0) {
+    const uint64_t dst = win.spans[peer].addr + offset;
+    // Threads of one process (this rank included) share the address space.
+    if (peer == comm->rank || comm->peers.samePid(peer)) {
+      memmove(reinterpret_cast<void*>(dst), src, bytes);
+    } else {
+      WEFT_CHECK(writeOtherProcess(comm, peer, dst, static_cast<const char*>(src), bytes, why));
+    }
   }
-  return writeOtherProcess(comm, peer, dst, static_cast<const char*>(src), bytes, why);
+  return signal ? signalPeer(comm, peer, why) : ncclSuccess;
 }
 
-void sendSignal(ncclComm* comm, int peer) {
+ncclResult_t signalPeer(ncclComm* comm, int peer, std::string* why) {
+  if (putsOverNetwork(comm, peer)) return netPut(comm, peer, 0, 0, nullptr, 0, true, why);
   RankBlock* block = comm->peers.block(peer);
+  if (comm->peers.samePid(peer)) block = reinterpret_cast<RankBlock*>(block->ownerAddress);
   // Release: the put's bytes, written before, are visible to a waiter that reads the new count.
   rankSignals(block)[comm->rank].fetch_add(1, std::memory_order_release);
   ringIfSleeping(block);
+  return ncclSuccess;
 }
 
 ncclResult_t waitSignals(ncclComm* comm, const std::vector<SignalWait>& waits, std::string* why) {
@@ -112,13 +124,18 @@ ncclResult_t waitSignals(ncclComm* comm, const std::vector<SignalWait>& waits, s
       if (counters[w.peer].load(std::memory_order_acquire) < w.total) return &w;
     return nullptr;
   };
+  NetworkPoller network(
+      std::any_of(waits.begin(), waits.end(), [&](const SignalWait& w) { return putsOverNetwork(comm, w.peer); }));
   const int64_t start = nowNs();
   const int64_t timeoutNs = param::timeoutMs() * 1000000;
   const int64_t livenessNs = param::livenessMs() * 1000000;
   int64_t lastCheck = start;
   for (int spin = 0;; ++spin) {
     const SignalWait* w = firstShort();
-    if (w == nullptr) return ncclSuccess;
+    if (w == nullptr) return takeDropped(comm, why);
+    // Puts over the network land on the proxy's thread; moving the network from here saves the
+    // wait a thread switch.
+    if (network.progress()) continue;
     if (spin < kSpins) {
       cpuRelax();
       continue;
@@ -136,7 +153,8 @@ ncclResult_t waitSignals(ncclComm* comm, const std::vector<SignalWait>& waits, s
     }
     if (now - lastCheck >= livenessNs) {
       lastCheck = now;
-      const std::string failure = comm->peers.peerFailure(w->peer);
+      std::string failure = comm->peers.peerFailure(w->peer);
+      if (failure.empty() && putsOverNetwork(comm, w->peer)) failure = netPutLinkFailure(comm, w->peer);
       if (!failure.empty()) {
         *why = failure + " while " + where();
         return ncclRemoteError;
@@ -156,10 +174,12 @@ ncclResult_t waitSignals(ncclComm* comm, const std::vector<SignalWait>& waits, s
     const uint32_t seen = self->doorbell.load(std::memory_order_acquire);
     self->sleeping.store(1, std::memory_order_relaxed);
     std::atomic_thread_fence(std::memory_order_seq_cst);
+    network.beforeSleep();
     if (firstShort() != nullptr)
       futexWait(&self->doorbell, seen,
                 std::min({kSleepCapNs, livenessNs, std::max<int64_t>(1000, timeoutNs - (now - start))}));
     self->sleeping.store(0, std::memory_order_relaxed);
+    network.afterSleep();
   }
 }
 

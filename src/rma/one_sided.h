@@ -1,11 +1,11 @@
 // One-sided operations in host mode: NCCL 2.30's ncclPutSignal, ncclSignal and ncclWaitSignal.
 //
-// The origin writes a put straight into the target's window: with memcpy when both ranks are
-// threads of one process, with cross-memory attach (process_vm_writev) between processes of one
-// host. The signal that follows is an atomic add to a counter in the target's shared rank block
-// (transports/rank_block.h), made after the data, so a target that sees the count sees the bytes.
-// The target takes no part until it waits; nothing of it has to be in a call while a put lands.
-// Ranks on other hosts cannot be reached this way: oneSidedReach says so, and the calls refuse.
+// Between ranks of one host the origin writes a put straight into the target's window: with
+// memcpy when both ranks are threads of one process, with cross-memory attach (process_vm_writev)
+// between processes. The signal that follows is an atomic add to a counter in the target's shared
+// rank block (transports/rank_block.h), made after the data, so a target that sees the count sees
+// the bytes. Ranks reached over the network get the put through the proxies (rma/net_puts.h),
+// which count the signal in the same counter. Either way the target takes no part until it waits.
 #pragma once
 #include <cstddef>
 #include <cstdint>
@@ -23,16 +23,13 @@ namespace weft {
 // ranks that are siblings. For weft-info; not called by communicators.
 std::string crossMemoryAttachProbe();
 
-// Empty when this rank can put to and signal `peer`; otherwise why it cannot.
-std::string oneSidedReach(const ncclComm* comm, int peer);
-
-// Copies `bytes` from src into `peer`'s window `target` at `offset`. The caller has checked the
-// reach and that the bytes fit the window.
-ncclResult_t putToWindow(ncclComm* comm, int peer, const WindowSpan& target, size_t offset, const void* src,
-                         size_t bytes, std::string* why);
+// Copies `bytes` from src into `peer`'s window `win` at `offset`, then (signal) counts one signal
+// at `peer`. The caller has checked that the bytes fit the window. Returns once src may be reused.
+ncclResult_t putToWindow(ncclComm* comm, int peer, const ncclWindow_vidmem& win, size_t offset, const void* src,
+                         size_t bytes, bool signal, std::string* why);
 
 // Counts one signal at `peer` from this rank, and wakes `peer` if it sleeps in a wait.
-void sendSignal(ncclComm* comm, int peer);
+ncclResult_t signalPeer(ncclComm* comm, int peer, std::string* why);
 
 // Waits until, for every entry, `peer` has signalled this rank at least `total` times since the
 // communicator was made. Fails when a peer dies, the communicator is aborted, or WEFT_TIMEOUT_MS

@@ -1,30 +1,23 @@
 // A window (ncclCommWindowRegister): a buffer of every rank that its peers may write into with
 // ncclPutSignal. Registration is collective: in host mode the ranks exchange where their buffers
-// are, so that an origin can write a peer's bytes itself while the peer is busy elsewhere (the
-// target takes no part in a put; it only waits for the signal that follows).
+// are and how large, so that an origin on the same host can write a peer's bytes itself while the
+// peer is busy elsewhere, and every origin can check a put against the target's size. (The target
+// takes no part in a put; it only waits for the signal that follows.)
 #pragma once
 #include <cstddef>
 #include <cstdint>
 #include <string>
 #include <vector>
 
+#include "comm/window_table.h"
 #include "nccl.h"
-
-namespace weft {
-
-// One rank's buffer, as that rank's process addresses it.
-struct WindowSpan {
-  uint64_t addr = 0;
-  uint64_t size = 0;
-};
-
-}  // namespace weft
 
 struct ncclWindow_vidmem {
   ncclComm* comm;
   void* buff;
   size_t size;
   int flags;
+  uint64_t id;  // the registration's number, the same on every rank (comm/window_table.h)
   // Every rank's buffer, by rank, once the registration's exchange ran (host mode); empty before,
   // and on GPU communicators, which have no one-sided operations yet.
   std::vector<weft::WindowSpan> spans;
@@ -32,7 +25,12 @@ struct ncclWindow_vidmem {
 
 namespace weft {
 
-// The collective half of a registration: every rank publishes its buffer over the bootstrap.
+// The collective half of a registration: every rank publishes its buffer over the bootstrap, the
+// window enters the communicator's table, and the first registration connects the network links
+// of one-sided puts to the peers reached over the network.
 ncclResult_t exchangeWindow(ncclWindow_vidmem* win, std::string* why);
+// Takes the window out of the table: once this returns, no put arriving over the network writes
+// into its buffer.
+void forgetWindow(ncclWindow_vidmem* win);
 
 }  // namespace weft

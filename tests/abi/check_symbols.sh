@@ -5,8 +5,10 @@
 #   2. each ncclX (and RCCL's mscclX) is a weak symbol (W) and its twin pncclX (pmscclX) a strong
 #      one (T), and neither comes without the other (profilers interpose on ncclX and call pncclX,
 #      as with PMPI);
-#   3. nothing else leaves the library: only nccl*, pnccl*, msccl*, pmsccl* and weft* names, and
-#      RCCL's one C++ function, ncclCommDump (checked by its demangled name).
+#   3. nothing else leaves the library: only nccl*, pnccl*, msccl*, pmsccl* and weft* names,
+#      RCCL's one C++ function, ncclCommDump (checked by its demangled name), and the three
+#      functions rccl-tests finds with dlsym (rcclGetAlgoInfo, rcclGetAlgoName,
+#      rcclGetProtocolName: strong, and required, since no header declares them).
 # Functions NVIDIA's library exports without declaring them in nccl.h (its device-API host
 # functions, internals) are listed for information only.
 #
@@ -138,6 +140,8 @@ if [ ! -s "$tmp/required" ]; then
   echo "error: no list of required functions (give --nvidia-header and/or --weft-include)" >&2
   exit 2
 fi
+printf '%s\n' rcclGetAlgoInfo rcclGetAlgoName rcclGetProtocolName >>"$tmp/required"
+sort -u -o "$tmp/required" "$tmp/required"
 comm -23 "$tmp/required" "$tmp/ours.names" >"$tmp/missing"
 fail "declared but not exported by $(basename "$lib")" "$tmp/missing"
 
@@ -147,6 +151,7 @@ awk '$1 ~ /^(pnccl|pmsccl)/ && $2 != "T" { print $1 " is \"" $2 "\", expected T 
   >"$tmp/bad.strong"
 awk '$1 ~ /^weft/ && $2 != "T" && $2 != "W" { print $1 " is \"" $2 "\", expected a function (T or W)" }' \
   "$tmp/ours" >"$tmp/bad.weft"
+awk '$1 ~ /^rcclGet/ && $2 != "T" { print $1 " is \"" $2 "\", expected T (strong)" }' "$tmp/ours" >>"$tmp/bad.strong"
 awk '$1 ~ /^(nccl|msccl)/ { print "p" $1 }' "$tmp/ours" | sort -u >"$tmp/want.p"
 awk '$1 ~ /^(pnccl|pmsccl)/ { print substr($1, 2) }' "$tmp/ours" | sort -u >"$tmp/want.np"
 comm -23 "$tmp/want.p" "$tmp/ours.names" | sed 's/^p\(.*\)/\1 has no p\1 twin/' >"$tmp/bad.twin"
@@ -158,10 +163,10 @@ fail "ncclX and pncclX must come in pairs" "$tmp/bad.twin"
 
 # --- 3. Nothing else exported ---------------------------------------------------------------
 # Linker-defined markers (and absolute version-node symbols) are not part of the interface.
-awk '$1 !~ /^(p?nccl|p?msccl|weft|_Z12ncclCommDump)/ && $2 != "A" &&
+awk '$1 !~ /^(p?nccl|p?msccl|weft|_Z12ncclCommDump|rcclGet(AlgoInfo|AlgoName|ProtocolName)$)/ && $2 != "A" &&
      $1 !~ /^(_init|_fini|_edata|_end|__bss_start|_DYNAMIC|_GLOBAL_OFFSET_TABLE_)$/ {
        print $1 " (" $2 ")" }' "$tmp/ours" >"$tmp/extra"
-fail "exported but not nccl*/pnccl*/msccl*/pmsccl*/weft*/ncclCommDump (internal symbols leak)" "$tmp/extra"
+fail "exported but not nccl*/pnccl*/msccl*/pmsccl*/weft*/ncclCommDump/rcclGet* (internal symbols leak)" "$tmp/extra"
 
 n_nccl=$(grep -c '^nccl' "$tmp/ours.names")
 n_pnccl=$(grep -c '^pnccl' "$tmp/ours.names")

@@ -7,6 +7,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <cstdlib>
 #include <string>
 #include <thread>
 #include <vector>
@@ -26,8 +27,10 @@ ncclWindow_t registerWindow(RankCtx& ctx, void* buf, size_t bytes) {
 }
 
 // Every rank puts a block into every rank's window (its own included) and signals it, then waits
-// for one signal from each and checks what landed. The AllReduce between rounds keeps a rank from
-// overwriting a block that its owner has not checked yet.
+// for one signal from each and checks what landed. Then it signals every rank that its window is
+// free again, and a rank starts the next round's puts only once all have said so, so that no put
+// overwrites a block its owner has not checked yet. (Signals from one rank arrive in order and
+// only count: each round consumes one "data" and, after the first, one "free" from every rank.)
 TEST(OneSided, PutSignalWaitBetweenEveryPair) {
   EXPECT_RUN_OK(runRanks(kTier, 3, [](RankCtx& ctx) {
     const int n = ctx.nranks;
@@ -35,7 +38,11 @@ TEST(OneSided, PutSignalWaitBetweenEveryPair) {
     std::vector<int32_t> window(n * per, -1);
     ncclWindow_t win = registerWindow(ctx, window.data(), window.size() * sizeof(int32_t));
     if (win == nullptr) return;
+    std::vector<ncclWaitSignalDesc_t> descs;
+    for (int peer = 0; peer < n; ++peer) descs.push_back({1, peer, 0, 0});
     for (int round = 0; round < 3; ++round) {
+      if (round > 0 && !ctx.ok(ncclWaitSignal(n, descs.data(), ctx.comm, nullptr), "ncclWaitSignal (free)", ctx.comm))
+        return;
       std::vector<int32_t> mine(per);
       for (size_t i = 0; i < per; ++i) mine[i] = valueOf(round, ctx.rank, i);
       for (int peer = 0; peer < n; ++peer)
@@ -43,16 +50,16 @@ TEST(OneSided, PutSignalWaitBetweenEveryPair) {
                                   ctx.comm, nullptr),
                     "ncclPutSignal", ctx.comm))
           return;
-      std::vector<ncclWaitSignalDesc_t> descs;
-      for (int peer = 0; peer < n; ++peer) descs.push_back({1, peer, 0, 0});
-      if (!ctx.ok(ncclWaitSignal(n, descs.data(), ctx.comm, nullptr), "ncclWaitSignal", ctx.comm)) return;
+      if (!ctx.ok(ncclWaitSignal(n, descs.data(), ctx.comm, nullptr), "ncclWaitSignal (data)", ctx.comm)) return;
       for (int from = 0; from < n; ++from)
         for (size_t i = 0; i < per; ++i)
           if (window[from * per + i] != valueOf(round, from, i))
             return ctx.failf("round %d: element %zu from rank %d is %d, expected %d", round, i, from,
                              window[from * per + i], valueOf(round, from, i));
-      checkSum(ctx, ctx.comm, 1, n, "AllReduce between rounds");
+      for (int peer = 0; peer < n; ++peer)
+        if (!ctx.ok(ncclSignal(peer, 0, 0, 0, ctx.comm, nullptr), "ncclSignal (free)", ctx.comm)) return;
     }
+    checkSum(ctx, ctx.comm, 1, n, "AllReduce after the rounds");
     ctx.ok(ncclCommWindowDeregister(ctx.comm, win), "ncclCommWindowDeregister", ctx.comm);
   }));
 }
@@ -82,13 +89,22 @@ TEST(OneSided, PutOfOddSizeAtOddOffset) {
   }));
 }
 
-// Signals count: three from rank 0 satisfy descriptors asking for two and one. Inside a group the
-// puts run before the waits, so two ranks that each wait and put in one group do not wait on each
-// other, whatever order they issued the calls in; a window registered inside a group is usable
-// after ncclGroupEnd.
+// One-sided calls need a registered window first. Signals count: three from rank 0 satisfy
+// descriptors asking for two and one. Inside a group the puts run before the waits, so two ranks
+// that each wait and put in one group do not wait on each other, whatever order they issued the
+// calls in; a window registered inside a group is usable after ncclGroupEnd.
 TEST(OneSided, SignalsAddUpAndGroupsPutBeforeWaiting) {
   EXPECT_RUN_OK(runRanks(kTier, 2, [](RankCtx& ctx) {
     const int peer = 1 - ctx.rank;
+    ctx.expect(ncclSignal(peer, 0, 0, 0, ctx.comm, nullptr), ncclInvalidUsage, "ncclSignal before any window");
+    if (!mentionsAny(lastError(ctx.comm), {"ncclCommWindowRegister"}))
+      ctx.failf("the refusal of a signal before any window does not say why: %s", lastError(ctx.comm).c_str());
+    std::vector<double> window(64, 0.0), mine(64, 1.5 + ctx.rank);
+    ncclWindow_t win = nullptr;
+    ctx.ok(ncclGroupStart(), "ncclGroupStart");
+    ctx.ok(ncclCommWindowRegister(ctx.comm, window.data(), window.size() * sizeof(double), &win, NCCL_WIN_DEFAULT),
+           "ncclCommWindowRegister in a group", ctx.comm);
+    if (!ctx.ok(ncclGroupEnd(), "ncclGroupEnd after the registration", ctx.comm)) return;
     if (ctx.rank == 0) {
       for (int i = 0; i < 3; ++i)
         if (!ctx.ok(ncclSignal(1, 0, 0, 0, ctx.comm, nullptr), "ncclSignal", ctx.comm)) return;
@@ -96,12 +112,6 @@ TEST(OneSided, SignalsAddUpAndGroupsPutBeforeWaiting) {
       ncclWaitSignalDesc_t descs[2] = {{2, 0, 0, 0}, {1, 0, 0, 0}};
       if (!ctx.ok(ncclWaitSignal(2, descs, ctx.comm, nullptr), "ncclWaitSignal for 2 + 1 signals", ctx.comm)) return;
     }
-    std::vector<double> window(64, 0.0), mine(64, 1.5 + ctx.rank);
-    ncclWindow_t win = nullptr;
-    ctx.ok(ncclGroupStart(), "ncclGroupStart");
-    ctx.ok(ncclCommWindowRegister(ctx.comm, window.data(), window.size() * sizeof(double), &win, NCCL_WIN_DEFAULT),
-           "ncclCommWindowRegister in a group", ctx.comm);
-    if (!ctx.ok(ncclGroupEnd(), "ncclGroupEnd after the registration", ctx.comm)) return;
     ncclWaitSignalDesc_t desc = {1, peer, 0, 0};
     ctx.ok(ncclGroupStart(), "ncclGroupStart");
     ctx.ok(ncclWaitSignal(1, &desc, ctx.comm, nullptr), "ncclWaitSignal in a group", ctx.comm);
@@ -112,6 +122,67 @@ TEST(OneSided, SignalsAddUpAndGroupsPutBeforeWaiting) {
       if (window[i] != 1.5 + peer) return ctx.failf("element %zu is %g, expected %g", i, window[i], 1.5 + peer);
     checkSum(ctx, ctx.comm, 1, 2, "AllReduce after the one-sided calls");
     ctx.ok(ncclCommWindowDeregister(ctx.comm, win), "ncclCommWindowDeregister", ctx.comm);
+  }));
+}
+
+// The target takes no part in a put: while it sits outside Weft (here, reading its own memory),
+// the data arrives, written by the origin (same host) or by the target's network proxy.
+TEST(OneSided, PutsLandWhileTheTargetIsOutsideWeft) {
+#if defined(__SANITIZE_THREAD__)
+  GTEST_SKIP() << "reads the window without synchronizing on purpose, which ThreadSanitizer reports";
+#endif
+  EXPECT_RUN_OK(runRanks(kTier, 2, [](RankCtx& ctx) {
+    const size_t n = 300000;  // over a megabyte: several network messages
+    std::vector<int64_t> window(n, 0);
+    ncclWindow_t win = registerWindow(ctx, window.data(), n * sizeof(int64_t));
+    if (win == nullptr) return;
+    if (ctx.rank == 0) {
+      std::vector<int64_t> mine(n);
+      for (size_t i = 0; i < n; ++i) mine[i] = static_cast<int64_t>(i) * 3 + 1;
+      ctx.ok(ncclPutSignal(mine.data(), n, ncclInt64, 1, win, 0, 0, 0, 0, ctx.comm, nullptr), "ncclPutSignal",
+             ctx.comm);
+    } else {
+      const double deadline = nowSeconds() + 20;
+      while (__atomic_load_n(&window[n - 1], __ATOMIC_ACQUIRE) == 0)
+        if (nowSeconds() > deadline) return ctx.failf("the put's last element never arrived without a Weft call");
+      ncclWaitSignalDesc_t desc = {1, 0, 0, 0};
+      if (!ctx.ok(ncclWaitSignal(1, &desc, ctx.comm, nullptr), "ncclWaitSignal", ctx.comm)) return;
+      for (size_t i = 0; i < n; ++i)
+        if (window[i] != static_cast<int64_t>(i) * 3 + 1)
+          return ctx.failf("element %zu is %lld", i, static_cast<long long>(window[i]));
+    }
+    checkSum(ctx, ctx.comm, 1, 2, "AllReduce after the put");
+    ctx.ok(ncclCommWindowDeregister(ctx.comm, win), "ncclCommWindowDeregister", ctx.comm);
+  }));
+}
+
+// Over the network the target's proxy writes each put: one into a window its owner already
+// deregistered is dropped, and the owner's next wait says so instead of returning as if the bytes
+// had arrived. (Between ranks of one host the origin writes the memory itself, which is still
+// there, so nothing can be noticed: this runs under NCCL_SHM_DISABLE=1 only.)
+TEST(OneSided, PutIntoADeregisteredWindowFailsTheWait) {
+  const char* shmOff = getenv("NCCL_SHM_DISABLE");
+  if (shmOff == nullptr || std::string(shmOff) != "1") GTEST_SKIP() << "runs over the network (NCCL_SHM_DISABLE=1)";
+  EXPECT_RUN_OK(runRanks(kTier, 2, [](RankCtx& ctx) {
+    std::vector<float> keep(16), gone(16);
+    ncclWindow_t kept = registerWindow(ctx, keep.data(), keep.size() * sizeof(float));
+    ncclWindow_t win = registerWindow(ctx, gone.data(), gone.size() * sizeof(float));
+    if (kept == nullptr || win == nullptr) return;
+    if (ctx.rank == 1) ctx.ok(ncclCommWindowDeregister(ctx.comm, win), "ncclCommWindowDeregister", ctx.comm);
+    checkSum(ctx, ctx.comm, 1, 2, "AllReduce once rank 1 deregistered");
+    if (ctx.rank == 0) {
+      std::vector<float> mine(16, 2.0f);
+      ctx.ok(ncclPutSignal(mine.data(), mine.size(), ncclFloat32, 1, win, 0, 0, 0, 0, ctx.comm, nullptr),
+             "ncclPutSignal into rank 1's deregistered window", ctx.comm);
+      ctx.ok(ncclCommWindowDeregister(ctx.comm, win), "ncclCommWindowDeregister", ctx.comm);
+    } else {
+      ncclWaitSignalDesc_t desc = {1, 0, 0, 0};
+      ctx.expect(ncclWaitSignal(1, &desc, ctx.comm, nullptr), ncclInvalidUsage, "ncclWaitSignal for the dropped put");
+      if (!mentionsAny(lastError(ctx.comm), {"dropped"}))
+        ctx.failf("the wait does not say the put was dropped: %s", lastError(ctx.comm).c_str());
+    }
+    checkSum(ctx, ctx.comm, 1, 2, "AllReduce afterwards");
+    ctx.ok(ncclCommWindowDeregister(ctx.comm, kept), "ncclCommWindowDeregister", ctx.comm);
   }));
 }
 
@@ -148,6 +219,9 @@ TEST(OneSided, WaitForAMissingSignalTimesOutNamingThePeer) {
   ScopedEnv timeout("WEFT_TIMEOUT_MS", "1500");
   SharedCounter waited;
   EXPECT_RUN_OK(runRanks(kTier, 2, [&waited](RankCtx& ctx) {
+    std::vector<char> buf(64);
+    ncclWindow_t win = registerWindow(ctx, buf.data(), buf.size());
+    if (win == nullptr) return;
     if (ctx.rank == 1) {
       ncclWaitSignalDesc_t desc = {2, 0, 0, 0};
       const double t0 = nowSeconds();
@@ -162,6 +236,7 @@ TEST(OneSided, WaitForAMissingSignalTimesOutNamingThePeer) {
       return ctx.failf("rank 1's wait never ended");
     }
     checkSum(ctx, ctx.comm, 1, 2, "AllReduce after the timed-out wait");
+    ctx.ok(ncclCommWindowDeregister(ctx.comm, win), "ncclCommWindowDeregister", ctx.comm);
   }));
 }
 
@@ -175,6 +250,8 @@ TEST(OneSided, PeerKilledWhileWaitedFor) {
   EXPECT_RUN_OK(runRanks(
       kTier, 2,
       [](RankCtx& ctx) {
+        std::vector<char> buf(64);
+        if (registerWindow(ctx, buf.data(), buf.size()) == nullptr) return;
         if (ctx.rank == 0) {
           std::this_thread::sleep_for(std::chrono::milliseconds(300));
           kill(getpid(), SIGKILL);

@@ -1,9 +1,11 @@
 // RCCL's extras beyond ncclAlltoAllv: ncclAllReduceWithBias (alone and in a group, every op),
 // ncclCommDump and the MSCCL calls RCCL keeps as no-ops.
+#include <dlfcn.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -86,6 +88,52 @@ TEST(RcclExtras, MscclCallsAreNoOps) {
                          nullptr, nullptr),
             ncclSuccess);
   EXPECT_EQ(mscclUnloadAlgo(h), ncclSuccess);
+}
+
+// rcclGetAlgoInfo and its name lookups, found with dlsym as rccl-tests finds them (no header
+// declares them). Under NCCL_ALGO=Ring or Tree (the tree variant sets Tree) the answer must be that
+// algorithm; otherwise it must be a named algorithm and protocol on at least one channel.
+using AlgoInfoFn = ncclResult_t (*)(ncclComm_t, int, uint64_t, ncclDataType_t, int, int, int, int*, int*, int*);
+using NameFn = ncclResult_t (*)(int, const char**);
+
+TEST(RcclExtras, GetAlgoInfoReportsTheSelection) {
+  auto info = reinterpret_cast<AlgoInfoFn>(dlsym(RTLD_DEFAULT, "rcclGetAlgoInfo"));
+  auto algoName = reinterpret_cast<NameFn>(dlsym(RTLD_DEFAULT, "rcclGetAlgoName"));
+  auto protoName = reinterpret_cast<NameFn>(dlsym(RTLD_DEFAULT, "rcclGetProtocolName"));
+  ASSERT_TRUE(info != nullptr && algoName != nullptr && protoName != nullptr) << "not exported: " << dlerror();
+  EXPECT_RUN_OK(runRanks(kTier, 2, [&](RankCtx& ctx) {
+    const char* forced = getenv("NCCL_ALGO");
+    const std::string want = forced == nullptr ? "" : forced;
+    for (uint64_t count : {uint64_t(2), uint64_t(1) << 20}) {
+      int algo = -1, proto = -1, channels = 0;
+      if (!ctx.ok(info(ctx.comm, 4, count, ncclFloat32, 0, 0, 1, &algo, &proto, &channels), "rcclGetAlgoInfo",
+                  ctx.comm))
+        return;
+      const char* a = nullptr;
+      const char* p = nullptr;
+      if (!ctx.ok(algoName(algo, &a), "rcclGetAlgoName") || !ctx.ok(protoName(proto, &p), "rcclGetProtocolName"))
+        return;
+      if (channels < 1) ctx.failf("AllReduce of %llu: %d channels", static_cast<unsigned long long>(count), channels);
+      if ((want == "Ring" && (algo != 1 || std::string(a) != "RING")) ||
+          (want == "Tree" && (algo != 0 || std::string(a) != "TREE")))
+        ctx.failf("under NCCL_ALGO=%s, AllReduce of %llu reports algorithm %d (%s)", want.c_str(),
+                  static_cast<unsigned long long>(count), algo, a);
+    }
+    int algo = -1, proto = -1, channels = 0;
+    ctx.expect(info(ctx.comm, 6, 16, ncclFloat32, 0, 0, 1, &algo, &proto, &channels), ncclInvalidArgument,
+               "rcclGetAlgoInfo for Send (not a collective)", ctx.comm);
+    ctx.expect(info(ctx.comm, 4, 16, ncclFloat32, 0, 0, 1, nullptr, &proto, &channels), ncclInvalidArgument,
+               "rcclGetAlgoInfo with algo NULL", ctx.comm);
+    ctx.ok(info(ctx.comm, 9, 16, ncclInt8, 0, 0, 1, &algo, &proto, &channels), "rcclGetAlgoInfo for AlltoAllv",
+           ctx.comm);
+  }));
+  const char* name = nullptr;
+  EXPECT_EQ(protoName(2, &name), ncclSuccess);
+  EXPECT_STREQ(name, "SIMPLE");
+  EXPECT_EQ(algoName(1, &name), ncclSuccess);
+  EXPECT_STREQ(name, "RING");
+  EXPECT_EQ(algoName(99, &name), ncclInvalidArgument);
+  EXPECT_EQ(protoName(-1, &name), ncclInvalidArgument);
 }
 
 }  // namespace

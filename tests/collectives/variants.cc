@@ -159,7 +159,8 @@ std::vector<Variant> threadsVariants() {
        .picks =
            std::vector<Pick>{matrix(treeKinds({2, 3, 4, 5, 7, 8})),
                              onThreads({.colls = {kAllReduce}, .nranks = {3}, .dtypes = {ncclFloat32}, .tag = "big"}),
-                             suite("Groups"), suite("SingleThread")} +
+                             suite("Groups"), suite("SingleThread"),
+                             test("RcclExtras", "GetAlgoInfoReportsTheSelection")} +
            kComplexReductions},
       {.name = "vring",
        .prefix = "vring.",
@@ -176,7 +177,7 @@ std::vector<Variant> threadsVariants() {
        .env = kNet,
        .picks = {onThreads({.colls = {kAllReduce}, .nranks = {4}}),
                  onThreads({.colls = {Coll::kReduceScatter}, .nranks = {2}}), suite("P2P"), suite("CommSplit"),
-                 suite("CommGrow"), suite("CommSuspend"), test("Complex", "ReductionsComplex128")}},
+                 suite("CommGrow"), suite("CommSuspend"), suite("OneSided"), test("Complex", "ReductionsComplex128")}},
       {.name = "net.tree",
        .prefix = "net.tree.",
        .labels = {"net"},

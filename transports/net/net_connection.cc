@@ -138,6 +138,7 @@ ncclResult_t NetConnection::finish(void* comm, FifoView* view, std::string* why)
   link->drainTimeoutMs = spec_.timeoutMs;
   link->traceRank = spec_.traceRank;
   link->peer = spec_.isSender ? spec_.id.receiverRank : spec_.id.senderRank;
+  link->deliver = spec_.deliver;
   *view = link->fifo;
   comm_ = nullptr;  // the proxy owns it now
   link_ = link;

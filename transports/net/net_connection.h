@@ -3,6 +3,7 @@
 // the executor: the receiver listens and sends its handle to the sender over the bootstrap, the
 // sender connects with it, the receiver accepts; then the link goes to the proxy.
 #pragma once
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -24,6 +25,9 @@ struct NetConnectionSpec {
   std::string peerHost;            // for messages
   int traceRank = -1;              // the rank this link's trace events carry (trace/trace.h)
   int64_t timeoutMs = 0;
+  // Receiving links only: hand each message to this on the proxy's thread instead of to an
+  // executor (net::NetLink::deliver).
+  std::function<void(const unsigned char* data, size_t bytes)> deliver;
 };
 
 class NetConnection final : public ConnectionBackend {

@@ -5,6 +5,7 @@
 #pragma once
 #include <atomic>
 #include <condition_variable>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -27,6 +28,9 @@ struct NetLink {
   RankBlock* ownerBell = nullptr;  // the executor's doorbell; null once the link is closing
   std::string what;                // "network link rank 0 -> rank 2 (ring lane, channel 0)", for messages
   int64_t drainTimeoutMs = 0;
+  // A receiving link that no executor reads: the proxy hands each message to deliver, on its own
+  // thread, and frees the slot at once (one-sided puts, src/rma). Empty for FIFO links.
+  std::function<void(const unsigned char* data, size_t bytes)> deliver;
 
   // Proxy state, guarded by the proxy's mutex.
   uint64_t posted = 0, done = 0;  // requests handed to the network / completed

@@ -1,0 +1,29 @@
+// The windows this rank registered (ncclCommWindowRegister), by the id every rank gives the same
+// registration, so that a put arriving over the network (src/rma) finds where its bytes go. The
+// network proxy's thread reads the table while the application's thread registers and
+// deregisters; a deregistration waits for a put being written under the lock, so once it
+// returns no put touches the buffer.
+#pragma once
+#include <cstdint>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+
+namespace weft {
+
+// One rank's window buffer, as that rank's process addresses it.
+struct WindowSpan {
+  uint64_t addr = 0;
+  uint64_t size = 0;
+};
+
+struct WindowTable {
+  std::mutex mutex;
+  std::unordered_map<uint64_t, WindowSpan> windows;  // this rank's, by registration id
+  uint64_t registrations = 0;                        // ids handed out; the same sequence on every rank
+  // A put that could not be written (its window was gone, or it did not fit), reported by this
+  // rank's next ncclWaitSignal; empty when none.
+  std::string dropped;
+};
+
+}  // namespace weft
