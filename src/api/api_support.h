@@ -162,6 +162,18 @@ inline ncclResult_t checkCount(const char* fn, ncclComm* comm, size_t count, ncc
   return ncclSuccess;
 }
 
+// A window handle must be one of comm's live windows; checked before it is dereferenced, so that a
+// stale or foreign handle is an error rather than a crash.
+inline ncclResult_t checkWindow(const char* fn, ncclComm* comm, ncclWindow_t win, const char* what) {
+  if (win == nullptr) return setError(comm, ncclInvalidArgument, "%s: %s is NULL", fn, what);
+  std::lock_guard<std::mutex> lock(comm->regMutex);
+  for (const auto& w : comm->windowHandles)
+    if (w.get() == win) return ncclSuccess;
+  return setError(comm, ncclInvalidArgument,
+                  "%s: %s %p is not a window of this communicator (registered on another one, or deregistered)", fn,
+                  what, static_cast<void*>(win));
+}
+
 inline ncclResult_t checkBuffer(const char* fn, ncclComm* comm, const void* p, size_t count, const char* what) {
   if (p == nullptr && count > 0)
     return setError(comm, ncclInvalidArgument, "%s: %s is NULL but count is %zu", fn, what, count);

@@ -6,6 +6,7 @@
 // data still moves through the FIFOs.)
 #include <sys/mman.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <memory>
@@ -30,6 +31,13 @@ std::unordered_map<void*, Allocation>& allocations() {
   return m;
 }
 bool gpuMemory() { return dev::runtime().deviceCount() > 0; }
+
+// Frees a window handle the communicator owns.
+void dropWindow(ncclComm* comm, const ncclWindow_vidmem* win) {
+  std::lock_guard<std::mutex> lock(comm->regMutex);
+  auto& all = comm->windowHandles;
+  all.erase(std::remove_if(all.begin(), all.end(), [win](const auto& w) { return w.get() == win; }), all.end());
+}
 }  // namespace
 
 WEFT_ALIAS(ncclResult_t, ncclMemAlloc, void**, size_t)
@@ -116,7 +124,14 @@ WEFT_API ncclResult_t pncclCommWindowRegister(ncclComm_t comm, void* buff, size_
     if ((winFlags & ~(NCCL_WIN_COLL_SYMMETRIC | NCCL_WIN_STRICT_ORDERING)) != 0)
       return setError(comm, ncclInvalidArgument, "%s: unknown winFlags 0x%x", fn, winFlags);
     WEFT_CHECK(checkBuffer(fn, comm, buff, size, "buff"));
-    auto* w = new ncclWindow_vidmem{comm, buff, size, winFlags, 0, {}};
+    ncclWindow_vidmem* w = nullptr;
+    {
+      // The communicator owns its windows: those never deregistered go with it.
+      std::lock_guard<std::mutex> lock(comm->regMutex);
+      comm->windowHandles.push_back(
+          std::make_unique<ncclWindow_vidmem>(ncclWindow_vidmem{comm, buff, size, winFlags, 0, {}}));
+      w = comm->windowHandles.back().get();
+    }
     *win = w;
     if (!comm->hostMode) return ncclSuccess;  // GPU communicators have no one-sided operations yet
     // Collective: the ranks tell each other where their buffers are (src/rma/window.h). Inside a
@@ -132,7 +147,7 @@ WEFT_API ncclResult_t pncclCommWindowRegister(ncclComm_t comm, void* buff, size_
     }
     const ncclResult_t r = exchange();
     if (r != ncclSuccess) {
-      delete w;
+      dropWindow(comm, w);
       *win = nullptr;
     }
     return r;
@@ -144,10 +159,9 @@ WEFT_API ncclResult_t pncclCommWindowDeregister(ncclComm_t comm, ncclWindow_t wi
   return apiGuard("ncclCommWindowDeregister", [&] {
     const char* fn = "ncclCommWindowDeregister";
     WEFT_CHECK(checkCommHandle(fn, comm));
-    if (win == nullptr) return setError(comm, ncclInvalidArgument, "%s: win is NULL", fn);
-    if (win->comm != comm) return setError(comm, ncclInvalidArgument, "%s: window belongs to another communicator", fn);
+    WEFT_CHECK(checkWindow(fn, comm, win, "win"));
     if (win->id != 0) forgetWindow(win);  // no put arriving over the network writes into it any more
-    delete win;
+    dropWindow(comm, win);
     return ncclSuccess;
   });
 }
@@ -157,9 +171,8 @@ WEFT_API ncclResult_t pncclWinGetUserPtr(ncclComm_t comm, ncclWindow_t win, void
   return apiGuard("ncclWinGetUserPtr", [&] {
     const char* fn = "ncclWinGetUserPtr";
     WEFT_CHECK(checkCommHandle(fn, comm));
-    if (win == nullptr || outUserPtr == nullptr)
-      return setError(comm, ncclInvalidArgument, "%s: win or outUserPtr is NULL", fn);
-    if (win->comm != comm) return setError(comm, ncclInvalidArgument, "%s: window belongs to another communicator", fn);
+    if (outUserPtr == nullptr) return setError(comm, ncclInvalidArgument, "%s: outUserPtr is NULL", fn);
+    WEFT_CHECK(checkWindow(fn, comm, win, "win"));
     *outUserPtr = win->buff;
     return ncclSuccess;
   });

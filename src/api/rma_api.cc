@@ -94,9 +94,7 @@ WEFT_API ncclResult_t pncclPutSignal(const void* localbuff, size_t count, ncclDa
     WEFT_CHECK(checkDtype(fn, comm, datatype));
     WEFT_CHECK(checkCount(fn, comm, count, datatype, 1));
     WEFT_CHECK(checkBuffer(fn, comm, localbuff, count, "localbuff"));
-    if (peerWin == nullptr) return setError(comm, ncclInvalidArgument, "%s: peerWin is NULL", fn);
-    if (peerWin->comm != comm)
-      return setError(comm, ncclInvalidArgument, "%s: peerWin belongs to another communicator", fn);
+    WEFT_CHECK(checkWindow(fn, comm, peerWin, "peerWin"));
     WEFT_CHECK(checkReady(fn, comm));
     if (peerWin->spans.empty())
       return setError(comm, ncclInvalidUsage,

@@ -130,6 +130,7 @@ struct ncclComm {
   std::unique_ptr<weft::Tuner, weft::TunerDeleter> tuner;  // cost table, settings, plugin (set at init)
   std::mutex regMutex;
   std::vector<std::unique_ptr<weft::Registration>> registrations;  // ncclCommRegister handles
+  std::vector<std::unique_ptr<ncclWindow_vidmem>> windowHandles;   // ncclCommWindowRegister handles
   // GPU communicators only (hostMode false): device resources of the GPU executor.
   std::unique_ptr<weft::gpu::DeviceState, weft::gpu::DeviceStateDeleter> gpu;
   int64_t gpuTimerTicksPerMs = 0;

@@ -1,13 +1,18 @@
-// The windows this rank registered (ncclCommWindowRegister), by the id every rank gives the same
-// registration, so that a put arriving over the network (src/rma) finds where its bytes go. The
-// network proxy's thread reads the table while the application's thread registers and
-// deregisters; a deregistration waits for a put being written under the lock, so once it
-// returns no put touches the buffer.
+// The windows this rank registered (ncclCommWindowRegister): the handles the communicator owns
+// (ncclComm::windowHandles; what a program never deregistered goes with the communicator), and
+// the table by the id every rank gives the same registration, so that a put arriving over the
+// network (src/rma) finds where its bytes go. The network proxy's thread reads the table while the
+// application's thread registers and deregisters; a deregistration waits for a put being written
+// under the lock, so once it returns no put touches the buffer.
 #pragma once
+#include <cstddef>
 #include <cstdint>
 #include <mutex>
 #include <string>
 #include <unordered_map>
+#include <vector>
+
+#include "nccl.h"
 
 namespace weft {
 
@@ -27,3 +32,15 @@ struct WindowTable {
 };
 
 }  // namespace weft
+
+// What an ncclWindow_t points to.
+struct ncclWindow_vidmem {
+  ncclComm* comm;
+  void* buff;
+  size_t size;
+  int flags;
+  uint64_t id;  // the registration's number, the same on every rank; 0 until the exchange ran
+  // Every rank's buffer, by rank, once the registration's exchange ran (host mode); empty before,
+  // and on GPU communicators, which have no one-sided operations yet.
+  std::vector<weft::WindowSpan> spans;
+};

@@ -4,24 +4,10 @@
 // peer is busy elsewhere, and every origin can check a put against the target's size. (The target
 // takes no part in a put; it only waits for the signal that follows.)
 #pragma once
-#include <cstddef>
-#include <cstdint>
 #include <string>
-#include <vector>
 
 #include "comm/window_table.h"
 #include "nccl.h"
-
-struct ncclWindow_vidmem {
-  ncclComm* comm;
-  void* buff;
-  size_t size;
-  int flags;
-  uint64_t id;  // the registration's number, the same on every rank (comm/window_table.h)
-  // Every rank's buffer, by rank, once the registration's exchange ran (host mode); empty before,
-  // and on GPU communicators, which have no one-sided operations yet.
-  std::vector<weft::WindowSpan> spans;
-};
 
 namespace weft {
 

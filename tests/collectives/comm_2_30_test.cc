@@ -191,9 +191,12 @@ TEST(CommSuspend, ReleasesMemoryAndResumes) {
   }));
 }
 
+// The communicator owns its windows: a deregistered (or foreign) handle is refused, not freed
+// twice, and a window never deregistered goes with the communicator (the ASan build's leak check
+// sees it otherwise).
 TEST(CommWindows, GetUserPtr) {
   EXPECT_RUN_OK(runRanks(kTier, 2, [](RankCtx& ctx) {
-    std::vector<char> buf(8192);
+    std::vector<char> buf(8192), kept(64);
     ncclWindow_t win = nullptr;
     if (!ctx.ok(ncclCommWindowRegister(ctx.comm, buf.data(), buf.size(), &win, NCCL_WIN_STRICT_ORDERING),
                 "ncclCommWindowRegister(NCCL_WIN_STRICT_ORDERING)", ctx.comm))
@@ -202,7 +205,16 @@ TEST(CommWindows, GetUserPtr) {
     ctx.ok(ncclWinGetUserPtr(ctx.comm, win, &p), "ncclWinGetUserPtr", ctx.comm);
     if (p != buf.data()) ctx.failf("ncclWinGetUserPtr gave %p, registered %p", p, static_cast<void*>(buf.data()));
     ctx.expect(ncclWinGetUserPtr(ctx.comm, win, nullptr), ncclInvalidArgument, "ncclWinGetUserPtr(NULL out)");
+    ncclWindow_t left = nullptr;
+    ctx.ok(ncclCommWindowRegister(ctx.comm, kept.data(), kept.size(), &left, NCCL_WIN_DEFAULT),
+           "ncclCommWindowRegister (never deregistered)", ctx.comm);
     ctx.ok(ncclCommWindowDeregister(ctx.comm, win), "ncclCommWindowDeregister", ctx.comm);
+    ctx.expect(ncclCommWindowDeregister(ctx.comm, win), ncclInvalidArgument, "ncclCommWindowDeregister twice",
+               ctx.comm);
+    ctx.expect(ncclWinGetUserPtr(ctx.comm, win, &p), ncclInvalidArgument, "ncclWinGetUserPtr after deregistration",
+               ctx.comm);
+    if (lastError(ctx.comm).find("not a window of this communicator") == std::string::npos)
+      ctx.failf("the refusal of a deregistered window does not say why: %s", lastError(ctx.comm).c_str());
   }));
 }
 
