@@ -40,9 +40,9 @@
   X(traceMaxEvents, Int, "WEFT_TRACE_MAX_EVENTS", "", "1000000", "1000..100000000", Logging, Rank,                     \
     "Events a process keeps for its trace; later ones are counted as dropped (about 150 bytes each)")                  \
   X(profilerPlugin, String, "NCCL_PROFILER_PLUGIN", "", "", "", Logging, Rank,                                         \
-    "Profiler plugin (NCCL profiler ABI v7 to v4): a path or libX.so, else NAME for "                                  \
+    "Profiler plugin (NCCL profiler ABI v7 to v1): a path or libX.so, else NAME for "                                  \
     "libnccl-profiler-NAME.so; none = no plugin (\"\" = libnccl-profiler.so if it loads). It gets "                    \
-    "group, collective and point-to-point events (docs/trace.md)")                                                     \
+    "group, collective, point-to-point and network proxy events (docs/trace.md)")                                      \
   /* ---- transports and buffers ---- */                                                                               \
   X(buffSize, Size, "NCCL_BUFFSIZE", "", "1048576", "1..", Transport, Agreed,                                          \
     "Bytes of one connection's FIFO; Weft's host-mode default of 1 MiB (NCCL's is 4 MiB) keeps "                       \

@@ -22,6 +22,7 @@
 #include "topology/placement.h"
 #include "transports/connection_table.h"
 #include "transports/net/network.h"
+#include "transports/net/proxy_profile.h"
 #include "transports/shm/direct_area.h"
 
 namespace weft {
@@ -76,6 +77,8 @@ struct ncclComm {
   int traceRank = -1;
   bool traceDerived = false;
   void* profilerContext = nullptr;  // the profiler plugin's context (trace/profiler.h), null without one
+  // Its profiler events on network links (ProxyOp, ProxyStep, NetPlugin), attached to the context.
+  std::shared_ptr<weft::net::ProxyProfile> proxyProfile = std::make_shared<weft::net::ProxyProfile>();
   // Every Agreed parameter (param_table.h) as rank 0 set it: what steers this communicator's
   // collectives, the same on every rank (comm/agreement.h). Never read those per process.
   weft::param::Agreed agreed = weft::param::localAgreed();  // this rank's proposal until init agrees

@@ -55,6 +55,7 @@ std::unique_ptr<Connection> makeConnection(ncclComm* comm, const ConnectionId& i
     spec.timeoutMs = param::timeoutMs();
     spec.traceRank = comm->traceRank;
     spec.deliver = std::move(deliver);
+    spec.proxyProfile = comm->proxyProfile;
     backend = std::make_unique<NetConnection>(spec);
   } else if (usesP2p(comm, peer)) {
     P2pSpec spec{id,

@@ -177,9 +177,9 @@ ncclResult_t runTasks(GroupState& g) {
     buildProgram(commShape(g.tasks[i].comm), g.tasks[i], &prog);
   }
   for (const Task& t : g.tasks) t.comm->activeOps.fetch_add(1);
-  profileRunStarts(g.tasks, &g.profiled);
+  profileRunStarts(g.tasks, prog, &g.profiled);
   ncclResult_t r = onDevice ? gpu::executeOnDevice(prog, g.tasks) : executeOnHost(prog, g.tasks);
-  profileRunDone(&g.profiled);
+  profileRunDone(g.tasks, &g.profiled);
   for (const Task& t : g.tasks) t.comm->activeOps.fetch_sub(1);
   if (traceStart != 0) traceOperations(g.tasks, traceStart, nowNs(), r);
   return r;

@@ -1,5 +1,6 @@
 #include "enqueue/profile_events.h"
 
+#include <algorithm>
 #include <array>
 #include <cctype>
 #include <cstring>
@@ -7,7 +8,10 @@
 
 #include "collectives/registry.h"
 #include "comm/comm.h"
+#include "comm/connect.h"
+#include "math/reduce_host.h"
 #include "trace/profiler.h"
+#include "transports/net/proxy_profile.h"
 
 namespace weft {
 namespace {
@@ -47,6 +51,51 @@ const char* protocolText(Protocol p) {
 
 bool isPointToPoint(const Task& t) {
   return t.kind == CollKind::kSend || t.kind == CollKind::kRecv || t.kind == CollKind::kCopy;
+}
+
+// The task's key among its communicator's operations, as the proxy reads it from stamps.
+uint64_t proxyKey(const Task& t) {
+  const auto op = static_cast<uint32_t>(t.opNum);
+  if (t.kind == CollKind::kSend) return net::opKey(net::OpSpace::kSend, t.root, op);
+  if (t.kind == CollKind::kRecv) return net::opKey(net::OpSpace::kRecv, t.root, op);
+  return net::opKey(net::OpSpace::kColl, 0, op);
+}
+
+// How many messages task `index`'s program moves over each network link: the executors cut a
+// step into pieces of at most one slot (comm->slotBytes), one message per piece and peer.
+std::vector<net::LinkTraffic> networkTraffic(const Program& prog, uint32_t index, const Task& t) {
+  std::vector<net::LinkTraffic> out;
+  ncclComm* comm = t.comm;
+  const size_t perPiece = std::max<size_t>(1, comm->slotBytes / dataTypeSize(t.dtype));
+  auto add = [&](const Sequence& s, int peer, bool isSend, size_t count) {
+    if (peer < 0 || comm->network == nullptr || !usesNetwork(comm, peer)) return;
+    const int messages = static_cast<int>((count + perPiece - 1) / perPiece);
+    for (net::LinkTraffic& l : out)
+      if (l.lane == static_cast<int>(s.lane) && l.channel == s.channel && l.peer == peer && l.isSend == isSend) {
+        l.messages += messages;
+        return;
+      }
+    out.push_back(net::LinkTraffic{static_cast<int>(s.lane), s.channel, peer, isSend, messages});
+  };
+  for (const Sequence& s : prog.sequences) {
+    if (s.task != index || s.lane == Lane::kDirect) continue;
+    for (uint32_t k = 0; k < s.nSteps; ++k) {
+      const Step& st = prog.steps[s.firstStep + k];
+      if (st.count == 0) continue;
+      for (const bool isSend : {true, false}) {
+        if (!(isSend ? stepSends(st.op) : stepReceives(st.op))) continue;
+        if (!s.multiPeer()) {
+          add(s, isSend ? s.sendPeer : s.recvPeer, isSend, st.count);
+          continue;
+        }
+        const int n = isSend ? s.nSendPeers : s.nRecvPeers;
+        const unsigned mask = isSend ? st.sendMask : st.recvMask;
+        for (int i = 0; i < n; ++i)
+          if (mask & (1u << i)) add(s, isSend ? s.sendPeers[i] : s.recvPeers[i], isSend, st.count);
+      }
+    }
+  }
+  return out;
 }
 
 }  // namespace
@@ -91,9 +140,11 @@ void profileGroupApiDone() {
   tGroupApi = nullptr;
 }
 
-void profileRunStarts(const std::vector<Task>& tasks, ProfiledRun* run) {
+void profileRunStarts(const std::vector<Task>& tasks, const Program& prog, ProfiledRun* run) {
   if (!profiler::active() || tasks.empty() || tasks.front().comm->profilerContext == nullptr) return;
   run->ops.assign(tasks.size(), nullptr);
+  run->proxyKeys.assign(tasks.size(), ProfiledRun::kNotProxied);
+  const bool proxied = profiler::wants(ncclProfileProxyOp);
   ncclProfilerEventDescr_t g{};
   g.type = ncclProfileGroup;
   g.rank = tasks.front().comm->rank;
@@ -129,13 +180,22 @@ void profileRunStarts(const std::vector<Task>& tasks, ProfiledRun* run) {
       d.coll.parentGroup = run->group;
     }
     run->ops[i] = profiler::start(t.comm->profilerContext, &d);
+    std::vector<net::LinkTraffic> traffic;
+    if (proxied) traffic = networkTraffic(prog, static_cast<uint32_t>(i), t);
+    if (!traffic.empty()) {
+      run->proxyKeys[i] = proxyKey(t);
+      t.comm->proxyProfile->opStarted(run->proxyKeys[i], run->ops[i], std::move(traffic));
+    }
   }
 }
 
-void profileRunDone(ProfiledRun* run) {
-  for (void*& h : run->ops) {
-    profiler::stop(h);
-    h = nullptr;
+void profileRunDone(const std::vector<Task>& tasks, ProfiledRun* run) {
+  for (size_t i = 0; i < run->ops.size(); ++i) {
+    if (run->proxyKeys[i] != ProfiledRun::kNotProxied)
+      tasks[i].comm->proxyProfile->opFinished(run->proxyKeys[i]);
+    else
+      profiler::stop(run->ops[i]);
+    run->ops[i] = nullptr;
   }
   profiler::stop(run->group);
   run->group = nullptr;

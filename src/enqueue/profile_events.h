@@ -1,10 +1,12 @@
 // The profiler plugin's events as the enqueue layer makes them (trace/profiler.h): a group API
 // event per outermost group of a thread (started by its first operation call), an API event per
-// call, and at run time a group event and an operation event per task. Each function returns at
-// once when no plugin is loaded.
+// call, and at run time a group event and an operation event per task, with what each operation's
+// program moves over network links for the proxy's events. Each function returns at once when no
+// plugin is loaded.
 #pragma once
 #include <vector>
 
+#include "program/program.h"
 #include "task/task.h"
 
 namespace weft {
@@ -17,11 +19,15 @@ void profileGroupEndStarts();
 void profileGroupApiDone();
 
 // The group and operation events of one run of tasks, open while the run executes.
+// An operation whose network traffic the proxy profiles is handed to its communicator's
+// ProxyProfile (transports/net/proxy_profile.h), which stops its event once the proxy is done too.
 struct ProfiledRun {
   void* group = nullptr;
   std::vector<void*> ops;
+  std::vector<uint64_t> proxyKeys;  // per task: its key there, or kNotProxied
+  static constexpr uint64_t kNotProxied = ~uint64_t(0);
 };
-void profileRunStarts(const std::vector<Task>& tasks, ProfiledRun* run);
-void profileRunDone(ProfiledRun* run);
+void profileRunStarts(const std::vector<Task>& tasks, const Program& prog, ProfiledRun* run);
+void profileRunDone(const std::vector<Task>& tasks, ProfiledRun* run);
 
 }  // namespace weft

@@ -191,6 +191,7 @@ ncclResult_t setupComm(ncclComm* comm, const ncclUniqueId& id) {
   comm->profilerContext = profiler::open(comm->commHash,
                                          comm->config.commName.empty() ? nullptr : comm->config.commName.c_str(),
                                          nNodes, comm->nranks, comm->rank);
+  if (comm->profilerContext != nullptr) comm->proxyProfile->attach(comm->profilerContext, comm->rank);
   WEFT_INFO(kLogInit, "comm %p rank %d nranks %d hash %016lx ready: %d channels, FIFO %u x %u bytes, %s",
             static_cast<void*>(comm), comm->rank, comm->nranks, static_cast<unsigned long>(comm->commHash),
             comm->nChannels, comm->nSlots, comm->slotBytes, comm->hostMode ? "host mode" : "GPU");
@@ -338,13 +339,15 @@ void commJoinInit(ncclComm* comm) {
 
 void commFree(ncclComm* comm) {
   commJoinInit(comm);
-  profiler::close(comm->profilerContext);
   // The rank's file is complete up to here; exit rewrites it with whatever follows.
   if (trace::on() && !comm->traceDerived) trace::flushRank(comm->traceRank);
   unregisterComm(comm);
   gpu::teardownDevice(comm);  // its kernels finish (or give up) before their FIFOs go away
+  // Links drain first (their last steps' events stop), then the profiler context ends.
   comm->connections.clear();
   comm->direct.clear();
+  comm->proxyProfile->detach();
+  profiler::close(comm->profilerContext);
   comm->magic = 0;
   delete comm;
 }

@@ -152,6 +152,8 @@ bool wanted(uint64_t type) {
   const uint64_t mask = static_cast<uint32_t>(__atomic_load_n(&gMask, __ATOMIC_RELAXED));
   const uint64_t below = ncclProfileProxyOp | ncclProfileProxyStep | ncclProfileKernelCh | ncclProfileNetPlugin;
   uint64_t enough = type;
+  if (type == ncclProfileProxyOp) enough |= ncclProfileProxyStep | ncclProfileNetPlugin;
+  if (type == ncclProfileProxyStep) enough |= ncclProfileNetPlugin;
   if (type == ncclProfileColl || type == ncclProfileP2p) enough |= below;
   if (type == ncclProfileGroup) enough |= ncclProfileColl | ncclProfileP2p | below;
   if (type == ncclProfileCollApi) enough |= ncclProfileColl | below;
@@ -206,6 +208,15 @@ Old legacyCommon(const ncclProfilerEventDescr_t& d, uint64_t commHash) {
     o.p2p.buff = d.p2p.buff;
     o.p2p.count = d.p2p.count;
     o.p2p.peer = d.p2p.peer;
+  } else if (d.type == ncclProfileProxyOp) {
+    o.proxyOp.pid = d.proxyOp.pid;
+    o.proxyOp.channelId = d.proxyOp.channelId;
+    o.proxyOp.peer = d.proxyOp.peer;
+    o.proxyOp.nSteps = d.proxyOp.nSteps;
+    o.proxyOp.chunkSize = d.proxyOp.chunkSize;
+    o.proxyOp.isSend = d.proxyOp.isSend;
+  } else if (d.type == ncclProfileProxyStep) {
+    o.proxyStep.step = d.proxyStep.step;
   }
   return o;
 }
@@ -226,7 +237,12 @@ Old legacyNamed(const ncclProfilerEventDescr_t& d, uint64_t commHash) {
 }
 
 ncclProfilerEventDescr_v3_t legacyV3(const ncclProfilerEventDescr_t& d, uint64_t commHash) {
-  return legacyNamed<ncclProfilerEventDescr_v3_t>(d, commHash);
+  ncclProfilerEventDescr_v3_t o = legacyNamed<ncclProfilerEventDescr_v3_t>(d, commHash);
+  if (d.type == ncclProfileNetPlugin) {
+    o.netPlugin.id = d.netPlugin.id;
+    o.netPlugin.data = d.netPlugin.data;
+  }
+  return o;
 }
 
 ncclProfilerEventDescr_v2_t legacyV2(const ncclProfilerEventDescr_t& d, uint64_t commHash) {
@@ -314,12 +330,16 @@ void stop(void* handle) {
   if (handle != nullptr) gPlugin.stopEvent(handle);
 }
 
-void record(void* handle, ncclProfilerEventState_t state) {
-  // v1 to v3 get no event whose state Weft records (the group API events are v5's).
+void record(void* handle, ncclProfilerEventState_t state, const ncclProfilerEventStateArgs_t* args) {
+  // v1 to v3 get no states: their ProxyOp states are the ones v4 deprecated, and the step states'
+  // arguments had another layout. The group states are v5's; a v4 plugin has no group API event
+  // to get them.
   if (handle == nullptr || gPlugin.version < 4) return;
-  // The group states are v5's; a v4 plugin has no group API event to get them.
-  ncclProfilerEventStateArgs_t args{};
-  gPlugin.recordEventState(handle, state, &args);
+  ncclProfilerEventStateArgs_t copy{};
+  if (args != nullptr) copy = *args;
+  gPlugin.recordEventState(handle, state, &copy);
 }
+
+bool wants(uint64_t type) { return active() && wanted(type); }
 
 }  // namespace weft::profiler

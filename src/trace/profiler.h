@@ -1,7 +1,9 @@
 // Profiler plugins (NCCL_PROFILER_PLUGIN, ABI v1 to v7: profiler_abi.h). The plugin is loaded on
 // the first communicator's init and given a context per communicator; the enqueue layer
 // (enqueue/group.cc) starts and stops the events Weft has: the group, collective and
-// point-to-point API events, the group, and each collective and point-to-point operation.
+// point-to-point API events, the group, and each collective and point-to-point operation; the
+// network proxy (transports/net/proxy_profile.h) starts the ProxyOp, ProxyStep and NetPlugin
+// events under them.
 //
 // Without a plugin every hook costs one relaxed load and a branch (active()).
 #pragma once
@@ -33,6 +35,9 @@ int version();
 // members of its type.
 void* start(void* context, ncclProfilerEventDescr_t* d);
 void stop(void* handle);
-void record(void* handle, ncclProfilerEventState_t state);
+void record(void* handle, ncclProfilerEventState_t state, const ncclProfilerEventStateArgs_t* args = nullptr);
+// Whether events of `type` would be started now (the mask, counting the events below it, and the
+// plugin's version); false without a plugin.
+bool wants(uint64_t type);
 
 }  // namespace weft::profiler

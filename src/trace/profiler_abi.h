@@ -39,12 +39,18 @@ enum {
 
 /* The states Weft records (NCCL's numbering, shared by every version from v3 on). */
 typedef enum {
+  ncclProfilerProxyStepSendGPUWait = 8,
   ncclProfilerProxyStepSendWait = 9,
   ncclProfilerProxyStepRecvWait = 10,
+  ncclProfilerProxyStepRecvFlushWait = 11,
+  ncclProfilerProxyStepRecvGPUWait = 12,
   ncclProfilerProxyCtrlIdle = 13,
   ncclProfilerProxyCtrlActive = 14,
   ncclProfilerProxyCtrlSleep = 15,
   ncclProfilerProxyCtrlWakeup = 16,
+  ncclProfilerProxyOpInProgress_v4 = 19,     /* v4+ */
+  ncclProfilerProxyStepSendPeerWait_v4 = 20, /* v4+ */
+  ncclProfilerNetPluginUpdate = 21,
   ncclProfilerGroupStartApiStop = 23, /* v5+ */
   ncclProfilerGroupEndApiStart = 24   /* v5+ */
 } ncclProfilerEventState_t;
@@ -141,6 +147,14 @@ typedef union {
     uint64_t pTimer;
   } kernelCh;
 } ncclProfilerEventStateArgs_t;
+
+/* What a network plugin's profiler callback asks for (its `type` argument). */
+enum {
+  ncclProfilerNetEventStart = 0,
+  ncclProfilerNetEventStop = 1,
+  ncclProfilerNetEventUpdate = 2,
+  ncclProfilerNetEventUpdateAndStop = 3
+};
 
 typedef ncclResult_t (*ncclProfilerStart_t)(void* context, void** eHandle, ncclProfilerEventDescr_t* eDescr);
 typedef ncclResult_t (*ncclProfilerStop_t)(void* eHandle);

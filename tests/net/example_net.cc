@@ -11,6 +11,7 @@
 //                              its peer's accept sends. accept writes one byte back on the new
 //                              socket and connect returns a null comm until it has read it, so the
 //                              order holds between processes too.
+// The v12 build opens a NetPlugin profiler event per send that has a profiler handle.
 // Closing a connection appends "<send|recv> api=v<N> bytes=<count>" to the file named by
 // WEFT_EXAMPLE_NET_STATS, N being the ABI version whose functions moved the bytes.
 #include <arpa/inet.h>
@@ -49,8 +50,15 @@ struct Request {
   char* data = nullptr;
   size_t size = 0;  // send: bytes to send; recv: capacity until the header arrives
   uint64_t header = 0;
-  size_t done = 0;  // bytes of header + payload moved
+  size_t done = 0;        // bytes of header + payload moved
+  void* event = nullptr;  // its NetPlugin profiler event (v12 sends with a profiler handle)
 };
+
+// The profiler callback the v12 init got: each send the core gives a profiler handle opens a
+// NetPlugin event under it (id kProfilerId, data a text), updated and stopped when it completes.
+ncclProfilerCallback_t gProfiler = nullptr;
+constexpr int64_t kProfilerId = 0x57454654;  // "WEFT"
+char gSentText[] = "example-net-sent";
 
 struct Comm {
   int fd = -1;
@@ -261,6 +269,11 @@ ncclResult_t test(void* request, int* done, int* size) {
   ncclResult_t res = progress(r->comm);
   if (r->complete) {
     *done = 1;
+    if (r->event != nullptr) {
+      gProfiler(&r->event, 2, nullptr, kProfilerId, gSentText);  // update
+      gProfiler(&r->event, 1, nullptr, kProfilerId, nullptr);    // stop
+      r->event = nullptr;
+    }
     if (size) *size = static_cast<int>(r->size);
     r->used = false;
     return ncclSuccess;
@@ -311,8 +324,11 @@ ncclResult_t irecvV8(void* rc, int n, void** data, int* sizes, int*, void**, voi
 #ifdef WEFT_EXAMPLE_NEWEST
 // ---- version 12 entry points ----
 int gContext;
-ncclResult_t initV12(void** ctx, uint64_t, ncclNetCommConfig_v12_t*, ncclDebugLogger_t log, ncclProfilerCallback_t) {
+char gSendText[] = "example-net-send";
+ncclResult_t initV12(void** ctx, uint64_t, ncclNetCommConfig_v12_t*, ncclDebugLogger_t log,
+                     ncclProfilerCallback_t profiler) {
   *ctx = &gContext;
+  gProfiler = profiler;
   return initCommon(log);
 }
 ncclResult_t propsV12(int dev, ncclNetProperties_v12_t* p) { return fillProps(dev, p); }
@@ -323,8 +339,11 @@ ncclResult_t connectV12(void* ctx, int, void* handle, void** sc, ncclNetDeviceHa
   return ctx == &gContext ? connectCommon(handle, sc) : ncclInvalidArgument;
 }
 ncclResult_t acceptV12(void* lc, void** rc, ncclNetDeviceHandle_v12_t**) { return acceptCommon(lc, rc); }
-ncclResult_t isendV12(void* sc, void* data, size_t size, int, void*, void*, void** req) {
-  return post(sc, 12, data, size, req);
+ncclResult_t isendV12(void* sc, void* data, size_t size, int, void*, void* phandle, void** req) {
+  ncclResult_t r = post(sc, 12, data, size, req);
+  if (r == ncclSuccess && *req != nullptr && phandle != nullptr && gProfiler != nullptr)
+    gProfiler(&static_cast<Request*>(*req)->event, 0, phandle, kProfilerId, gSendText);  // start
+  return r;
 }
 ncclResult_t irecvV12(void* rc, int n, void** data, size_t* sizes, int*, void**, void**, void** req) {
   if (n != 1) return ncclInvalidArgument;

@@ -17,6 +17,7 @@ static int gInits;
 
 struct Event {
   int id;
+  uint64_t type;
 };
 
 static FILE* logFile(void) {
@@ -87,6 +88,7 @@ static ncclResult_t startLegacy(void* context, void** handle, LegacyDescr* d) {
   e->id = ++gNextId;
   *handle = e;
   FILE* f = logFile();
+  e->type = d->type;
   fprintf(f, "start %d ctx=%d type=%d parent=%d rank=%d", e->id, idOf(context), (int)d->type, idOf(d->parentObj),
           d->rank);
   if (d->type == ncclProfileColl) {
@@ -107,6 +109,15 @@ static ncclResult_t startLegacy(void* context, void** handle, LegacyDescr* d) {
     LEGACY_NAME(d->p2p.datatype);
     fprintf(f, " peer=%d channels=1 comm=%016" PRIx64, d->p2p.peer, d->p2p.commHash);
   }
+  if (d->type == ncclProfileProxyOp)
+    fprintf(f, " channel=%d peer=%d steps=%d chunk=%d send=%d pid=%d", d->proxyOp.channelId, d->proxyOp.peer,
+            d->proxyOp.nSteps, d->proxyOp.chunkSize, d->proxyOp.isSend, (int)d->proxyOp.pid);
+  if (d->type == ncclProfileProxyStep) fprintf(f, " step=%d", d->proxyStep.step);
+#if EXAMPLE_PROFILER_ABI == 3
+  if (d->type == ncclProfileNetPlugin)
+    fprintf(f, " plugin=%" PRId64 " data=%s", d->netPlugin.id,
+            d->netPlugin.id == 0x57454654 ? text((const char*)d->netPlugin.data) : "?");
+#endif
   fprintf(f, "\n");
   fflush(f);
   pthread_mutex_unlock(&gLock);
@@ -153,6 +164,15 @@ static ncclResult_t startEvent(void* context, void** handle, ncclProfilerEventDe
     fprintf(f, " group=%d", idOf(d->p2p.parentGroup));
 #endif
   }
+  if (type == ncclProfileProxyOp)
+    fprintf(f, " channel=%d peer=%d steps=%d chunk=%d send=%d pid=%d", d->proxyOp.channelId, d->proxyOp.peer,
+            d->proxyOp.nSteps, d->proxyOp.chunkSize, d->proxyOp.isSend, (int)d->proxyOp.pid);
+  if (type == ncclProfileProxyStep) fprintf(f, " step=%d", d->proxyStep.step);
+  /* The example network plugin's events carry a text (tests/net/example_net.cc). */
+  if (type == ncclProfileNetPlugin)
+    fprintf(f, " plugin=%" PRId64 " data=%s", d->netPlugin.id,
+            d->netPlugin.id == 0x57454654 ? text((const char*)d->netPlugin.data) : "?");
+  e->type = type;
   fprintf(f, "\n");
   fflush(f);
   pthread_mutex_unlock(&gLock);
@@ -171,9 +191,14 @@ static ncclResult_t stopEvent(void* handle) {
 
 #if EXAMPLE_PROFILER_ABI >= 4
 static ncclResult_t recordEventState(void* handle, ncclProfilerEventState_t state, ncclProfilerEventStateArgs_t* args) {
-  (void)args;
   pthread_mutex_lock(&gLock);
-  fprintf(logFile(), "state %d %d\n", idOf(handle), (int)state);
+  const struct Event* e = handle;
+  if (e != NULL && e->type == ncclProfileProxyStep)
+    fprintf(logFile(), "state %d %d size=%zu\n", idOf(handle), (int)state, args->proxyStep.transSize);
+  else if (e != NULL && e->type == ncclProfileNetPlugin)
+    fprintf(logFile(), "state %d %d data=%s\n", idOf(handle), (int)state, text((const char*)args->netPlugin.data));
+  else
+    fprintf(logFile(), "state %d %d\n", idOf(handle), (int)state);
   fflush(gLog);
   pthread_mutex_unlock(&gLock);
   return ncclSuccess;

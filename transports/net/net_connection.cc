@@ -11,7 +11,11 @@ namespace weft {
 NetConnection::NetConnection(const NetConnectionSpec& spec) : spec_(spec) {}
 
 NetConnection::~NetConnection() {
-  if (link_) net::Proxy::instance().close(link_, /*drain=*/true);
+  if (link_) {
+    net::Proxy::instance().close(link_, /*drain=*/true);
+    // Its last messages have been delivered: their events stop, and no hook comes any more.
+    if (link_->profileLink != nullptr) link_->profile->dropLink(link_->profileLink);
+  }
   link_.reset();
   if (comm_ != nullptr) (void)(spec_.isSender ? spec_.network->closeSend(comm_) : spec_.network->closeRecv(comm_));
   if (listenComm_ != nullptr) (void)spec_.network->closeListen(listenComm_);
@@ -139,6 +143,12 @@ ncclResult_t NetConnection::finish(void* comm, FifoView* view, std::string* why)
   link->traceRank = spec_.traceRank;
   link->peer = spec_.isSender ? spec_.id.receiverRank : spec_.id.senderRank;
   link->deliver = spec_.deliver;
+  if (spec_.proxyProfile != nullptr && !spec_.deliver) {
+    link->profile = spec_.proxyProfile;
+    link->profileLink = spec_.proxyProfile->addLink(static_cast<int>(spec_.id.lane), spec_.id.channel, link->peer,
+                                                    spec_.isSender,
+                                                    static_cast<int>(spec_.slotBytes - kNetTrailerBytes));
+  }
   *view = link->fifo;
   comm_ = nullptr;  // the proxy owns it now
   link_ = link;

@@ -28,6 +28,8 @@ struct NetConnectionSpec {
   // Receiving links only: hand each message to this on the proxy's thread instead of to an
   // executor (net::NetLink::deliver).
   std::function<void(const unsigned char* data, size_t bytes)> deliver;
+  // The communicator's profiler events on its links (links that deliver have none).
+  std::shared_ptr<net::ProxyProfile> proxyProfile;
 };
 
 class NetConnection final : public ConnectionBackend {

@@ -59,6 +59,13 @@ class Network {
   virtual ncclResult_t deregMr(void* comm, void* mhandle) = 0;
   // *request null: not accepted now, try again later.
   virtual ncclResult_t isend(void* sendComm, void* data, size_t size, int tag, void* mhandle, void** request) = 0;
+  // The same with the profiler handle the network's NetPlugin events hang under (proxy_profile.h;
+  // ABI v10+ plugins get it, older ones and networks without events ignore it).
+  virtual ncclResult_t isendProfiled(void* sendComm, void* data, size_t size, int tag, void* mhandle, void* phandle,
+                                     void** request) {
+    (void)phandle;
+    return isend(sendComm, data, size, tag, mhandle, request);
+  }
   // One receive buffer (the plugin's grouped receive with n = 1).
   virtual ncclResult_t irecv(void* recvComm, void* data, size_t size, int tag, void* mhandle, void** request) = 0;
   // *done set once complete; *size then holds the bytes sent or received. A failed request returns

@@ -9,6 +9,7 @@
 
 #include "base/clock.h"
 #include "base/log.h"
+#include "trace/profiler.h"
 #include "trace/trace.h"
 #include "transports/futex.h"
 
@@ -58,6 +59,7 @@ Proxy::Proxy() {
 
 void Proxy::add(const std::shared_ptr<NetLink>& link) {
   link->requests.assign(link->fifo.nslots, nullptr);
+  link->netParents.assign(link->fifo.nslots, NetParent{});
   {
     std::lock_guard<std::mutex> lock(mutex_);
     links_.push_back(link);
@@ -219,6 +221,18 @@ void traceDone(NetLink& link, uint32_t slot, size_t size) {
   trace::record(trace::Cat::kNet, link.traceRank, link.isSender ? "net send" : "net recv", start, now, a.take());
 }
 
+bool profiled(const NetLink& link) { return link.profileLink != nullptr && profiler::active(); }
+
+// A send's step starts as the proxy takes its slot; returns what the network gets as its
+// profiler handle (null when the message has no step event).
+void* profileSendReady(NetLink& link, uint32_t slot, const OpStamp& stamp, uint32_t bytes) {
+  link.profile->sendReady(link.profileLink, messageKey(stamp, link.peer, true), link.posted, bytes);
+  NetParent& parent = link.netParents[slot];
+  parent.profile = link.profile.get();
+  parent.step = link.profile->stepEvent(link.profileLink, link.posted);
+  return parent.step != nullptr ? &parent : nullptr;
+}
+
 }  // namespace
 
 // One pass over one link. Returns true if anything moved; *busy when requests are in flight.
@@ -245,11 +259,14 @@ bool Proxy::progress(NetLink& link, bool* busy) {
       if (bytes <= kInlineBytes) memcpy(slot, s.inl, bytes);
       memcpy(slot + bytes, &s.stamp, sizeof(OpStamp));
       void* req = nullptr;
-      if ((r = link.network->isend(link.comm, slot, bytes + sizeof(OpStamp), 0, link.mhandle, &req)) != ncclSuccess) {
+      void* phandle = profiled(link) ? profileSendReady(link, i, s.stamp, bytes) : nullptr;
+      if ((r = link.network->isendProfiled(link.comm, slot, bytes + sizeof(OpStamp), 0, link.mhandle, phandle, &req)) !=
+          ncclSuccess) {
         fail(link, r, "isend");
         return true;
       }
       if (req == nullptr) break;
+      if (profiled(link)) link.profile->sendPosted(link.profileLink, link.posted);
       link.requests[i] = req;
       if (trace::on()) notePosted(link, i);
       ++link.posted;
@@ -258,6 +275,7 @@ bool Proxy::progress(NetLink& link, bool* busy) {
   } else {
     // Keep a receive posted in every slot the executor has consumed.
     const uint64_t consumed = f.head->consumed.load(std::memory_order_acquire);
+    if (profiled(link)) link.profile->recvConsumed(link.profileLink, consumed);
     while (link.posted < consumed + f.nslots) {
       const uint32_t i = link.posted % f.nslots;
       void* req = nullptr;
@@ -285,6 +303,7 @@ bool Proxy::progress(NetLink& link, bool* busy) {
     if (!done) break;
     link.requests[i] = nullptr;
     if (!link.postedNs.empty() && link.postedNs[i] != 0) traceDone(link, i, size);
+    if (link.isSender && profiled(link)) link.profile->sendDone(link.profileLink, link.done);
     ++link.done;
     if (link.isSender) {
       f.head->consumed.store(link.done, std::memory_order_release);
@@ -304,6 +323,9 @@ bool Proxy::progress(NetLink& link, bool* busy) {
         continue;
       }
       memcpy(&s.stamp, slot + size, sizeof(OpStamp));
+      // Before the executor can see it, so that its step exists when it is consumed.
+      if (profiled(link))
+        link.profile->recvArrived(link.profileLink, messageKey(s.stamp, link.peer, false), link.done - 1, size);
       if (size <= kInlineBytes) memcpy(s.inl, slot, size);
       s.bytes = static_cast<uint32_t>(size);
       s.seq.store(link.done, std::memory_order_release);

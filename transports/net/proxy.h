@@ -14,6 +14,7 @@
 
 #include "transports/connection.h"
 #include "transports/net/network.h"
+#include "transports/net/proxy_profile.h"
 
 namespace weft::net {
 
@@ -47,6 +48,13 @@ struct NetLink {
   int traceRank = -1, peer = -1;
   std::vector<int64_t> postedNs;
   int64_t lastDoneNs = 0;
+
+  // Profiled runs (proxy_profile.h): the communicator's proxy events and this link's place in
+  // them (null for links that deliver), and per slot the handle a network plugin's events hang
+  // under.
+  std::shared_ptr<ProxyProfile> profile;
+  ProxyProfile::Link* profileLink = nullptr;
+  std::vector<NetParent> netParents;
 };
 
 class Proxy {

@@ -7,6 +7,7 @@
 #include "base/errors.h"
 #include "base/log.h"
 #include "transports/net/net_abi.h"
+#include "transports/net/proxy_profile.h"
 
 namespace weft::net {
 
@@ -24,12 +25,6 @@ void pluginLogger(ncclDebugLogLevel level, unsigned long flags, const char* file
   vsnprintf(text, sizeof(text), fmt, ap);
   va_end(ap);
   logPrint(l, subsys, file != nullptr ? file : "plugin", line, "%s", text);
-}
-
-// No profiler is attached: events a plugin opens get a null handle and are otherwise ignored.
-ncclResult_t profilerCallback(void** eHandle, int, void*, int64_t, void*) {
-  if (eHandle != nullptr) *eHandle = nullptr;
-  return ncclSuccess;
 }
 
 template <int V>
@@ -86,9 +81,9 @@ class PluginNetwork final : public Network {
     ncclResult_t r;
     if constexpr (V >= 11) {
       ncclNetCommConfig_v11_t config{NCCL_NET_TRAFFIC_CLASS_UNDEF};
-      r = t_->init(&ctx_, 0, &config, pluginLogger, profilerCallback);
+      r = t_->init(&ctx_, 0, &config, pluginLogger, netProfilerCallback);
     } else if constexpr (V == 10) {
-      r = t_->init(pluginLogger, profilerCallback);
+      r = t_->init(pluginLogger, netProfilerCallback);
     } else {
       r = t_->init(pluginLogger);
     }
@@ -158,8 +153,13 @@ class PluginNetwork final : public Network {
   ncclResult_t deregMr(void* comm, void* mhandle) override { return t_->deregMr(comm, mhandle); }
 
   ncclResult_t isend(void* sendComm, void* data, size_t size, int tag, void* mhandle, void** request) override {
+    return isendProfiled(sendComm, data, size, tag, mhandle, nullptr, request);
+  }
+
+  ncclResult_t isendProfiled(void* sendComm, void* data, size_t size, int tag, void* mhandle, void* phandle,
+                             void** request) override {
     if constexpr (V >= 10) {
-      return t_->isend(sendComm, data, size, tag, mhandle, nullptr, request);
+      return t_->isend(sendComm, data, size, tag, mhandle, phandle, request);
     } else if constexpr (V == 9) {
       return t_->isend(sendComm, data, size, tag, mhandle, request);
     } else {
