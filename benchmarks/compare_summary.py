@@ -1,13 +1,14 @@
 #!/usr/bin/env python3
-"""Tables for run_compare.sh: Weft's perf tools vs the Open MPI baseline, medians over repetitions.
+"""Tables for run_compare.sh: Weft's perf tools vs Open MPI and MPICH, medians over repetitions.
 
 usage: compare_summary.py RESULTS_DIR > summary.md
 
-Reads RESULTS_DIR/raw/*.repN.txt (Weft tool output in nccl-tests format, mpi_allreduce_bench and
-mem_bench output) and RESULTS_DIR/load.log. For every (collective, ranks, size) it takes the median
-time per operation over the repetitions, recomputes busbw from that median with nccl-tests'
-factors (allreduce 2(n-1)/n, allgather (n-1)/n; size = the per-rank buffer for allreduce, the
-gathered total for allgather) and prints Weft next to Open MPI with their ratio.
+Reads RESULTS_DIR/raw/*.repN.txt (Weft tool output in nccl-tests format; mpi_allreduce_bench,
+mpi_reference and mem_bench output) and RESULTS_DIR/load.log. For every (collective, ranks, size)
+it takes the median time per operation over the repetitions, recomputes busbw from that median
+with nccl-tests' factors (allreduce 2(n-1)/n; allgather, reducescatter, alltoall (n-1)/n;
+broadcast, reduce 1) and prints Weft next to Open MPI and MPICH, with the ratio to the better
+of the two and Weft's out-of-place time against its in-place time.
 """
 import glob
 import os
@@ -19,10 +20,12 @@ from collections import defaultdict
 d = sys.argv[1]
 rep_re = re.compile(r"^(.*)\.rep(\d+)\.txt$")
 
+OPS = ("allreduce", "allgather", "reducescatter", "broadcast", "reduce", "alltoall")
 weft_oop = defaultdict(list)   # (op, n, size) -> [time_us]
 weft_ip = defaultdict(list)
 weft_wrong = defaultdict(int)  # (op, n) -> wrong elements seen
-mpi = defaultdict(list)        # (op, n, size) -> [time_us]
+mpi = defaultdict(list)        # Open MPI: (op, n, size) -> [time_us]
+mpich = defaultdict(list)      # MPICH, the same
 mpi_bad = set()
 memcpy = defaultdict(list)     # threads -> [payload GB/s, best of the run]
 pingpong = []
@@ -35,7 +38,7 @@ for f in sorted(glob.glob(os.path.join(d, "raw", "*.txt"))):
     cfg, rep = m.group(1), int(m.group(2))
     runs[cfg].add(rep)
     text = open(f, errors="replace").read()
-    w = re.match(r"weft_(allreduce|allgather)_n(\d+)$", cfg)
+    w = re.match(r"weft_(" + "|".join(OPS) + r")_n(\d+)$", cfg)
     if w:
         op, n = w.group(1), int(w.group(2))
         for line in text.splitlines():
@@ -46,20 +49,22 @@ for f in sorted(glob.glob(os.path.join(d, "raw", "*.txt"))):
             if size == 0:
                 continue
             weft_oop[(op, n, size)].append(float(x[5]))
-            weft_ip[(op, n, size)].append(float(x[9]))
+            if x[9] != "N/A":  # in-place AlltoAll is not defined
+                weft_ip[(op, n, size)].append(float(x[9]))
             for k in (8, 12):
                 if x[k] not in ("0", "N/A"):
                     weft_wrong[(op, n)] += int(float(x[k]))
         continue
-    w = re.match(r"mpi_shm_n(\d+)$", cfg)
+    w = re.match(r"(mpi_shm|mpi_ref|mpich_shm)_n(\d+)$", cfg)
     if w:
+        dest = mpich if w.group(1) == "mpich_shm" else mpi
         for line in text.splitlines():
             x = line.split()
-            if len(x) == 8 and x[0] in ("allreduce", "allgather") and x[1].isdigit():
+            if len(x) == 8 and x[0] in OPS and x[1].isdigit():
                 key = (x[0], int(x[1]), int(x[2]))
-                mpi[key].append(float(x[4]))
+                dest[key].append(float(x[4]))
                 if x[7] not in ("ok", "-"):
-                    mpi_bad.add(key)
+                    mpi_bad.add((w.group(1),) + key)
         continue
     if cfg == "mem":
         for line in text.splitlines():
@@ -92,7 +97,9 @@ def spread(v):
 
 
 def busf(op, n):
-    return 2.0 * (n - 1) / n if op == "allreduce" else (n - 1) / n
+    if op == "allreduce":
+        return 2.0 * (n - 1) / n
+    return 1.0 if op in ("broadcast", "reduce") else (n - 1) / n
 
 
 def hsize(b):
@@ -113,7 +120,7 @@ def cell(op, n, size, t):
     return f"{tfmt(t)} us / {bw:.3g}"
 
 
-print(f"# Weft vs Open MPI (shared memory), {d}\n")
+print(f"# Weft vs Open MPI{' and MPICH' if mpich else ''} (shared memory), {d}\n")
 envf = os.path.join(d, "env.txt")
 if os.path.exists(envf):
     print("```")
@@ -124,8 +131,10 @@ reps = sorted({r for s in runs.values() for r in s})
 print(f"Repetitions: {len(reps)}. Every figure is the median over repetitions of the time per operation; "
       "busbw is recomputed from that median (GB/s = 1e9 B/s). Weft: the tools' out-of-place and in-place "
       "columns, max over ranks (-a 3), same buffer every iteration (--rotate 0). Open MPI: "
-      "mpi_allreduce_bench (vader shared memory), max over ranks. Ratio = Open MPI time / Weft time "
-      "(> 1: Weft is faster).\n")
+      "mpi_allreduce_bench for allreduce and allgather, benchmarks/mpi_reference.cc for the others "
+      "(vader shared memory); MPICH: mpi_reference.cc; both max over ranks. Ratio = the better MPI's "
+      "time / Weft's out-of-place time (> 1: Weft is faster); oop/ip = Weft's out-of-place time / "
+      "its in-place time.\n")
 if foreign:
     vals = sorted(foreign.values())
     busy = [k for k, v in foreign.items() if v > 0.15]
@@ -133,7 +142,7 @@ if foreign:
           f"max {vals[-1]:.2f}" + (f"; busy runs (> 0.15): {', '.join(sorted(busy))}" if busy else "") + "\n")
 print("Checks: Weft " + ("all validated, 0 wrong elements" if not any(weft_wrong.values()) else
                          f"WRONG ELEMENTS: {dict(weft_wrong)}") +
-      "; Open MPI " + ("all ok" if not mpi_bad else f"FAILED: {sorted(mpi_bad)}") + "." +
+      "; MPI " + ("all ok" if not mpi_bad else f"FAILED: {sorted(mpi_bad)}") + "." +
       (f" Failed runs: {', '.join(failed)}." if failed else "") + "\n")
 
 # Key figures
@@ -144,36 +153,43 @@ if have_key:
     print("| ranks | library | " + " | ".join(hsize(s) for s in have_key) + " |")
     print("|---|---|" + "---:|" * len(have_key))
     for n in (2, 4):
-        for name, src in (("Weft", weft_oop), ("Open MPI", mpi)):
+        for name, src in (("Weft", weft_oop), ("Open MPI", mpi), ("MPICH", mpich)):
             cells = [cell("allreduce", n, s, med(src.get(("allreduce", n, s), []))) for s in have_key]
             if any(cells):
                 print(f"| {n} | {name} | " + " | ".join(cells) + " |")
         ratios = []
         for s in have_key:
-            tw, tm = med(weft_oop.get(("allreduce", n, s), [])), med(mpi.get(("allreduce", n, s), []))
-            ratios.append(f"{tm / tw:.2f}x" if tw and tm else "")
+            tw = med(weft_oop.get(("allreduce", n, s), []))
+            tm = [t for t in (med(mpi.get(("allreduce", n, s), [])), med(mpich.get(("allreduce", n, s), []))) if t]
+            ratios.append(f"{min(tm) / tw:.2f}x" if tw and tm else "")
         if any(ratios):
-            print(f"| {n} | ratio (MPI time / Weft time) | " + " | ".join(ratios) + " |")
+            print(f"| {n} | ratio (better MPI's time / Weft time) | " + " | ".join(ratios) + " |")
     print()
 
-for op in ("allreduce", "allgather"):
+WHAT = {"allreduce": "the buffer", "allgather": "the gathered total", "reducescatter": "the input total",
+        "broadcast": "the buffer", "reduce": "the buffer", "alltoall": "each rank's send buffer"}
+for op in OPS:
     for n in (2, 4):
-        sizes = sorted({k[2] for k in list(weft_oop) + list(mpi) if k[0] == op and k[1] == n})
+        sizes = sorted({k[2] for k in list(weft_oop) + list(mpi) + list(mpich) if k[0] == op and k[1] == n})
         if not sizes:
             continue
-        what = "per-rank buffer" if op == "allreduce" else "gathered total"
-        print(f"## {op}, {n} ranks (float32{' sum' if op == 'allreduce' else ''}; size = {what}): "
+        summed = op in ("allreduce", "reducescatter", "reduce")
+        print(f"## {op}, {n} ranks (float32{' sum' if summed else ''}; size = {WHAT[op]}): "
               "median time / busbw GB/s\n")
-        print("| size | Weft out-of-place | Weft in-place | Open MPI | ratio | spread % Weft / MPI |")
-        print("|---:|---:|---:|---:|---:|---:|")
+        print("| size | Weft out-of-place | Weft in-place | Open MPI | MPICH | ratio to the better MPI | oop/ip "
+              "| spread % Weft / MPI |")
+        print("|---:|---:|---:|---:|---:|---:|---:|---:|")
         for s in sizes:
-            wo, wi, mm = weft_oop.get((op, n, s), []), weft_ip.get((op, n, s), []), mpi.get((op, n, s), [])
-            tw, ti, tm = med(wo), med(wi), med(mm)
-            ratio = f"{tm / tw:.2f}x" if tw and tm else ""
+            wo, wi = weft_oop.get((op, n, s), []), weft_ip.get((op, n, s), [])
+            mm, mc = mpi.get((op, n, s), []), mpich.get((op, n, s), [])
+            tw, ti, tm, tc = med(wo), med(wi), med(mm), med(mc)
+            best = min(t for t in (tm, tc, float("inf")) if t)
+            ratio = f"{best / tw:.2f}x" if tw and best != float("inf") else ""
+            oi = f"{tw / ti:.2f}" if tw and ti else ""
             sw, sm = spread(wo), spread(mm)
             sp = f"{sw:.0f} / {sm:.0f}" if sw is not None and sm is not None else ""
             print(f"| {hsize(s)} | {cell(op, n, s, tw)} | {cell(op, n, s, ti)} | {cell(op, n, s, tm)} | "
-                  f"{ratio} | {sp} |")
+                  f"{cell(op, n, s, tc)} | {ratio} | {oi} | {sp} |")
         print()
 
 if memcpy or pingpong:

@@ -1,16 +1,20 @@
 #!/usr/bin/env bash
-# Weft vs Open MPI, side by side, in one run: Weft's all_reduce_perf / all_gather_perf with -N 2 and
-# -N 4 (float, sum, 8 B .. 64 MiB) against the Open MPI baseline (../shared/baselines:
-# mpi_allreduce_bench over shared memory) and mem_bench (the memcpy bound). Configurations are
-# interleaved (Weft and Open MPI alternate, the order flips every repetition) and every figure is
-# the median over --reps repetitions, because the machine is shared and noisy.
+# Weft vs Open MPI and MPICH, side by side, in one run: Weft's perf tools with -N 2 and -N 4 (float,
+# sum, 8 B .. 64 MiB) against the Open MPI baseline (../shared/baselines: mpi_allreduce_bench over
+# shared memory, for allreduce and allgather), Weft's own MPI program for the other collectives
+# (benchmarks/mpi_reference.cc, built with Open MPI), the same program built with MPICH when
+# Debian's mpich is installed (mpicxx.mpich, mpirun.mpich; every collective), and mem_bench (the
+# memcpy bound). Configurations are interleaved (Weft and the MPIs alternate, the order flips every
+# repetition) and every figure is the median over --reps repetitions, because the machine is shared
+# and noisy.
 #
 # usage: benchmarks/run_compare.sh [--reps N] [--quick] [--install] [--out DIR]
 #                                  [--bin DIR | --build-dir DIR] [--baselines DIR] [--target S]
 #                                  [--ops LIST] [--sizes LIST] [--ranks LIST]
 #   --reps N        repetitions (default 3; --quick: 1)
 #   --quick         sizes up to 1 MiB, fewer iterations, 1 rep (about 2 minutes)
-#   --ops LIST      collectives, comma-separated: allreduce,allgather (default both)
+#   --ops LIST      collectives, comma-separated, of allreduce,allgather,reducescatter,broadcast,
+#                   reduce,alltoall, or all (default allreduce,allgather)
 #   --sizes LIST    only these sizes in bytes, comma-separated (K and M suffixes), e.g. 8,64M:
 #                   a before/after check of a change in a few minutes rather than the whole grid
 #   --ranks LIST    rank counts, comma-separated (default 2,4)
@@ -56,10 +60,13 @@ MPIRUN=(mpirun --allow-run-as-root --oversubscribe --mca oob_tcp_if_include lo -
 WORK=${TMPDIR:-/tmp}/weft-compare
 # Internal: the Open MPI benchmark at the sizes of a list. It takes a range, not a list, so each
 # size is a range of its own; the output of all of them is one run's.
-if [ "${1:-}" = --mpi-sizes ]; then
-  n=$2 target=$3 ops=$4 sizes=$5
+# Internal: one MPI program over a size list or the whole grid: LAUNCHER N PROGRAM TARGET OPS MAXB [SIZES].
+if [ "${1:-}" = --mpi-run ]; then
+  launcher=$2 n=$3 prog=$4 target=$5 ops=$6 maxb=$7 sizes=${8:-}
+  if [ "$launcher" = mpich ]; then launch=(mpirun.mpich -n "$n"); else launch=("${MPIRUN[@]}" -n "$n"); fi
+  if [ -z "$sizes" ]; then exec "${launch[@]}" "$prog" --target "$target" --max "$maxb" --ops "$ops"; fi
   for b in ${sizes//,/ }; do
-    "${MPIRUN[@]}" -n "$n" "$WORK/build/mpi_allreduce_bench" --target "$target" --min "$b" --max "$b" --ops "$ops"
+    "${launch[@]}" "$prog" --target "$target" --min "$b" --max "$b" --ops "$ops"
   done
   exit 0
 fi
@@ -86,7 +93,7 @@ while [ $# -gt 0 ]; do
     --ops) OPS=$2; shift ;;
     --sizes) SIZES=$2; shift ;;
     --ranks) RANKS=$2; shift ;;
-    -h|--help) sed -n '2,26p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,30p' "$0"; exit 0 ;;
     *) echo "run_compare.sh: unknown argument $1 (see --help)" >&2; exit 2 ;;
   esac
   shift
@@ -96,6 +103,20 @@ if [ "$QUICK" = 1 ]; then
 else
   REPS=${REPS:-3} TARGET=${TARGET:-0.3} MAXB=67108864
 fi
+[ "$OPS" = all ] && OPS=allreduce,allgather,reducescatter,broadcast,reduce,alltoall
+# The perf tool of a collective, and the ops the baseline program covers (the rest: mpi_reference).
+perf_tool() {
+  case "$1" in
+    allreduce) echo all_reduce_perf ;; allgather) echo all_gather_perf ;; reducescatter) echo reduce_scatter_perf ;;
+    broadcast) echo broadcast_perf ;; reduce) echo reduce_perf ;; alltoall) echo alltoall_perf ;;
+    *) echo "run_compare.sh: unknown collective $1" >&2; exit 2 ;;
+  esac
+}
+BASE_OPS="" REF_OPS=""
+for op in ${OPS//,/ }; do
+  perf_tool "$op" >/dev/null
+  case "$op" in allreduce|allgather) BASE_OPS="$BASE_OPS${BASE_OPS:+,}$op" ;; *) REF_OPS="$REF_OPS${REF_OPS:+,}$op" ;; esac
+done
 if [ -n "$SIZES" ]; then
   list=""
   for b in ${SIZES//,/ }; do list="$list${list:+,}$(bytes_of "$b")"; done
@@ -118,12 +139,19 @@ done
 echo "== build"
 if [ -z "$BIN" ]; then
   cmake -S "$REPO" -B "$BUILD" -DWEFT_BUILD_TESTS=OFF >"$OUT/build.log" 2>&1 || { tail -20 "$OUT/build.log"; exit 1; }
-  cmake --build "$BUILD" --target $(for op in ${OPS//,/ }; do echo "${op/all/all_}_perf"; done) -j 2 >>"$OUT/build.log" 2>&1 ||
+  targets=()
+  for op in ${OPS//,/ }; do targets+=("$(perf_tool "$op")"); done
+  cmake --build "$BUILD" --target "${targets[@]}" -j 2 >>"$OUT/build.log" 2>&1 ||
     { tail -30 "$OUT/build.log"; exit 1; }
   BIN="$BUILD/benchmarks"
 fi
 BIN=$(cd "$BIN" && pwd)
 timeout 300 mpic++ -O2 -std=c++17 -o "$WORK/build/mpi_allreduce_bench" "$BASE/mpi_allreduce_bench.cpp"
+timeout 300 mpic++ -O2 -std=c++17 -o "$WORK/build/mpi_reference" "$HERE/mpi_reference.cc"
+MPICH=0
+if command -v mpicxx.mpich >/dev/null && command -v mpirun.mpich >/dev/null; then
+  timeout 300 mpicxx.mpich -O2 -std=c++17 -o "$WORK/build/mpich_reference" "$HERE/mpi_reference.cc" && MPICH=1
+fi
 timeout 300 g++ -O3 -march=native -std=c++17 -pthread -o "$WORK/build/mem_bench" "$BASE/mem_bench.cpp"
 
 {
@@ -133,6 +161,8 @@ timeout 300 g++ -O3 -march=native -std=c++17 -pthread -o "$WORK/build/mem_bench"
   echo "mem: $(free -g | awk '/Mem:/{print $2" GiB"}')"
   echo "g++: $(g++ --version | head -1)"
   echo "mpirun: $(mpirun --version 2>&1 | head -1)"
+  if [ "$MPICH" = 1 ]; then echo "mpich: $(mpirun.mpich --version 2>&1 | grep -m1 -i version)"; else
+    echo "mpich: not installed (apt-get install mpich libmpich-dev adds it)"; fi
   echo "weft tools: $BIN"
   echo "reps: $REPS  quick: $QUICK  mpi target: $TARGET s/size  max bytes: $MAXB"
   echo "ops: $OPS  ranks: $RANKS  sizes: ${SIZES:-all}"
@@ -156,18 +186,26 @@ run() {
 for r in $(seq 1 "$REPS"); do
   run "mem.rep$r" 120 "$WORK/build/mem_bench" --reps 7 --pingpong-iters 200000
   for n in ${RANKS//,/ }; do
-    if [ $(( (r + n / 2) % 2 )) = 0 ]; then order="weft mpi"; else order="mpi weft"; fi
-    for who in $order; do
-      if [ "$who" = weft ]; then
-        for op in ${OPS//,/ }; do
-          run "weft_${op}_n$n.rep$r" 600 "$SELF" --weft-bands "$BIN/${op/all/all_}_perf" "$n" "$QUICK" "$MAXB" "$SIZES"
-        done
-      elif [ -z "$SIZES" ]; then
-        run "mpi_shm_n$n.rep$r" 300 "${MPIRUN[@]}" -n "$n" "$WORK/build/mpi_allreduce_bench" \
-          --target "$TARGET" --max "$MAXB" --ops "$OPS"
-      else
-        run "mpi_shm_n$n.rep$r" 300 "$SELF" --mpi-sizes "$n" "$TARGET" "$OPS" "$SIZES"
-      fi
+    order="weft mpi"
+    [ "$MPICH" = 1 ] && order="$order mpich"
+    # Rotate the order every repetition (and differently per rank count).
+    read -r -a turn <<<"$order"
+    k=$(( (r + n / 2) % ${#turn[@]} ))
+    for who in "${turn[@]:k}" "${turn[@]:0:k}"; do
+      case "$who" in
+        weft)
+          for op in ${OPS//,/ }; do
+            run "weft_${op}_n$n.rep$r" 600 "$SELF" --weft-bands "$BIN/$(perf_tool "$op")" "$n" "$QUICK" "$MAXB" "$SIZES"
+          done ;;
+        mpi)
+          [ -n "$BASE_OPS" ] && run "mpi_shm_n$n.rep$r" 300 "$SELF" --mpi-run openmpi "$n" \
+            "$WORK/build/mpi_allreduce_bench" "$TARGET" "$BASE_OPS" "$MAXB" "$SIZES"
+          [ -n "$REF_OPS" ] && run "mpi_ref_n$n.rep$r" 600 "$SELF" --mpi-run openmpi "$n" \
+            "$WORK/build/mpi_reference" "$TARGET" "$REF_OPS" "$MAXB" "$SIZES" ;;
+        mpich)
+          run "mpich_shm_n$n.rep$r" 600 "$SELF" --mpi-run mpich "$n" "$WORK/build/mpich_reference" "$TARGET" "$OPS" \
+            "$MAXB" "$SIZES" ;;
+      esac
     done
   done
 done

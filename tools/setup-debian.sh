@@ -22,8 +22,10 @@ pkgs+=(clang-14 libclang-rt-14-dev)
 # The Python package (src/python: pybind11), its examples and tests (NumPy, mpi4py under Open MPI),
 # and the torch.distributed backend (src/torch: libtorch 1.13 and its Python module).
 pkgs+=(python3-dev python3-numpy python3-mpi4py pybind11-dev openmpi-bin libtorch-dev python3-torch)
-# The comparisons in benchmarks/ build the Open MPI reference programs (mpi.h, mpic++).
-pkgs+=(libopenmpi-dev)
+# The comparisons in benchmarks/ build the Open MPI reference programs (mpi.h, mpic++), and the
+# MPICH one when MPICH is there (mpicxx.mpich, mpirun.mpich). Open MPI stays the default mpirun and
+# mpic++: Debian ranks its alternatives above MPICH's (50 against 40).
+pkgs+=(libopenmpi-dev mpich libmpich-dev)
 # The trace tools draw timelines with matplotlib (tools/weft_trace_plot.py, tests/trace).
 pkgs+=(python3-matplotlib)
 if [ "${1:-}" = "--hip" ]; then

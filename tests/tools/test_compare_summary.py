@@ -1,0 +1,97 @@
+#!/usr/bin/env python3
+"""Unit tests of benchmarks/compare_summary.py and benchmarks/guard_summary.py on synthetic raw
+outputs: Weft's perf tool lines, the Open MPI programs' and MPICH's, two repetitions each. The times
+are chosen so that medians, the better MPI, the ratios and busbw are known exactly.
+
+  python3 tests/tools/test_compare_summary.py [-v]
+"""
+import os
+import subprocess
+import sys
+import tempfile
+import unittest
+
+BENCH = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "benchmarks")
+
+
+def weft_line(size, oop_us, ip_us):
+    # size count type redop root time algbw busbw #wrong time algbw busbw #wrong
+    ip = ("%.2f" % ip_us) if ip_us is not None else "N/A"
+    return "%12d %12d float sum -1 %10.2f 0 0 0 %s 0 0 %s" % (size, size // 4, oop_us, ip,
+                                                            "0" if ip_us is not None else "N/A")
+
+
+def mpi_line(op, n, size, t_us):
+    return "%-14s %-6d %12d %10d %12.2f %10.4f %10.4f %8s" % (op, n, size, 100, t_us, 0, 0, "ok")
+
+
+class CompareSummary(unittest.TestCase):
+    def setUp(self):
+        self.tmp = tempfile.TemporaryDirectory()
+        self.dir = self.tmp.name
+        os.makedirs(os.path.join(self.dir, "raw"))
+
+    def tearDown(self):
+        self.tmp.cleanup()
+
+    def write(self, name, lines):
+        with open(os.path.join(self.dir, "raw", name), "w") as f:
+            f.write("\n".join(lines) + "\n")
+
+    def summary(self):
+        return subprocess.run([sys.executable, os.path.join(BENCH, "compare_summary.py"), self.dir],
+                              check=True, capture_output=True, text=True).stdout
+
+    def row(self, text, section, size):
+        lines = text.splitlines()
+        at = lines.index(next(line for line in lines if line.startswith(section)))
+        for line in lines[at + 1:]:
+            if line.startswith("## "):
+                break
+            if line.startswith("| %s |" % size):
+                return [c.strip() for c in line.strip().strip("|").split("|")]
+        self.fail("no row %s in %s" % (size, section))
+
+    def test_better_mpi_and_in_place(self):
+        # ReduceScatter, 2 ranks, 1 MiB: Weft 100/120 us (median of 90, 110 / 120, 120), Open MPI
+        # 400 us, MPICH 200 us: the ratio is against MPICH (2.00x), oop/ip 100/120 = 0.83.
+        for rep, (w, m, c) in enumerate(((90, 390, 190), (110, 410, 210)), 1):
+            self.write("weft_reducescatter_n2.rep%d.txt" % rep, [weft_line(1 << 20, w, 120)])
+            self.write("mpi_ref_n2.rep%d.txt" % rep, [mpi_line("reducescatter", 2, 1 << 20, m)])
+            self.write("mpich_shm_n2.rep%d.txt" % rep, [mpi_line("reducescatter", 2, 1 << 20, c)])
+        text = self.summary()
+        cells = self.row(text, "## reducescatter, 2 ranks", "1 MiB")
+        self.assertEqual(cells[5], "2.00x")
+        self.assertEqual(cells[6], "0.83")
+        # busbw = size / t * (n-1)/n: 1 MiB in 100 us is 10.49 GB/s algbw, 5.24 busbw.
+        self.assertEqual(cells[1], "100.0 us / 5.24")
+        self.assertEqual(cells[4], "200.0 us / 2.62")
+        self.assertIn("and MPICH", text.splitlines()[0])
+
+    def test_alltoall_without_in_place_and_open_mpi_only(self):
+        # Weft has no in-place AlltoAll (N/A); without MPICH the ratio is against Open MPI.
+        self.write("weft_alltoall_n4.rep1.txt", [weft_line(65536, 50, None)])
+        self.write("mpi_ref_n4.rep1.txt", [mpi_line("alltoall", 4, 65536, 75)])
+        cells = self.row(self.summary(), "## alltoall, 4 ranks", "64 KiB")
+        self.assertEqual(cells[2], "")
+        self.assertEqual(cells[4], "")
+        self.assertEqual(cells[5], "1.50x")
+
+    def test_guard_takes_the_better_mpi(self):
+        for rep in (1, 2):
+            self.write("weft_allreduce_n2.rep%d.txt" % rep, [weft_line(8, 0.5, 0.5)])
+            self.write("mpi_shm_n2.rep%d.txt" % rep, [mpi_line("allreduce", 2, 8, 1.0)])
+            self.write("mpich_shm_n2.rep%d.txt" % rep, [mpi_line("allreduce", 2, 8, 0.75)])
+        guard = os.path.join(self.dir, "guard")
+        os.makedirs(os.path.join(guard, "compare"))
+        with open(os.path.join(guard, "compare", "summary.md"), "w") as f:
+            f.write(self.summary())
+        out = subprocess.run([sys.executable, os.path.join(BENCH, "guard_summary.py"), guard], check=True,
+                             capture_output=True, text=True).stdout
+        row = next(line for line in out.splitlines() if line.startswith("| shm allreduce 2 ranks 8 B |"))
+        self.assertIn("MPICH 0.75 us", row)
+        self.assertIn("1.50x", row)
+
+
+if __name__ == "__main__":
+    unittest.main()
