@@ -27,7 +27,8 @@ namespace weft {
 // How long a process waits for another process's measurement before using the defaults. The
 // measurement itself takes well under a second (kCalibrationBudgetMs).
 constexpr int kWaitForMeasurerMs = 3000;
-// A measurement stops starting new repeats after this long (each repeat is a few ms).
+// A measurement stops starting new repeats after this long (each repeat is a few ms); the first
+// round always runs.
 constexpr int kCalibrationBudgetMs = 400;
 constexpr int kCalibrationRepeats = 5;
 // The repeats of a probe are said to spread when their interquartile range exceeds this share

@@ -182,8 +182,10 @@ Calibration measureCalibration() {
   probes::MemCopy mem;
   std::vector<Probe> all = makeProbes(&mem);
   // Rounds of one repeat of every probe, rather than all repeats of one probe in a row: a burst
-  // of load then spoils one repeat of each probe, which the median ignores.
-  for (; cal.repeats < kCalibrationRepeats && msSince(t0) < kCalibrationBudgetMs; ++cal.repeats) {
+  // of load then spoils one repeat of each probe, which the median ignores. The first round runs
+  // whatever the setup cost (a slow machine, a sanitizer build): a measurement without one has
+  // nothing to give.
+  for (; cal.repeats < kCalibrationRepeats && (cal.repeats == 0 || msSince(t0) < kCalibrationBudgetMs); ++cal.repeats) {
     for (Probe& p : all) {
       double v = p.run();
       if (v > 0) p.samples.push_back(v);
