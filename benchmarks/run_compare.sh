@@ -58,9 +58,9 @@ fi
 
 MPIRUN=(mpirun --allow-run-as-root --oversubscribe --mca oob_tcp_if_include lo --mca btl_tcp_if_include lo)
 WORK=${TMPDIR:-/tmp}/weft-compare
-# Internal: the Open MPI benchmark at the sizes of a list. It takes a range, not a list, so each
-# size is a range of its own; the output of all of them is one run's.
-# Internal: one MPI program over a size list or the whole grid: LAUNCHER N PROGRAM TARGET OPS MAXB [SIZES].
+# Internal: one MPI program (LAUNCHER N PROGRAM TARGET OPS MAXB [SIZES]) over the whole grid, or at
+# the sizes of a list: the programs take a range, not a list, so each size is a range of its own;
+# the output of all of them is one run's.
 if [ "${1:-}" = --mpi-run ]; then
   launcher=$2 n=$3 prog=$4 target=$5 ops=$6 maxb=$7 sizes=${8:-}
   if [ "$launcher" = mpich ]; then launch=(mpirun.mpich -n "$n"); else launch=("${MPIRUN[@]}" -n "$n"); fi
@@ -198,10 +198,14 @@ for r in $(seq 1 "$REPS"); do
             run "weft_${op}_n$n.rep$r" 600 "$SELF" --weft-bands "$BIN/$(perf_tool "$op")" "$n" "$QUICK" "$MAXB" "$SIZES"
           done ;;
         mpi)
-          [ -n "$BASE_OPS" ] && run "mpi_shm_n$n.rep$r" 300 "$SELF" --mpi-run openmpi "$n" \
-            "$WORK/build/mpi_allreduce_bench" "$TARGET" "$BASE_OPS" "$MAXB" "$SIZES"
-          [ -n "$REF_OPS" ] && run "mpi_ref_n$n.rep$r" 600 "$SELF" --mpi-run openmpi "$n" \
-            "$WORK/build/mpi_reference" "$TARGET" "$REF_OPS" "$MAXB" "$SIZES" ;;
+          if [ -n "$BASE_OPS" ]; then
+            run "mpi_shm_n$n.rep$r" 300 "$SELF" --mpi-run openmpi "$n" "$WORK/build/mpi_allreduce_bench" "$TARGET" \
+              "$BASE_OPS" "$MAXB" "$SIZES"
+          fi
+          if [ -n "$REF_OPS" ]; then
+            run "mpi_ref_n$n.rep$r" 600 "$SELF" --mpi-run openmpi "$n" "$WORK/build/mpi_reference" "$TARGET" \
+              "$REF_OPS" "$MAXB" "$SIZES"
+          fi ;;
         mpich)
           run "mpich_shm_n$n.rep$r" 600 "$SELF" --mpi-run mpich "$n" "$WORK/build/mpich_reference" "$TARGET" "$OPS" \
             "$MAXB" "$SIZES" ;;
