@@ -151,7 +151,6 @@ ProxyProfile::ProxyOpRec* ProxyProfile::proxyOpFor(Link* l, uint64_t key) {
 }
 
 void ProxyProfile::maybeStopProxyOp(Link* l, ProxyOpRec* op) {
-  (void)l;
   if (op->stopped || op->open > 0) return;
   auto it = ops_.find(op->key);
   const bool executorDone = it == ops_.end() || it->second.executorDone;
