@@ -39,8 +39,8 @@ class Bootstrap {
   // allGather/barrier's own sockets (which they do not use).
   virtual ncclResult_t send(int peer, uint64_t tag, const void* data, size_t bytes, std::string* why) = 0;
   // The same with its own bound (ms) instead of the communicator's timeout: for best-effort notes
-  // (mismatch stamps and reports) to a peer that may have left already, whose address then
-  // refuses connections until the bound.
+  // (mismatch stamps and reports) and retried short attempts (the network's connection handles)
+  // to a peer that may have left already, whose address then refuses connections until the bound.
   virtual ncclResult_t sendWithin(int peer, uint64_t tag, const void* data, size_t bytes, int64_t timeoutMs,
                                   std::string* why) = 0;
   virtual ncclResult_t tryRecv(int peer, uint64_t tag, void* data, size_t bytes, bool* got, std::string* why) = 0;

@@ -1,5 +1,6 @@
 #include "transports/net/net_connection.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 
@@ -7,6 +8,12 @@
 #include "base/log.h"
 
 namespace weft {
+namespace {
+
+// The bound of one attempt to send the receiver's handle (see State::kSendHandle).
+constexpr int64_t kHandleAttemptMs = 20;
+
+}  // namespace
 
 NetConnection::NetConnection(const NetConnectionSpec& spec) : spec_(spec) {}
 
@@ -50,14 +57,23 @@ ncclResult_t NetConnection::tryConnect(FifoView* view, bool* ready, std::string*
       if (r != ncclSuccess)
         return fail(r, std::string("listen on ") + spec_.network->name() + " device " + std::to_string(spec_.device) +
                            " failed");
-      std::string detail;
-      r = spec_.bootstrap->send(peer, handshakeTag(), handle_, sizeof handle_, &detail);
-      if (r != ncclSuccess) return fail(r, "sending the connection handle failed: " + detail);
-      state_ = State::kAccepting;
+      state_ = State::kSendHandle;
     }
   }
   ncclResult_t r;
   switch (state_) {
+    case State::kSendHandle: {
+      // One short attempt per call: the peer's bootstrap refuses connections once its
+      // communicator is gone (it failed on a mismatch and left, say), and a blocking send would
+      // retry until WEFT_TIMEOUT_MS without the executor ever looking at that peer's report.
+      const int64_t leftMs = (deadlineNs_ - nowNs()) / 1000000;
+      const int64_t attemptMs = std::max<int64_t>(1, std::min(kHandleAttemptMs, leftMs));
+      if (spec_.bootstrap->sendWithin(peer, handshakeTag(), handle_, sizeof handle_, attemptMs, &lastSendFailure_) !=
+          ncclSuccess)
+        break;
+      state_ = State::kAccepting;  // accept() is tried from the next call on
+      break;
+    }
     case State::kAwaitHandle: {
       bool got = false;
       std::string detail;
@@ -103,6 +119,8 @@ std::string NetConnection::pendingText(int peer) const {
   const std::string within = " within " + std::to_string(spec_.timeoutMs) + " ms (WEFT_TIMEOUT_MS)";
   const std::string net = spec_.network->name();
   switch (state_) {
+    case State::kSendHandle:
+      return "sending the connection handle to " + rank + " has not succeeded" + within + ": " + lastSendFailure_;
     case State::kAwaitHandle: return "no connection handle arrived from " + rank + within;
     case State::kConnecting:
       return "the " + net + " network's connect() has not completed within " + std::to_string(spec_.timeoutMs) +

@@ -1,7 +1,9 @@
 // The network backend of a Connection: the FIFO lives in this process's memory and the network
 // proxy moves its slots to or from the peer. Setting the link up is a handshake that never blocks
-// the executor: the receiver listens and sends its handle to the sender over the bootstrap, the
-// sender connects with it, the receiver accepts; then the link goes to the proxy.
+// the executor for long: the receiver listens and sends its handle to the sender over the
+// bootstrap (in short attempts, so that a peer that already left costs one attempt per call and the
+// executor goes on polling for mismatch reports and failures between them), the sender connects
+// with it, the receiver accepts; then the link goes to the proxy.
 #pragma once
 #include <functional>
 #include <memory>
@@ -48,7 +50,7 @@ class NetConnection final : public ConnectionBackend {
   void shutdown() override;
 
  private:
-  enum class State { kStart, kAwaitHandle, kConnecting, kAccepting, kReady };
+  enum class State { kStart, kSendHandle, kAwaitHandle, kConnecting, kAccepting, kReady };
   ncclResult_t finish(void* comm, FifoView* view, std::string* why);
   uint64_t handshakeTag() const;
   std::string pendingText(int peer) const;
@@ -56,6 +58,7 @@ class NetConnection final : public ConnectionBackend {
   NetConnectionSpec spec_;
   State state_ = State::kStart;
   int64_t deadlineNs_ = 0;
+  std::string lastSendFailure_;  // why the last attempt to send the handle failed, for the timeout text
   unsigned char handle_[net::kHandleBytes] = {};
   void* listenComm_ = nullptr;
   void* comm_ = nullptr;  // until handed to the proxy
