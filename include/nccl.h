@@ -16,7 +16,8 @@
  *   - Neither (Weft's host mode): cudaStream_t is declared here as the same opaque pointer type
  *     CUDA uses, so including <cuda_runtime.h> afterwards is still fine. Pass NULL as the stream.
  * Define WEFT_NO_CUDA_HEADERS before including this file to keep CUDA's headers out even when
- * they are on the include path. WEFT_STREAM_T names the stream type the collectives take.
+ * they are on the include path. WEFT_STREAM_T names the stream type the collectives take, and
+ * WEFT_EVENT_T the event type of ncclCollConfig_t.
  */
 #ifndef NCCL_H_
 #define NCCL_H_
@@ -43,8 +44,10 @@
 #    define WEFT_HIP_STREAM_DECLARED_ 1
 /* The same declaration as HIP's own, so HIP's headers may still be included later. */
 typedef struct ihipStream_t* hipStream_t;
+typedef struct ihipEvent_t* hipEvent_t;
 #  endif
 #  define WEFT_STREAM_T hipStream_t
+#  define WEFT_EVENT_T hipEvent_t
 #else
 /* CUDA, or host mode: collectives take a cudaStream_t. */
 #  if !defined(WEFT_NO_CUDA_HEADERS)
@@ -71,8 +74,10 @@ typedef struct ihipStream_t* hipStream_t;
 /* The same declaration as CUDA's own (driver_types.h), so <cuda_runtime.h> may still be included
  * later. Host-mode programs pass NULL. */
 typedef struct CUstream_st* cudaStream_t;
+typedef struct CUevent_st* cudaEvent_t;
 #  endif
 #  define WEFT_STREAM_T cudaStream_t
+#  define WEFT_EVENT_T cudaEvent_t
 #endif
 
 /* ---- Version -------------------------------------------------------------------------------- */
@@ -227,6 +232,57 @@ typedef struct ncclEncryptionConfig_v23200 {
     NCCL_VERSION(NCCL_MAJOR, NCCL_MINOR, NCCL_PATCH), /* version */                 \
     NCCL_ENCRYPTION_MODE_NONE,                        /* mode */                    \
     NCCL_CONFIG_UNDEF_PTR,                            /* psk */                     \
+  }
+
+/* One vendor option of a ncclCollConfig_t (NCCL 2.31): a list linked through next, keyed by a
+   vendor's own id. Weft defines no options and ignores the list, as NVIDIA's library does. */
+typedef struct ncclConfigExt {
+  struct ncclConfigExt* next; /* the next option, or NULL */
+  struct {
+    int vendorId; /* the vendor's id, non-zero */
+    int optionId; /* the option, numbered by its vendor */
+  } key;
+  union {
+    int i;
+    const char* s;
+    void* raw;
+  } val;
+} ncclConfigExt_t;
+
+/* Settings of one collective call, for the nccl<Coll>Config calls (NCCL 2.31; launchCompletionEvent
+   2.32). Always start from NCCL_COLLCONFIG_INITIALIZER, then set fields; every rank must pass the
+   same settings. See docs/api.md for what Weft does with each. */
+typedef struct ncclCollConfig_v23200 {
+  size_t size;            /* set by the initializer; do not change */
+  unsigned int magic;     /* set by the initializer; do not change */
+  unsigned int version;   /* set by the initializer; do not change */
+  ncclConfigExt_t* ext;   /* vendor options, or NULL */
+  int minCTAs;            /* fewest channels for this call */
+  int maxCTAs;            /* most channels for this call */
+  int nvlsCTAs;           /* channels for NVLink SHARP (GPU only) */
+  int cgaClusterSize;     /* GPU thread-block cluster size (GPU only) */
+  const char* algSelection; /* algorithms this call may use, e.g. "RING" or "TREE,^TREE_LL"; NULL: any */
+  int forceAlgSelection;  /* 1: a selection that cannot be honoured is an error; 0: ignore it */
+  int CTAPolicy;          /* one of NCCL_CTA_POLICY_* (GPU only) */
+  uint64_t userProfilerTag; /* given to profiler plugins with the call's events; changes nothing */
+  WEFT_EVENT_T launchCompletionEvent; /* NCCL 2.32: recorded once the call's kernel is launched (GPU only) */
+} ncclCollConfig_t;
+
+#define NCCL_COLLCONFIG_INITIALIZER                                                 \
+  {                                                                                 \
+    sizeof(ncclCollConfig_t),                         /* size */                    \
+    NCCL_API_MAGIC,                                   /* magic */                   \
+    NCCL_VERSION_CODE,                                /* version */                 \
+    NCCL_CONFIG_UNDEF_PTR,                            /* ext */                     \
+    NCCL_CONFIG_UNDEF_INT,                            /* minCTAs */                 \
+    NCCL_CONFIG_UNDEF_INT,                            /* maxCTAs */                 \
+    NCCL_CONFIG_UNDEF_INT,                            /* nvlsCTAs */                \
+    NCCL_CONFIG_UNDEF_INT,                            /* cgaClusterSize */          \
+    NCCL_CONFIG_UNDEF_PTR,                            /* algSelection */            \
+    1,                                                /* forceAlgSelection */       \
+    NCCL_CONFIG_UNDEF_INT,                            /* CTAPolicy */               \
+    0,                                                /* userProfilerTag */         \
+    NCCL_CONFIG_UNDEF_PTR,                            /* launchCompletionEvent */   \
   }
 
 /* What ncclGroupSimulateEnd reports. Always start from NCCL_SIM_INFO_INITIALIZER. */
@@ -556,6 +612,47 @@ ncclResult_t ncclScatter(const void* sendbuff, void* recvbuff, size_t count,
                          ncclDataType_t datatype, int root, ncclComm_t comm, WEFT_STREAM_T stream);
 ncclResult_t pncclScatter(const void* sendbuff, void* recvbuff, size_t count,
                           ncclDataType_t datatype, int root, ncclComm_t comm, WEFT_STREAM_T stream);
+
+/* The same collectives with a ncclCollConfig_t for this call (NCCL 2.31). A NULL config is the
+   plain call. */
+ncclResult_t ncclAllReduceConfig(const void* sendbuff, void* recvbuff, size_t count, ncclDataType_t datatype,
+                                 ncclRedOp_t op, ncclComm_t comm, WEFT_STREAM_T stream,
+                                 const ncclCollConfig_t* config);
+ncclResult_t pncclAllReduceConfig(const void* sendbuff, void* recvbuff, size_t count, ncclDataType_t datatype,
+                                  ncclRedOp_t op, ncclComm_t comm, WEFT_STREAM_T stream,
+                                  const ncclCollConfig_t* config);
+ncclResult_t ncclBroadcastConfig(const void* sendbuff, void* recvbuff, size_t count, ncclDataType_t datatype,
+                                 int root, ncclComm_t comm, WEFT_STREAM_T stream, const ncclCollConfig_t* config);
+ncclResult_t pncclBroadcastConfig(const void* sendbuff, void* recvbuff, size_t count, ncclDataType_t datatype,
+                                  int root, ncclComm_t comm, WEFT_STREAM_T stream, const ncclCollConfig_t* config);
+ncclResult_t ncclReduceConfig(const void* sendbuff, void* recvbuff, size_t count, ncclDataType_t datatype,
+                              ncclRedOp_t op, int root, ncclComm_t comm, WEFT_STREAM_T stream,
+                              const ncclCollConfig_t* config);
+ncclResult_t pncclReduceConfig(const void* sendbuff, void* recvbuff, size_t count, ncclDataType_t datatype,
+                               ncclRedOp_t op, int root, ncclComm_t comm, WEFT_STREAM_T stream,
+                               const ncclCollConfig_t* config);
+ncclResult_t ncclAllGatherConfig(const void* sendbuff, void* recvbuff, size_t sendcount, ncclDataType_t datatype,
+                                 ncclComm_t comm, WEFT_STREAM_T stream, const ncclCollConfig_t* config);
+ncclResult_t pncclAllGatherConfig(const void* sendbuff, void* recvbuff, size_t sendcount, ncclDataType_t datatype,
+                                  ncclComm_t comm, WEFT_STREAM_T stream, const ncclCollConfig_t* config);
+ncclResult_t ncclReduceScatterConfig(const void* sendbuff, void* recvbuff, size_t recvcount,
+                                     ncclDataType_t datatype, ncclRedOp_t op, ncclComm_t comm,
+                                     WEFT_STREAM_T stream, const ncclCollConfig_t* config);
+ncclResult_t pncclReduceScatterConfig(const void* sendbuff, void* recvbuff, size_t recvcount,
+                                      ncclDataType_t datatype, ncclRedOp_t op, ncclComm_t comm,
+                                      WEFT_STREAM_T stream, const ncclCollConfig_t* config);
+ncclResult_t ncclAlltoAllConfig(const void* sendbuff, void* recvbuff, size_t count, ncclDataType_t datatype,
+                                ncclComm_t comm, WEFT_STREAM_T stream, const ncclCollConfig_t* config);
+ncclResult_t pncclAlltoAllConfig(const void* sendbuff, void* recvbuff, size_t count, ncclDataType_t datatype,
+                                 ncclComm_t comm, WEFT_STREAM_T stream, const ncclCollConfig_t* config);
+ncclResult_t ncclGatherConfig(const void* sendbuff, void* recvbuff, size_t count, ncclDataType_t datatype,
+                              int root, ncclComm_t comm, WEFT_STREAM_T stream, const ncclCollConfig_t* config);
+ncclResult_t pncclGatherConfig(const void* sendbuff, void* recvbuff, size_t count, ncclDataType_t datatype,
+                               int root, ncclComm_t comm, WEFT_STREAM_T stream, const ncclCollConfig_t* config);
+ncclResult_t ncclScatterConfig(const void* sendbuff, void* recvbuff, size_t count, ncclDataType_t datatype,
+                               int root, ncclComm_t comm, WEFT_STREAM_T stream, const ncclCollConfig_t* config);
+ncclResult_t pncclScatterConfig(const void* sendbuff, void* recvbuff, size_t count, ncclDataType_t datatype,
+                                int root, ncclComm_t comm, WEFT_STREAM_T stream, const ncclCollConfig_t* config);
 
 /* ---- Point to point (pair each ncclSend with the peer's ncclRecv; group concurrent ones) ----- */
 

@@ -1,5 +1,6 @@
 // Collective and point-to-point entry points: check the arguments, record a Task, enqueue it.
 #include "api/api_support.h"
+#include "api/call_settings.h"
 #include "enqueue/group.h"
 #include "rccl/rccl.h"
 
@@ -17,8 +18,17 @@ ncclResult_t checkCommon(const char* fn, ncclComm* comm, const void* stream, ncc
   return ncclSuccess;
 }
 
-// Inside a group an argument error also fails the group (ncclGroupEnd reports it).
+// Inside a group an argument error also fails the group (ncclGroupEnd reports it). A call made
+// through a nccl<Coll>Config entry point carries that call's settings (call_settings.h).
 ncclResult_t submit(ncclResult_t checked, Task&& t) {
+  if (const CallSettings* cs = currentCallSettings(); checked == ncclSuccess && cs != nullptr) {
+    t.algSelection = cs->algSelection;
+    t.forceAlgSelection = cs->forceAlgSelection;
+    t.callMinChannels = cs->minChannels;
+    t.callMaxChannels = cs->maxChannels;
+    t.userProfilerTag = cs->userProfilerTag;
+    checked = applyAlgSelection(cs->fn, &t);
+  }
   if (checked != ncclSuccess) {
     groupRecordError(checked);
     return checked;

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -18,6 +19,7 @@
 #include "gpu_executor/gpu_executor.h"
 #include "host_executor/host_executor.h"
 #include "trace/trace.h"
+#include "tuning/call_selection.h"
 #include "tuning/select.h"
 
 namespace weft {
@@ -129,6 +131,8 @@ void traceOperations(const std::vector<Task>& tasks, int64_t startNs, int64_t en
       a.num("root", t.root);
     a.str("algorithm", algorithmName(t.algorithm)).str("protocol", protocolName(t.protocol));
     a.num("channels", t.nChannels).str("result", resultString(r));
+    // A nccl<Coll>Config call's ncclCollConfig_t::userProfilerTag, so a user can find their calls.
+    if (t.userProfilerTag != 0) a.hex("userTag", t.userProfilerTag);
     trace::record(trace::Cat::kOp, t.comm->traceRank, collName(t.kind), startNs, endNs, a.take());
   }
 }
@@ -283,6 +287,18 @@ ncclResult_t groupSimulateEnd(float* estimatedUs) {
   g.afterJobs.clear();  // nothing ran, so there is nothing to finish
   g.error = ncclSuccess;
   return r;
+}
+
+ncclResult_t applyAlgSelection(const char* fn, Task* task) {
+  const char* text = task->algSelection;
+  task->algSelection = nullptr;  // the caller's string lives only as long as the call
+  std::string why;
+  uint64_t rows = 0;
+  if (!resolveCallSelection(text, task->forceAlgSelection, task->comm->tuner.get(), commShape(task->comm), *task, &rows,
+                            &why))
+    return setError(task->comm, ncclInvalidArgument, "%s: %s", fn, why.c_str());
+  task->callRows = rows;
+  return ncclSuccess;
 }
 
 ncclResult_t enqueue(Task&& task) {

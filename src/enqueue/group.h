@@ -17,6 +17,10 @@ bool inGroup();
 ncclResult_t groupSimulateEnd(float* estimatedUs);
 // Records a validated task: runs it now, or at the end of the current group.
 ncclResult_t enqueue(Task&& task);
+// A nccl<Coll>Config call's algSelection: turns task->algSelection into the rows the task may run
+// with (task->callRows), on the communicator's agreed shape and tuner. A selection that cannot be
+// honoured with forceAlgSelection set is ncclInvalidArgument, with a message naming fn.
+ncclResult_t applyAlgSelection(const char* fn, Task* task);
 // Defers work that NCCL runs at the end of a group (communicator init and split issued inside one).
 // At ncclGroupEnd every deferred job runs on its own thread, side by side, so that one thread can
 // create all ranks of a communicator; then the group's operations run.

@@ -117,6 +117,7 @@ void profileApiCall(Task& t, int depth) {
     d.p2pApi.count = t.count;
     d.p2pApi.datatype = dataTypeText(t.dtype);
     d.p2pApi.stream = t.stream;
+    d.p2pApi.userTag = t.userProfilerTag;
   } else {
     d.type = ncclProfileCollApi;
     d.collApi.func = collName(t.kind);
@@ -124,6 +125,7 @@ void profileApiCall(Task& t, int depth) {
     d.collApi.datatype = dataTypeText(t.dtype);
     d.collApi.root = t.root;
     d.collApi.stream = t.stream;
+    d.collApi.userTag = t.userProfilerTag;  // a nccl<Coll>Config call's ncclCollConfig_t tag, else 0
   }
   // Started and stopped within the call, as NCCL does; the operation event names it as its parent.
   t.profilerApi = profiler::start(t.comm->profilerContext, &d);
@@ -165,6 +167,7 @@ void profileRunStarts(const std::vector<Task>& tasks, const Program& prog, Profi
       d.p2p.peer = t.root;
       d.p2p.nChannels = static_cast<uint8_t>(t.nChannels);
       d.p2p.parentGroup = run->group;
+      d.p2p.userTag = t.userProfilerTag;
     } else {
       d.type = ncclProfileColl;
       d.coll.seqNumber = t.seq;
@@ -178,6 +181,7 @@ void profileRunStarts(const std::vector<Task>& tasks, const Program& prog, Profi
       d.coll.algo = algorithmText(t.algorithm);
       d.coll.proto = protocolText(t.protocol);
       d.coll.parentGroup = run->group;
+      d.coll.userTag = t.userProfilerTag;
     }
     run->ops[i] = profiler::start(t.comm->profilerContext, &d);
     std::vector<net::LinkTraffic> traffic;

@@ -69,6 +69,15 @@ struct Task {
   // the operation outgrows the last-level cache. Changes no result and no message, only how this
   // rank writes its memory, so it is decided per rank (it depends on the rank's own buffers).
   bool streamOutput = false;
+  // What the nccl<Coll>Config calls (ncclCollConfig_t) set for this call alone: the algSelection
+  // text until enqueue resolves it (the caller keeps it valid during the call), then the
+  // (algorithm, protocol) rows it allows (tuning/call_selection.h; 0: automatic); channel bounds
+  // (0: unset); and the profiler tag, which changes nothing that runs.
+  const char* algSelection = nullptr;
+  bool forceAlgSelection = true;
+  uint64_t callRows = 0;
+  int callMinChannels = 0, callMaxChannels = 0;
+  uint64_t userProfilerTag = 0;
   // The profiler plugin's handle of this call's API event (trace/profiler.h), the parent of its
   // operation event; null without a plugin.
   void* profilerApi = nullptr;

@@ -32,6 +32,11 @@ struct AlgoProtoFilter {
   bool allows(int coll, Algorithm a, Protocol p) const {
     return (algos[coll] >> int(a) & 1) && (protos[coll] >> int(p) & 1);
   }
+  // A setting narrowed collective c (it then wins over a call's own algSelection, as in NCCL).
+  bool restricts(int coll) const {
+    const AlgoProtoFilter all;
+    return algos[coll] != all.algos[coll] || protos[coll] != all.protos[coll];
+  }
 };
 
 // Applies an NCCL_ALGO-style value to `filter`; each problem becomes one line in *warnings

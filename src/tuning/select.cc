@@ -58,17 +58,34 @@ void selectAlgorithm(const Tuner* tuner, const CommShape& shape, Task* task) {
         task->algorithm = Algorithm(a);
         return;
       }
-  const uint32_t candidates = modelCandidates(shape, *task);
-  if (tunedCollIndex(task->kind) < 0 || tuner == nullptr) {
+  uint32_t candidates = modelCandidates(shape, *task);
+  const int ci = tunedCollIndex(task->kind);
+  // A call's algSelection (nccl<Coll>Config) narrows the candidates, unless NCCL_ALGO or NCCL_PROTO
+  // narrowed this collective: the environment wins, as in NCCL.
+  uint64_t rows = task->callRows;
+  if (rows != 0 && tuner != nullptr && ci >= 0 && tuner->options().filter.restricts(ci)) rows = 0;
+  if (rows != 0) {
+    uint32_t algos = 0;
+    for (int a = 0; a < algorithmCount(); ++a)
+      if (rows >> (a * kNumProtocols) & ((1u << kNumProtocols) - 1)) algos |= 1u << a;
+    if ((candidates & algos) != 0) candidates &= algos;
+  }
+  auto boundChannels = [&](int n) {
+    if (task->callMinChannels > 0) n = std::max(n, task->callMinChannels);
+    if (task->callMaxChannels > 0) n = std::min(n, task->callMaxChannels);
+    return std::clamp(n, 1, std::max(1, shape.nChannels));
+  };
+  if (ci < 0 || tuner == nullptr) {
     // Nothing to compare: the first registered algorithm that may run it (point-to-point patterns
     // have one; a collective without a tuner gets the ring).
     if (candidates != 0) task->algorithm = Algorithm(std::countr_zero(candidates));
+    task->nChannels = boundChannels(task->nChannels);
     return;
   }
-  TunerChoice c = tuner->choose(task->kind, tunedBytes(shape.nranks, *task), candidates);
+  TunerChoice c = tuner->choose(task->kind, tunedBytes(shape.nranks, *task), candidates, rows);
   task->algorithm = c.algorithm;
   task->protocol = c.protocol;
-  task->nChannels = std::clamp(c.nChannels, 1, std::max(1, shape.nChannels));
+  task->nChannels = boundChannels(c.nChannels);
 }
 
 double estimateTaskUs(const Tuner& tuner, const CommShape& shape, const Task& t, bool peerOnOtherHost) {

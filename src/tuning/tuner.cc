@@ -130,7 +130,7 @@ bool Tuner::pick(const float (*costs)[kNumProtocols], int coll, uint32_t support
   return found;
 }
 
-TunerChoice Tuner::choose(CollKind coll, size_t nBytes, uint32_t supported) const {
+TunerChoice Tuner::choose(CollKind coll, size_t nBytes, uint32_t supported, uint64_t rows) const {
   TunerChoice choice;
   const int ci = tunedCollIndex(coll);
   if (ci < 0) return choice;
@@ -138,7 +138,8 @@ TunerChoice Tuner::choose(CollKind coll, size_t nBytes, uint32_t supported) cons
   float costs[kMaxAlgorithms][kNumProtocols];
   for (int a = 0; a < nAlgos_; ++a)
     for (int p = 0; p < kNumProtocols; ++p) {
-      bool usable = (supported >> a & 1) && opts_.filter.allows(ci, Algorithm(a), Protocol(p));
+      bool usable = (supported >> a & 1) && opts_.filter.allows(ci, Algorithm(a), Protocol(p)) &&
+                    (rows == 0 || (rows >> (a * kNumProtocols + p) & 1));
       costs[a][p] = usable ? at(ci, b, Algorithm(a), Protocol(p)).costUs : -1.0f;
     }
   int pluginChannels = 0;

@@ -51,8 +51,10 @@ class Tuner {
   const TunerPlugin* plugin() const { return plugin_.get(); }
 
   // `supported` has bit i set when Algorithm(i) may run the operation (select.h's
-  // modelCandidates). No allocation, a few dozen table reads.
-  TunerChoice choose(CollKind coll, size_t nBytes, uint32_t supported) const;
+  // modelCandidates); `rows`, when not 0, narrows the (algorithm, protocol) pairs further (a
+  // call's algSelection, tuning/call_selection.h: bit a * kNumProtocols + p). No allocation, a few
+  // dozen table reads.
+  TunerChoice choose(CollKind coll, size_t nBytes, uint32_t supported, uint64_t rows = 0) const;
   // The table entry (cost -1 = no formula, or an algorithm/protocol the model never chooses).
   float cost(int coll, int bucket, Algorithm a, Protocol p) const { return at(coll, bucket, a, p).costUs; }
   int channels(int coll, int bucket, Algorithm a, Protocol p) const { return at(coll, bucket, a, p).nChannels; }

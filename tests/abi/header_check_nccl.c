@@ -49,6 +49,19 @@ WEFT_CHECK(sizeof(ncclEncryptionConfig_t) == 32 && offsetof(ncclEncryptionConfig
                offsetof(ncclEncryptionConfig_t, psk) == 24,
            encryption_layout);
 WEFT_CHECK(NCCL_ENCRYPTION_MODE_NONE == 0 && NCCL_ENCRYPTION_MODE_PSK == 1, encryption_modes);
+/* NCCL 2.31's per-call config (64 bytes) with 2.32's launchCompletionEvent appended (72). */
+WEFT_CHECK(sizeof(ncclCollConfig_t) == 72 && offsetof(ncclCollConfig_t, ext) == 16 &&
+               offsetof(ncclCollConfig_t, minCTAs) == 24 &&
+               offsetof(ncclCollConfig_t, cgaClusterSize) == 36 &&
+               offsetof(ncclCollConfig_t, algSelection) == 40 &&
+               offsetof(ncclCollConfig_t, forceAlgSelection) == 48 &&
+               offsetof(ncclCollConfig_t, CTAPolicy) == 52 &&
+               offsetof(ncclCollConfig_t, userProfilerTag) == 56 &&
+               offsetof(ncclCollConfig_t, launchCompletionEvent) == 64,
+           collconfig_layout);
+WEFT_CHECK(sizeof(ncclConfigExt_t) == 24 && offsetof(ncclConfigExt_t, key) == 8 &&
+               offsetof(ncclConfigExt_t, val) == 16,
+           config_ext_layout);
 #endif
 
 /* Every function and its pncclX twin, with the exact NCCL signature. */
@@ -123,6 +136,30 @@ int weft_header_check_nccl(void) {
            (const void*, void*, size_t, ncclDataType_t, int, ncclComm_t, Stream));
   CHECK_FN(ncclScatter, ncclResult_t,
            (const void*, void*, size_t, ncclDataType_t, int, ncclComm_t, Stream));
+  CHECK_FN(ncclAllReduceConfig, ncclResult_t,
+           (const void*, void*, size_t, ncclDataType_t, ncclRedOp_t, ncclComm_t, Stream,
+            const ncclCollConfig_t*));
+  CHECK_FN(ncclBroadcastConfig, ncclResult_t,
+           (const void*, void*, size_t, ncclDataType_t, int, ncclComm_t, Stream,
+            const ncclCollConfig_t*));
+  CHECK_FN(ncclReduceConfig, ncclResult_t,
+           (const void*, void*, size_t, ncclDataType_t, ncclRedOp_t, int, ncclComm_t, Stream,
+            const ncclCollConfig_t*));
+  CHECK_FN(ncclAllGatherConfig, ncclResult_t,
+           (const void*, void*, size_t, ncclDataType_t, ncclComm_t, Stream,
+            const ncclCollConfig_t*));
+  CHECK_FN(ncclReduceScatterConfig, ncclResult_t,
+           (const void*, void*, size_t, ncclDataType_t, ncclRedOp_t, ncclComm_t, Stream,
+            const ncclCollConfig_t*));
+  CHECK_FN(ncclAlltoAllConfig, ncclResult_t,
+           (const void*, void*, size_t, ncclDataType_t, ncclComm_t, Stream,
+            const ncclCollConfig_t*));
+  CHECK_FN(ncclGatherConfig, ncclResult_t,
+           (const void*, void*, size_t, ncclDataType_t, int, ncclComm_t, Stream,
+            const ncclCollConfig_t*));
+  CHECK_FN(ncclScatterConfig, ncclResult_t,
+           (const void*, void*, size_t, ncclDataType_t, int, ncclComm_t, Stream,
+            const ncclCollConfig_t*));
   CHECK_FN(ncclSend, ncclResult_t, (const void*, size_t, ncclDataType_t, int, ncclComm_t, Stream));
   CHECK_FN(ncclRecv, ncclResult_t, (void*, size_t, ncclDataType_t, int, ncclComm_t, Stream));
   CHECK_FN(ncclGroupStart, ncclResult_t, (void));

@@ -131,6 +131,16 @@ def check_rank(path, lines, abi, nranks, mask):
         if e["datatype"] != "ncclFloat32" or not re.fullmatch(r"[A-Z0-9_]+", e["algo"]) or \
                 e["proto"] not in ("LL", "LL128", "SIMPLE") or e["channels"] < 1:
             fail("%s: collective event %s" % (path, e))
+    if abi >= 7:
+        # The job's Broadcast comes through ncclBroadcastConfig with userProfilerTag 0x7e57: its API
+        # and operation events carry it, every other event 0.
+        tagged = [(e["type"], e["func"]) for e in events.values() if e.get("tag", "0") != "0"]
+        wrong = [e for e in events.values() if e.get("tag") not in (None, "0", "7e57") or
+                 (e.get("tag") == "0" and e.get("func") == "Broadcast")]
+        has_api = any(e["type"] == COLL_API for e in events.values())
+        want = [(t, "Broadcast") for t in ([COLL_API, COLL] if has_api else [COLL])]
+        if sorted(tagged) != sorted(want) or wrong:
+            fail("%s: tagged events %s, expected %s (the Broadcast's)" % (path, tagged, want))
     if [e["seq"] for _, e in colls[:6]] != sorted(e["seq"] for _, e in colls[:6]):
         fail("%s: sequence numbers out of order" % path)
     if mask & P2P:

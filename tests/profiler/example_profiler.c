@@ -149,6 +149,13 @@ static ncclResult_t startEvent(void* context, void** handle, ncclProfilerEventDe
             text(d->collApi.datatype), d->collApi.root);
   if (type == ncclProfileP2pApi)
     fprintf(f, " func=%s count=%zu datatype=%s", text(d->p2pApi.func), d->p2pApi.count, text(d->p2pApi.datatype));
+#if EXAMPLE_PROFILER_ABI >= 7
+  /* The tag of a nccl<Coll>Config call (0 otherwise). */
+  if (type == ncclProfileCollApi) fprintf(f, " tag=%" PRIx64, d->collApi.userTag);
+  if (type == ncclProfileP2pApi) fprintf(f, " tag=%" PRIx64, d->p2pApi.userTag);
+  if (type == ncclProfileColl) fprintf(f, " tag=%" PRIx64, d->coll.userTag);
+  if (type == ncclProfileP2p) fprintf(f, " tag=%" PRIx64, d->p2p.userTag);
+#endif
   if (type == ncclProfileColl) {
     fprintf(f, " func=%s count=%zu datatype=%s root=%d seq=%" PRIu64 " algo=%s proto=%s channels=%d",
             text(d->coll.func), d->coll.count, text(d->coll.datatype), d->coll.root, d->coll.seqNumber,

@@ -28,7 +28,7 @@ def fail(msg):
 
 def expected_api():
     return (["ncclCommInitRank"] + ["ncclAllReduce"] * 3 +
-            ["ncclAllGather", "ncclBroadcast", "ncclReduceScatter", "ncclGroupStart", "ncclSend", "ncclRecv",
+            ["ncclAllGather", "ncclBroadcastConfig", "ncclBroadcast", "ncclReduceScatter", "ncclGroupStart", "ncclSend", "ncclRecv",
              "ncclGroupEnd", "ncclCommSplit", "ncclAllReduce", "ncclCommDestroy", "ncclCommDestroy"])
 
 
@@ -66,9 +66,13 @@ def check_rank(path, rank, nranks, net):
         a = o["args"]
         if a["count"] != count or a["bytes"] != 4 * count or a["datatype"] != "float32" or not a["algorithm"]:
             fail("%s: operation %s says %s" % (path, o["name"], a))
+    # Only the Broadcast was called with a ncclCollConfig_t tag.
+    tags = [o["args"].get("userTag") for o in ops]
+    if tags != [None] * 4 + ["0x0000000000007e57"] + [None] * 4:
+        fail("%s: operations' userTag %s (only the Broadcast's is 0x7e57)" % (path, tags))
     # Each operation lies inside the call that ran it (a group's inside ncclGroupEnd).
     runners = [e for e in api if e["name"] not in ("ncclGroupStart", "ncclSend", "ncclRecv", "ncclCommSplit",
-                                                   "ncclCommInitRank", "ncclCommDestroy")]
+                                                   "ncclCommInitRank", "ncclCommDestroy", "ncclBroadcastConfig")]
     pairs = list(zip(ops[:6], runners[:6])) + [(ops[6], runners[6]), (ops[7], runners[6]), (ops[8], runners[7])]
     for o, call in pairs:
         if not within(o, call):

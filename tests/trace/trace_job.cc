@@ -37,7 +37,10 @@ int runRank(int rank, int nranks, const ncclUniqueId& id) {
   for (size_t count : {size_t(1024), size_t(65536), size_t(2)})
     CHECK(ncclAllReduce(a.data(), b.data(), count, ncclFloat32, ncclSum, comm, nullptr));
   CHECK(ncclAllGather(a.data(), b.data(), 4096, ncclFloat32, comm, nullptr));
-  CHECK(ncclBroadcast(a.data(), b.data(), 4096, ncclFloat32, 1 % nranks, comm, nullptr));
+  // Through the per-call config entry point, with a tag that the trace and the profiler carry.
+  ncclCollConfig_t tagged = NCCL_COLLCONFIG_INITIALIZER;
+  tagged.userProfilerTag = 0x7e57;
+  CHECK(ncclBroadcastConfig(a.data(), b.data(), 4096, ncclFloat32, 1 % nranks, comm, nullptr, &tagged));
   CHECK(ncclReduceScatter(a.data(), b.data(), 4096, ncclFloat32, ncclSum, comm, nullptr));
   CHECK(ncclGroupStart());
   CHECK(ncclSend(a.data(), 1000, ncclFloat32, (rank + 1) % nranks, comm, nullptr));
