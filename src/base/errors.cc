@@ -8,8 +8,10 @@
 
 namespace weft {
 namespace {
-// The process-wide message is read by ncclGetLastError(NULL) from any thread; it is a fixed buffer
-// so the returned pointer stays valid, and a mutex keeps a reader from seeing half a message.
+// The process-wide message is read by ncclGetLastError(NULL) from any thread while other threads
+// record theirs. A reader gets its own copy, taken under the mutex: reading the shared buffer
+// itself would race with the next writer (snprintf clears its first byte before it writes, so a
+// reader could see an empty message, or half of one).
 std::mutex gMutex;
 char gLastError[kErrorMessageBytes] = "";
 }  // namespace
@@ -40,8 +42,10 @@ ncclResult_t reportError(ErrorState* where, ncclResult_t code, const char* fmt, 
 }
 
 const char* globalLastError() {
+  thread_local char copy[kErrorMessageBytes];
   std::lock_guard<std::mutex> lock(gMutex);
-  return gLastError;
+  memcpy(copy, gLastError, sizeof copy);
+  return copy;
 }
 
 const char* resultString(ncclResult_t code) {

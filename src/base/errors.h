@@ -48,7 +48,8 @@ ncclResult_t reportError(ErrorState* where, ncclResult_t code, const char* fmt, 
 ncclResult_t reportErrorV(ErrorState* where, ncclResult_t code, const char* fmt, va_list ap);
 // The same without the WARN line, for a message the user was already told.
 ncclResult_t recordErrorQuietly(ErrorState* where, ncclResult_t code, const char* msg);
-// The newest message of the process ("" when none).
+// The newest message of the process ("" when none), as a copy owned by the calling thread: valid
+// until this thread's next call, whatever other threads record meanwhile.
 const char* globalLastError();
 // Text for a result code.
 const char* resultString(ncclResult_t code);
