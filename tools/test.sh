@@ -5,7 +5,7 @@
 #   WEFT_TEST_LABELS=unit bash tools/test.sh     only the tiers whose ctest label matches
 #   WEFT_TEST_GPU_BUILDS=0 bash tools/test.sh    no CUDA or HIP build (the nvcc primitives check stays)
 #   WEFT_TEST_CUDA_LABELS='unit' ...             the tiers the CUDA build runs (default: unit|abi)
-#   WEFT_TEST_FUZZ=0 bash tools/test.sh          no fuzzing (WEFT_TEST_FUZZ_SECONDS: per target, default 15)
+#   WEFT_TEST_FUZZ=0 bash tools/test.sh          no fuzzing (WEFT_TEST_FUZZ_SECONDS: per target, default 10)
 #   WEFT_TEST_SANITIZERS=0 bash tools/test.sh    no ASan+UBSan or TSan build (tools/test_sanitizers.sh)
 # The tests run on an empty calibration cache of their own (WEFT_CACHE_DIR, removed at exit).
 set -euo pipefail
@@ -56,7 +56,7 @@ ctest --test-dir build --output-on-failure -j2 --timeout 600 -LE soak ${WEFT_TES
 # ---- fuzz: the libFuzzer targets, a few seconds each from their seed corpora (tests/fuzz) ----
 section "fuzz"
 if [ "${WEFT_TEST_FUZZ:-1}" = 1 ]; then
-  bash tests/fuzz/run.sh "${WEFT_TEST_FUZZ_SECONDS:-15}"
+  bash tests/fuzz/run.sh "${WEFT_TEST_FUZZ_SECONDS:-10}"
 else
   echo "fuzz: skipped (WEFT_TEST_FUZZ=0)"
 fi
@@ -79,12 +79,13 @@ if [ "$gpu_builds" = 0 ]; then
 fi
 
 # CUDA: the library with its .cu files (sm_80 and sm_90), the primitives check, and the tests. No
-# GPU and no driver here, so the tests run in host mode; the library must still load.
+# GPU and no driver here, so the tests run in host mode; the library must still load. The Python
+# and torch extensions are the host build's to test: they add nothing CUDA-specific here.
 section "CUDA build"
 if [ -x "$nvcc" ]; then
   cmake -S . -B build-cuda -DWEFT_GPU=cuda -DCMAKE_CUDA_COMPILER="$nvcc" -DCMAKE_CUDA_ARCHITECTURES="80;90" \
     -DCMAKE_BUILD_TYPE=RelWithDebInfo -DWEFT_WERROR=ON -DWEFT_BUILD_TESTS=ON -DWEFT_BUILD_BENCHMARKS=OFF \
-    -DWEFT_CUDA_PRIMITIVES_CHECK=ON >/dev/null
+    -DWEFT_BUILD_PYTHON=OFF -DWEFT_BUILD_TORCH=OFF -DWEFT_CUDA_PRIMITIVES_CHECK=ON >/dev/null
   cmake --build build-cuda -j"$jobs"
   # The CUDA runtime is linked statically and the driver is found at run time: libnccl.so.2 must
   # not need libcuda.so.1 (absent without a driver) or libcudart.so.

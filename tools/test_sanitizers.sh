@@ -45,12 +45,18 @@ export WEFT_DEVICE=host
 # (*_big: megabytes per rank, the same code paths as the small ones over more chunks) are left out:
 # under a sanitizer they took three quarters of the tier's time. A failing variant prints its log's
 # report and fails the run after the others have run.
+# A second argument names variants to leave out (a regular expression).
 threads_tier() {
-  local bin=$1/tests/collectives/weft_coll_threads_tests log failed=0 v
+  local bin=$1/tests/collectives/weft_coll_threads_tests skip=${2:-'^$'} log failed=0 v start
   log=$(mktemp "${TMPDIR:-/tmp}/weft-san-threads.XXXXXX")
   for v in $("$bin" --weft-list-variants | awk '$1 == "variant" {print $2}'); do
+    if [[ $v =~ $skip ]]; then
+      echo "threads variant $v: left out here"
+      continue
+    fi
+    start=$SECONDS
     if timeout 1200 "$bin" --weft-variant="$v" --gtest_filter='-*_big' >"$log" 2>&1; then
-      echo "threads variant $v: passed ($(grep -c '^\[       OK' "$log") cases)"
+      echo "threads variant $v: passed ($(grep -c '^\[       OK' "$log") cases, $((SECONDS - start)) s)"
     else
       echo "threads variant $v: FAILED; the end of its output:"
       tail -n 60 "$log"
@@ -109,7 +115,9 @@ if [ "$which" = all ] || [ "$which" = tsan ]; then
   LD_LIBRARY_PATH=$PWD/build-tsan/tests/net${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH} \
     ctest --test-dir build-tsan --output-on-failure -j2 --timeout 600 -L unit -LE architecture \
     -E '^KernelEmulation\.' || status=1
-  threads_tier build-tsan || status=1
+  # Not the stream variant: it changes only how the last copy of an output is stored (non-temporal
+  # stores), not who touches what when; ASan+UBSan runs it, and TSan's time goes further elsewhere.
+  threads_tier build-tsan '^stream$' || status=1
   unset TSAN_OPTIONS
 fi
 exit $status
