@@ -62,7 +62,7 @@ WEFT_API const char* pncclGetErrorString(ncclResult_t result) { return resultStr
 
 WEFT_ALIAS(const char*, ncclGetLastError, ncclComm_t)
 WEFT_API const char* pncclGetLastError(ncclComm_t comm) {
-  if (comm != nullptr && isLiveComm(comm)) return comm->errors.message();
+  if (comm != nullptr && isLiveComm(comm)) return comm->errors.messageForCaller();
   return globalLastError();
 }
 

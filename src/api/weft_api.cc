@@ -78,7 +78,7 @@ WEFT_API ncclResult_t weftCommDumpState(ncclComm_t comm, char* buf, size_t len) 
              comm->rank, comm->nranks, stateName(comm->getState()), comm->opCount.load(std::memory_order_relaxed),
              comm->activeOps.load(), comm->connections.size(), comm->connections.ownedBytes(),
              rankBlockBytes(comm->nranks), comm->direct.ownedBytes(), static_cast<int>(comm->errors.async()),
-             comm->errors.message(), where.c_str());
+             comm->errors.message().c_str(), where.c_str());
     return ncclSuccess;
   });
 }

@@ -68,6 +68,18 @@ void ErrorState::setMessage(const char* msg) {
   snprintf(message_, sizeof message_, "%s", msg);
 }
 
+std::string ErrorState::message() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return message_;
+}
+
+const char* ErrorState::messageForCaller() const {
+  thread_local char copy[kErrorMessageBytes];
+  std::lock_guard<std::mutex> lock(mutex_);
+  memcpy(copy, message_, sizeof copy);
+  return copy;
+}
+
 }  // namespace weft
 
 namespace weft {

@@ -17,7 +17,11 @@ constexpr size_t kErrorMessageBytes = 1024;
 class ErrorState {
  public:
   void setMessage(const char* msg);
-  const char* message() const { return message_; }
+  // The newest message ("" when none), copied under the lock: another thread may be recording one.
+  std::string message() const;
+  // The same as a copy owned by the calling thread, valid until its next call: ncclGetLastError's
+  // answer, which must outlive this call without the caller freeing anything.
+  const char* messageForCaller() const;
   void setAsync(ncclResult_t code) {
     int expected = ncclSuccess;
     async_.compare_exchange_strong(expected, code);

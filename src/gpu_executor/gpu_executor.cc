@@ -404,7 +404,7 @@ void failWith(ncclComm* comm, ncclResult_t r, const std::string& msg) {
   setError(comm, r, "%s", msg.c_str());
   comm->errors.setAsync(r);
   comm->setState(CommState::kFailed);
-  comm->peers.announceFailure(comm->errors.message());
+  comm->peers.announceFailure(comm->errors.message().c_str());
 }
 }  // namespace
 

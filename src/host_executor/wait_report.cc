@@ -145,7 +145,7 @@ void finishFailedRun(const HostRunner& run) {
   for (ncclComm* comm : run.comms()) {
     comm->errors.setAsync(run.error());
     comm->setState(CommState::kFailed);
-    comm->peers.announceFailure(comm->errors.message());
+    comm->peers.announceFailure(comm->errors.message().c_str());
     // The report goes out before the links close, so a network peer that sees them close
     // finds the report too (failRemote) and names both calls rather than a lost link.
     if (comm == run.mismatchComm()) reportMismatch(comm, comm->errors.message());
