@@ -147,6 +147,9 @@ typedef enum {
 #define NCCL_WIN_DEFAULT 0x00
 #define NCCL_WIN_COLL_SYMMETRIC 0x01
 #define NCCL_WIN_STRICT_ORDERING 0x02 /* one-sided puts to the window land in issue order */
+/* NCCL 2.32: register the window only for GPU-initiated networking, or only for counted CFT. */
+#define NCCL_WIN_GIN_ONLY 0x04
+#define NCCL_WIN_CFT_COUNTED 0x08
 /* Alignment (bytes) a symmetric window's buffer must have. */
 #define NCCL_WIN_REQUIRED_ALIGNMENT 4096
 
@@ -162,8 +165,28 @@ typedef enum {
 /* Flags for ncclCommRevoke (only the default exists). */
 #define NCCL_REVOKE_DEFAULT 0x00
 
-/* Options for a new communicator. Always start from NCCL_CONFIG_INITIALIZER, then set fields. */
-typedef struct ncclConfig_v23000 {
+/* Values for ncclConfig_t.hostCftMode (NCCL 2.31). */
+typedef enum {
+  ncclHostCftDefault = NCCL_CONFIG_UNDEF_INT,
+  ncclHostCftEnable = 1,
+  ncclHostCftDisable = 2,
+  ncclHostCftFallback = 3
+} ncclHostCftMode_t;
+
+/* Values for ncclConfig_t.nvlsHostMode (NCCL 2.32): 0 enables every host NVLS component, the
+   DisableX bits turn single components off, INT_MAX turns all of them off. */
+typedef enum {
+  ncclNvlsHostModeDefault = NCCL_CONFIG_UNDEF_INT,
+  ncclNvlsHostModeEnable = 0,
+  ncclNvlsHostModeDisableTransport = 1 << 0,
+  ncclNvlsHostModeDisableSymmetricMultimem = 1 << 1,
+  ncclNvlsHostModeDisable = INT_MAX
+} ncclNvlsHostMode_t;
+
+/* Options for a new communicator. Always start from NCCL_CONFIG_INITIALIZER, then set fields. The
+   layout is NCCL 2.32.3's; a caller built against an older header passes a shorter struct, which
+   is read by its size. */
+typedef struct ncclConfig_v23100 {
   size_t size;           /* set by the initializer; do not change */
   unsigned int magic;    /* set by the initializer; do not change */
   unsigned int version;  /* set by the initializer; do not change */
@@ -185,6 +208,11 @@ typedef struct ncclConfig_v23000 {
   int numRmaCtx;           /* NCCL 2.30: one-sided (RMA) contexts, the ctx argument's range */
   int maxP2pPeers;         /* NCCL 2.30: most peers a rank exchanges point-to-point data with */
   int graphStreamOrdering; /* NCCL 2.30: order of graph-captured work between streams (GPU only) */
+  int launchOrderImplicit; /* NCCL 2.31: 1 = kernel launch order implies execution order (GPU only) */
+  int numRmaSig;           /* NCCL 2.31: one-sided signals per context, the sigIdx argument's range */
+  int rmaEagerInit;        /* NCCL 2.31: 1 = set one-sided resources up at init, not on first use */
+  int hostCftMode;         /* NCCL 2.31: a ncclHostCftMode_t */
+  int nvlsHostMode;        /* NCCL 2.32: a ncclNvlsHostMode_t, or DisableX bits (GPU only) */
 } ncclConfig_t;
 
 /* Initial value for every ncclConfig_t: all options unset. */
@@ -211,6 +239,11 @@ typedef struct ncclConfig_v23000 {
     NCCL_CONFIG_UNDEF_INT,                            /* numRmaCtx */               \
     NCCL_CONFIG_UNDEF_INT,                            /* maxP2pPeers */             \
     NCCL_CONFIG_UNDEF_INT,                            /* graphStreamOrdering */     \
+    NCCL_CONFIG_UNDEF_INT,                            /* launchOrderImplicit */     \
+    NCCL_CONFIG_UNDEF_INT,                            /* numRmaSig */               \
+    NCCL_CONFIG_UNDEF_INT,                            /* rmaEagerInit */            \
+    NCCL_CONFIG_UNDEF_INT,                            /* hostCftMode */             \
+    NCCL_CONFIG_UNDEF_INT,                            /* nvlsHostMode */            \
   }
 
 /* Encryption of the library's own TCP sockets (NCCL 2.32's ncclSetEncryption; Weft declares it

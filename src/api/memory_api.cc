@@ -121,7 +121,11 @@ WEFT_API ncclResult_t pncclCommWindowRegister(ncclComm_t comm, void* buff, size_
     if (win == nullptr) return setError(comm, ncclInvalidArgument, "%s: win is NULL", fn);
     *win = nullptr;
     if (buff == nullptr || size == 0) return setError(comm, ncclInvalidArgument, "%s: empty buffer", fn);
-    if ((winFlags & ~(NCCL_WIN_COLL_SYMMETRIC | NCCL_WIN_STRICT_ORDERING)) != 0)
+    // GIN_ONLY and CFT_COUNTED narrow which GPU networking paths a window is registered for; host
+    // mode has neither path, and its puts work on every window.
+    constexpr int kKnownFlags = NCCL_WIN_COLL_SYMMETRIC | NCCL_WIN_STRICT_ORDERING | NCCL_WIN_GIN_ONLY |
+                                NCCL_WIN_CFT_COUNTED;
+    if ((winFlags & ~kKnownFlags) != 0)
       return setError(comm, ncclInvalidArgument, "%s: unknown winFlags 0x%x", fn, winFlags);
     WEFT_CHECK(checkBuffer(fn, comm, buff, size, "buff"));
     ncclWindow_vidmem* w = nullptr;

@@ -55,6 +55,27 @@ ncclResult_t validate(const CommConfig& cfg, std::string* why) {
            ", " + std::to_string(cfg.maxP2pPeers) + ")";
     return ncclInvalidArgument;
   }
+  if (cfg.numRmaSig < 1) {
+    *why = "config.numRmaSig must be at least 1 (got " + std::to_string(cfg.numRmaSig) + ")";
+    return ncclInvalidArgument;
+  }
+  if ((cfg.launchOrderImplicit != 0 && cfg.launchOrderImplicit != 1) ||
+      (cfg.rmaEagerInit != 0 && cfg.rmaEagerInit != 1)) {
+    *why = "config launchOrderImplicit and rmaEagerInit must be 0 or 1 (got " +
+           std::to_string(cfg.launchOrderImplicit) + ", " + std::to_string(cfg.rmaEagerInit) + ")";
+    return ncclInvalidArgument;
+  }
+  if (cfg.hostCftMode != ncclHostCftDefault && cfg.hostCftMode != ncclHostCftEnable &&
+      cfg.hostCftMode != ncclHostCftDisable && cfg.hostCftMode != ncclHostCftFallback) {
+    *why = "config.hostCftMode has an unknown value " + std::to_string(cfg.hostCftMode) +
+           " (ncclHostCftDefault, Enable, Disable or Fallback)";
+    return ncclInvalidArgument;
+  }
+  // A set of DisableX bits, 0 (all enabled) or INT_MAX (all disabled, present and future).
+  if (cfg.nvlsHostMode != ncclNvlsHostModeDefault && cfg.nvlsHostMode < 0) {
+    *why = "config.nvlsHostMode has an unknown value " + std::to_string(cfg.nvlsHostMode);
+    return ncclInvalidArgument;
+  }
   return ncclSuccess;
 }
 
@@ -97,6 +118,12 @@ ncclResult_t parseConfig(const ncclConfig_t* user, CommConfig* out, std::string*
     readInt(user, offsetof(ncclConfig_t, numRmaCtx), &cfg.numRmaCtx);
     readInt(user, offsetof(ncclConfig_t, maxP2pPeers), &cfg.maxP2pPeers);
     readInt(user, offsetof(ncclConfig_t, graphStreamOrdering), &cfg.graphStreamOrdering);
+    readInt(user, offsetof(ncclConfig_t, launchOrderImplicit), &cfg.launchOrderImplicit);
+    readInt(user, offsetof(ncclConfig_t, numRmaSig), &cfg.numRmaSig);
+    readInt(user, offsetof(ncclConfig_t, rmaEagerInit), &cfg.rmaEagerInit);
+    // readInt keeps the default for UNDEF, which is also the Default enumerator of these two.
+    readInt(user, offsetof(ncclConfig_t, hostCftMode), &cfg.hostCftMode);
+    readInt(user, offsetof(ncclConfig_t, nvlsHostMode), &cfg.nvlsHostMode);
   }
   if (ncclResult_t r = validate(cfg, why); r != ncclSuccess) return r;
   if (netName != nullptr) cfg.netName = netName;

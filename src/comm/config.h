@@ -22,12 +22,19 @@ struct CommConfig {
   int nvlsCTAs = 0;
   int nChannelsPerNetPeer = 0;
   int nvlinkCentricSched = 0;
-  // NCCL 2.30's fields. Weft keeps them (a split inherits them) but nothing reads them yet: the two
-  // graph ones concern CUDA graphs, the other two one-sided operations (not implemented).
+  // NCCL 2.30-2.32's fields. Weft checks and keeps them (a split inherits them); none changes what
+  // host mode does: the graph, launch-order and NVLS ones concern GPU kernels, the one-sided calls
+  // use one context with one signal per peer (sigIdx and ctx 0), set up when a window is
+  // registered, and Weft has no CFT (hostCftMode).
   int graphUsageMode = 0;
   int numRmaCtx = 1;
   int maxP2pPeers = 0;
   int graphStreamOrdering = 0;
+  int launchOrderImplicit = 0;
+  int numRmaSig = 1;
+  int rmaEagerInit = 0;
+  int hostCftMode = NCCL_CONFIG_UNDEF_INT;   // ncclHostCftDefault
+  int nvlsHostMode = NCCL_CONFIG_UNDEF_INT;  // ncclNvlsHostModeDefault
 };
 
 // Parses user (may be null: defaults). Rejects an uninitialised or corrupt config with a message.

@@ -36,11 +36,25 @@ WEFT_CHECK(ncclBfloat16 == 9 && ncclFloat8e4m3 == 10 && ncclFloat8e5m2 == 11 && 
            dtypes);
 WEFT_CHECK(ncclScalarDevice == 0 && ncclScalarHostImmediate == 1, residence);
 #if defined(__LP64__) || defined(_LP64)
-WEFT_CHECK(sizeof(ncclConfig_t) == 96 && offsetof(ncclConfig_t, commName) == 48 &&
+/* ncclConfig_t as NCCL 2.32.3 has it: 2.30's 96 bytes, then 2.31's and 2.32's five ints (120). */
+WEFT_CHECK(sizeof(ncclConfig_t) == 120 && offsetof(ncclConfig_t, commName) == 48 &&
                offsetof(ncclConfig_t, nvlinkCentricSched) == 76 &&
                offsetof(ncclConfig_t, graphUsageMode) == 80 &&
-               offsetof(ncclConfig_t, graphStreamOrdering) == 92,
+               offsetof(ncclConfig_t, graphStreamOrdering) == 92 &&
+               offsetof(ncclConfig_t, launchOrderImplicit) == 96 &&
+               offsetof(ncclConfig_t, numRmaSig) == 100 &&
+               offsetof(ncclConfig_t, rmaEagerInit) == 104 &&
+               offsetof(ncclConfig_t, hostCftMode) == 108 &&
+               offsetof(ncclConfig_t, nvlsHostMode) == 112,
            config_layout);
+WEFT_CHECK(ncclHostCftDefault == INT_MIN && ncclHostCftEnable == 1 && ncclHostCftDisable == 2 &&
+               ncclHostCftFallback == 3,
+           host_cft_modes);
+WEFT_CHECK(ncclNvlsHostModeDefault == INT_MIN && ncclNvlsHostModeEnable == 0 &&
+               ncclNvlsHostModeDisableTransport == 1 &&
+               ncclNvlsHostModeDisableSymmetricMultimem == 2 && ncclNvlsHostModeDisable == INT_MAX,
+           nvls_host_modes);
+WEFT_CHECK(NCCL_WIN_GIN_ONLY == 4 && NCCL_WIN_CFT_COUNTED == 8, win_flags_2_32);
 WEFT_CHECK(sizeof(ncclWaitSignalDesc_t) == 16 && offsetof(ncclWaitSignalDesc_t, ctx) == 12,
            signal_desc);
 WEFT_CHECK(sizeof(ncclSimInfo_t) == 24 && offsetof(ncclSimInfo_t, estimatedTime) == 16, sim_layout);

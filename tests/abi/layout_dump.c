@@ -100,11 +100,12 @@ int main(void) {
   ENUM_TYPE(ncclScalarResidence_t, residence);
   printf("type ncclRedOp_dummy_t sizeof %lu\n", (unsigned long)sizeof(ncclRedOp_dummy_t));
 
-#if WEFT_ABI_SAME_VERSION
-  TYPE(ncclConfig_t, config);
-#else
+#if !WEFT_ABI_SAME_VERSION
   printf("# version-specific facts left out: reference %d, Weft %d\n", WEFT_ABI_REFERENCE_VERSION,
          WEFT_ABI_WEFT_VERSION);
+#endif
+#if WEFT_ABI_SAME_CONFIG
+  TYPE(ncclConfig_t, config);
 #endif
   FIELD(ncclConfig_t, size);
   FIELD(ncclConfig_t, magic);
@@ -129,12 +130,25 @@ int main(void) {
   FIELD(ncclConfig_t, maxP2pPeers);
   FIELD(ncclConfig_t, graphStreamOrdering);
 #endif
-#if WEFT_ABI_SAME_VERSION && NCCL_VERSION_CODE >= 23000
-  printf("struct tag ncclConfig_t = struct ncclConfig_v23000 sizeof %lu\n",
-         (unsigned long)sizeof(struct ncclConfig_v23000));
-#elif WEFT_ABI_SAME_VERSION
-  printf("struct tag ncclConfig_t = struct ncclConfig_v22800 sizeof %lu\n",
-         (unsigned long)sizeof(struct ncclConfig_v22800));
+#if WEFT_ABI_SAME_CONFIG
+  FIELD(ncclConfig_t, launchOrderImplicit);
+  FIELD(ncclConfig_t, numRmaSig);
+  FIELD(ncclConfig_t, rmaEagerInit);
+  FIELD(ncclConfig_t, hostCftMode);
+  FIELD(ncclConfig_t, nvlsHostMode);
+  printf("struct tag ncclConfig_t = struct ncclConfig_v23100 sizeof %lu\n",
+         (unsigned long)sizeof(struct ncclConfig_v23100));
+  ENUMERATOR(ncclHostCftMode_t, ncclHostCftDefault);
+  ENUMERATOR(ncclHostCftMode_t, ncclHostCftEnable);
+  ENUMERATOR(ncclHostCftMode_t, ncclHostCftDisable);
+  ENUMERATOR(ncclHostCftMode_t, ncclHostCftFallback);
+  ENUMERATOR(ncclNvlsHostMode_t, ncclNvlsHostModeDefault);
+  ENUMERATOR(ncclNvlsHostMode_t, ncclNvlsHostModeEnable);
+  ENUMERATOR(ncclNvlsHostMode_t, ncclNvlsHostModeDisableTransport);
+  ENUMERATOR(ncclNvlsHostMode_t, ncclNvlsHostModeDisableSymmetricMultimem);
+  ENUMERATOR(ncclNvlsHostMode_t, ncclNvlsHostModeDisable);
+  MACRO(NCCL_WIN_GIN_ONLY);
+  MACRO(NCCL_WIN_CFT_COUNTED);
 #endif
 #if WEFT_ABI_HAS_2_30
   printf("type ncclWaitSignalDesc_t sizeof %lu\n", (unsigned long)sizeof(ncclWaitSignalDesc_t));
@@ -245,8 +259,10 @@ int main(void) {
 #endif
 
   /* NCCL_CONFIG_INITIALIZER, field by field and byte by byte. */
-#if WEFT_ABI_SAME_VERSION
+#if WEFT_ABI_SAME_CONFIG
   printf("config.size %lu\n", (unsigned long)config.size);
+#endif
+#if WEFT_ABI_SAME_VERSION
   printf("config.version %u\n", config.version);
 #endif
   printf("config.magic 0x%x\n", config.magic);
@@ -270,7 +286,15 @@ int main(void) {
   printf("config.maxP2pPeers %d\n", config.maxP2pPeers);
   printf("config.graphStreamOrdering %d\n", config.graphStreamOrdering);
 #endif
-#if WEFT_ABI_SAME_VERSION
+#if WEFT_ABI_SAME_CONFIG
+  printf("config.launchOrderImplicit %d\n", config.launchOrderImplicit);
+  printf("config.numRmaSig %d\n", config.numRmaSig);
+  printf("config.rmaEagerInit %d\n", config.rmaEagerInit);
+  printf("config.hostCftMode %d\n", config.hostCftMode);
+  printf("config.nvlsHostMode %d\n", config.nvlsHostMode);
+#endif
+#if WEFT_ABI_SAME_CONFIG && WEFT_ABI_SAME_VERSION
+  /* The bytes hold the version field too. */
   dump_bytes("NCCL_CONFIG_INITIALIZER", &config, sizeof(config));
 #endif
 

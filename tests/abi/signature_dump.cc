@@ -48,10 +48,11 @@ void dumpType(const char* name) {
   std::printf("type %s = %s [%s]\n", name, typeOf(prettyName<T>()).c_str(), typeid(T).name());
 }
 
-// Against an older reference, ncclConfig_t's versioned tag (ncclConfig_v22800, _v23000, ...) is
-// written as ncclConfig_vXXXXX, so a function taking a config is compared on everything else.
+// Against a reference older than Weft's ncclConfig_t (abi_versions.h), the config's versioned tag
+// (ncclConfig_v22800, _v23000, ...) is written as ncclConfig_vXXXXX, so a function taking a config
+// is compared on everything else.
 std::string sameTags(std::string text) {
-  if (WEFT_ABI_SAME_VERSION) return text;
+  if (WEFT_ABI_SAME_CONFIG) return text;
   const std::string tag = "ncclConfig_v";
   for (size_t at = text.find(tag); at != std::string::npos; at = text.find(tag, at + 1))
     for (size_t i = at + tag.size();
@@ -88,8 +89,15 @@ int main() {
   TYPE(ncclRedOp_t);
   TYPE(ncclDataType_t);
   TYPE(ncclScalarResidence_t);
-#if WEFT_ABI_SAME_VERSION
+#if WEFT_ABI_SAME_CONFIG
   TYPE(ncclConfig_t);
+  TYPE(ncclHostCftMode_t);
+  TYPE(ncclNvlsHostMode_t);
+  FIELD(ncclConfig_t, launchOrderImplicit);
+  FIELD(ncclConfig_t, numRmaSig);
+  FIELD(ncclConfig_t, rmaEagerInit);
+  FIELD(ncclConfig_t, hostCftMode);
+  FIELD(ncclConfig_t, nvlsHostMode);
 #endif
   TYPE(ncclSimInfo_t);
 #if WEFT_ABI_HAS_2_30

@@ -444,6 +444,50 @@ TEST(BadInit, ConfigIsReadOnlyAsFarAsItsSize) {
   if (c) ncclCommDestroy(c);
 }
 
+// NCCL 2.31/2.32's fields: values from their enums and ranges work, anything else is refused with
+// the field's name, and a 2.30 program's shorter struct is never read that far.
+TEST(BadInit, NewerConfigFieldsAreCheckedAndReadOnlyAsFarAsTheSize) {
+  auto init = [](ncclConfig_t* cfg, ncclComm_t* c) {
+    ncclUniqueId id;
+    EXPECT_EQ(ncclGetUniqueId(&id), ncclSuccess);
+    *c = nullptr;
+    return ncclCommInitRankConfig(c, 1, id, 0, cfg);
+  };
+  ncclComm_t c = nullptr;
+  ncclConfig_t good = NCCL_CONFIG_INITIALIZER;
+  good.launchOrderImplicit = 1;
+  good.numRmaSig = 4;
+  good.rmaEagerInit = 1;
+  good.hostCftMode = ncclHostCftFallback;
+  good.nvlsHostMode = ncclNvlsHostModeDisableTransport | ncclNvlsHostModeDisableSymmetricMultimem;
+  ASSERT_EQ(init(&good, &c), ncclSuccess) << lastError(nullptr);
+  EXPECT_EQ(ncclCommDestroy(c), ncclSuccess);
+  good.nvlsHostMode = ncclNvlsHostModeDisable;
+  ASSERT_EQ(init(&good, &c), ncclSuccess) << lastError(nullptr);
+  EXPECT_EQ(ncclCommDestroy(c), ncclSuccess);
+
+  struct Bad {
+    int ncclConfig_t::*field;
+    int value;
+    const char* name;
+  } bad[] = {{&ncclConfig_t::launchOrderImplicit, 2, "launchOrderImplicit"},
+             {&ncclConfig_t::numRmaSig, 0, "numRmaSig"},
+             {&ncclConfig_t::rmaEagerInit, -1, "rmaEagerInit"},
+             {&ncclConfig_t::hostCftMode, 7, "hostCftMode"},
+             {&ncclConfig_t::nvlsHostMode, -5, "nvlsHostMode"}};
+  for (const Bad& b : bad) {
+    ncclConfig_t cfg = NCCL_CONFIG_INITIALIZER;
+    cfg.*b.field = b.value;
+    EXPECT_NCCL_ERR(init(&cfg, &c), ncclInvalidArgument, nullptr, b.name);
+    if (c) ncclCommDestroy(c);
+    cfg.size = offsetof(ncclConfig_t, graphStreamOrdering) + sizeof(int);  // NCCL 2.30's ncclConfig_t
+    EXPECT_EQ(init(&cfg, &c), ncclSuccess) << b.name << ": " << lastError(nullptr);
+    if (c) {
+      EXPECT_EQ(ncclCommDestroy(c), ncclSuccess);
+    }
+  }
+}
+
 // A struct whose integers are wrong is refused before its string pointers are followed: junk
 // there (an uninitialised struct with the right header) must not crash the library.
 TEST(BadInit, ConfigWithBadFieldsIsRefusedBeforeItsStringsAreRead) {
