@@ -168,7 +168,8 @@ std::string renderAlgorithms() {
 // Where the parameters below came from: the process environment, or an environment plugin.
 std::string environmentSource() {
   const weft::param::EnvPlugin& p = weft::param::environmentPlugin(weft::param::envPlugin().c_str());
-  if (p.inUse()) return "env plugin " + p.name + " (" + p.library + ", NCCL_ENV_PLUGIN)";
+  if (p.inUse())
+    return "env plugin " + p.name + " (ABI v" + std::to_string(p.abiVersion) + ", " + p.library + ", NCCL_ENV_PLUGIN)";
   if (!p.problem.empty()) return "the process environment (" + p.problem + ")";
   return "the process environment";
 }

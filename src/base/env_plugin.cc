@@ -3,18 +3,56 @@
 #include <dlfcn.h>
 #include <strings.h>
 
+#include <cstdarg>
+#include <cstdio>
 #include <cstdlib>
+#include <mutex>
+#include <vector>
 
 #include "base/env_plugin_abi.h"
+#include "base/log.h"
 #include "base/plugin_library.h"
 
 namespace weft::param {
 namespace {
 
-ncclEnv_v1_t* gLoaded = nullptr;
+ncclResult_t (*gFinalize)(void) = nullptr;
 
 void finalizeAtExit() {
-  if (gLoaded != nullptr && gLoaded->finalize != nullptr) gLoaded->finalize();
+  if (gFinalize != nullptr) gFinalize();
+}
+
+// A line a plugin logged before Weft's logging was set up.
+struct PendingLine {
+  LogLevel level;
+  uint64_t subsys;
+  std::string file;
+  int line;
+  std::string text;
+};
+std::mutex gPendingMutex;
+std::vector<PendingLine> gPending;
+
+// The logger a v2 plugin gets. Printing a line needs the logging settings, which are read through
+// the plugin itself: a line logged while they are being read (from init or getEnv) waits in
+// gPending until logging is set up, instead of reading them again from inside the plugin.
+extern "C" void envPluginLog(ncclDebugLogLevel level, unsigned long flags, const char* file, int line, const char* fmt,
+                             ...) {
+  if (level == NCCL_LOG_NONE || fmt == nullptr) return;
+  char text[1024];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(text, sizeof text, fmt, ap);
+  va_end(ap);
+  const auto l = static_cast<LogLevel>(level);
+  const uint64_t subsys = flags == 0 ? uint64_t(kLogEnv) : uint64_t(flags);
+  const char* where = file != nullptr ? file : "env-plugin";
+  if (logIsSetUp()) {
+    logPrint(l, subsys, where, line, "env plugin: %s", text);
+    return;
+  }
+  std::lock_guard<std::mutex> lock(gPendingMutex);
+  gPending.push_back({l, subsys, where, line, text});
 }
 
 EnvPlugin load(const char* raw) {
@@ -34,16 +72,37 @@ EnvPlugin load(const char* raw) {
     const char* err = dlerror();
     return problem("cannot load " + p.library + ": " + (err != nullptr ? err : "unknown error"));
   }
-  auto* v1 = static_cast<ncclEnv_v1_t*>(dlsym(lib, "ncclEnvPlugin_v1"));
-  if (v1 == nullptr) return problem(p.library + " has no ncclEnvPlugin_v1 (the only version Weft reads)");
-  if (v1->getEnv == nullptr) return problem(p.library + "'s ncclEnvPlugin_v1 has no getEnv");
-  if (v1->init != nullptr) {
-    const ncclResult_t r = v1->init(NCCL_MAJOR, NCCL_MINOR, NCCL_PATCH, "");
-    if (r != ncclSuccess) return problem(p.library + "'s init returned " + std::to_string(static_cast<int>(r)));
+  // The newest version the library exports, as NCCL looks for them.
+  const char* name = nullptr;
+  const char* (*getEnv)(const char*) = nullptr;
+  ncclResult_t initResult = ncclSuccess;
+  if (auto* v2 = static_cast<ncclEnv_v2_t*>(dlsym(lib, "ncclEnvPlugin_v2"))) {
+    p.abiVersion = 2;
+    name = v2->name;
+    getEnv = v2->getEnv;
+    gFinalize = v2->finalize;
+    if (getEnv != nullptr && v2->init != nullptr)
+      initResult = v2->init(NCCL_MAJOR, NCCL_MINOR, NCCL_PATCH, "", envPluginLog);
+  } else if (auto* v1 = static_cast<ncclEnv_v1_t*>(dlsym(lib, "ncclEnvPlugin_v1"))) {
+    p.abiVersion = 1;
+    name = v1->name;
+    getEnv = v1->getEnv;
+    gFinalize = v1->finalize;
+    if (getEnv != nullptr && v1->init != nullptr) initResult = v1->init(NCCL_MAJOR, NCCL_MINOR, NCCL_PATCH, "");
+  } else {
+    return problem(p.library + " has neither ncclEnvPlugin_v2 nor ncclEnvPlugin_v1");
   }
-  p.name = v1->name != nullptr ? v1->name : p.library;
-  p.getEnv = v1->getEnv;
-  gLoaded = v1;
+  const std::string symbol = "ncclEnvPlugin_v" + std::to_string(p.abiVersion);
+  if (getEnv == nullptr) {
+    gFinalize = nullptr;
+    return problem(p.library + "'s " + symbol + " has no getEnv");
+  }
+  if (initResult != ncclSuccess) {
+    gFinalize = nullptr;
+    return problem(p.library + "'s init returned " + std::to_string(static_cast<int>(initResult)));
+  }
+  p.name = name != nullptr ? name : p.library;
+  p.getEnv = getEnv;
   std::atexit(finalizeAtExit);
   return p;
 }
@@ -53,6 +112,16 @@ EnvPlugin load(const char* raw) {
 const EnvPlugin& environmentPlugin(const char* setting) {
   static const EnvPlugin loaded = load(setting);
   return loaded;
+}
+
+void flushEnvPluginLog() {
+  std::vector<PendingLine> lines;
+  {
+    std::lock_guard<std::mutex> lock(gPendingMutex);
+    lines.swap(gPending);
+  }
+  for (const PendingLine& l : lines)
+    logPrint(l.level, l.subsys, l.file.c_str(), l.line, "env plugin: %s", l.text.c_str());
 }
 
 }  // namespace weft::param

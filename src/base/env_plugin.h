@@ -12,6 +12,7 @@ struct EnvPlugin {
   std::string library;  // what was loaded, or tried
   std::string name;     // the plugin's own name; empty when none is in use
   std::string problem;  // why a plugin the user named is not in use (a warning), else empty
+  int abiVersion = 0;   // 2 or 1: which of the plugin's symbols is in use; 0 when none
   const char* (*getEnv)(const char* name) = nullptr;
   bool inUse() const { return getEnv != nullptr; }
 };
@@ -20,5 +21,9 @@ struct EnvPlugin {
 // returns the result of that first call ever after: "none" loads nothing; "" tries libnccl-env.so
 // quietly; "NAME" loads libnccl-env-NAME.so; "libX.so" or a path loads that file.
 const EnvPlugin& environmentPlugin(const char* setting);
+
+// Prints what a v2 plugin logged before logging was set up. Called once logging is set up (its
+// settings come through the plugin, so the plugin may log before anything can be printed).
+void flushEnvPluginLog();
 
 }  // namespace weft::param

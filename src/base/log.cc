@@ -217,6 +217,8 @@ std::string expandFileName(std::string_view pattern, const std::string& host, in
 
 std::string shortHostNameForFiles() { return shortHostName(); }
 
+bool logIsSetUp() { return g_level.load(std::memory_order_acquire) >= 0; }
+
 bool logEnabled(LogLevel level, uint64_t subsys) {
   int current = currentLevel();
   if (level == LogLevel::kNone || static_cast<int>(level) > current) return false;

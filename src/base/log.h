@@ -31,6 +31,9 @@ enum LogSubsys : uint64_t {
   kLogAll = ~0ull,
 };
 
+// True once the logging settings have been read. Until then logEnabled() reads them, which code that
+// runs while parameters are being read (the environment plugin's logger) must not make it do.
+bool logIsSetUp();
 // True when a message of this level and subsystem would be printed.
 bool logEnabled(LogLevel level, uint64_t subsys);
 // Prints one line: "host:pid:tid Weft LEVEL file:line message" (file:line for WARN and TRACE).

@@ -222,7 +222,7 @@
   X(overrideProto, String, "RCCL_OVERRIDE_PROTO", "", "", "", Tuning, Agreed,                                          \
     "One protocol forced over the tuner's choice wherever the chosen algorithm has it")                                \
   X(envPlugin, String, "NCCL_ENV_PLUGIN", "", "", "", Tuning, Rank,                                                    \
-    "Environment plugin (NCCL env ABI v1) that answers every other parameter in place of the "                         \
+    "Environment plugin (NCCL env ABI v2 or v1) that answers every other parameter in place of the "                   \
     "process environment: a path, libX.so, or NAME for libnccl-env-NAME.so; none = no plugin "                         \
     "(\"\" = libnccl-env.so if it loads). Always read from the process environment")                                   \
   X(tunerPlugin, String, "NCCL_TUNER_PLUGIN", "", "", "", Tuning, Rank,                                                \

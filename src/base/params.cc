@@ -517,8 +517,9 @@ std::vector<ParamView> list() {
 std::vector<std::string> loadWarnings() { return state().warnings; }
 
 void reportLoadWarnings() {
-  if (g_reported.exchange(true, std::memory_order_acq_rel)) return;
-  for (const std::string& w : state().warnings) WEFT_WARN("%s", w.c_str());
+  if (!g_reported.exchange(true, std::memory_order_acq_rel))
+    for (const std::string& w : state().warnings) WEFT_WARN("%s", w.c_str());
+  flushEnvPluginLog();  // every time logging is set up: lines may have waited for any set-up
 }
 
 void reloadForTesting() {

@@ -80,7 +80,8 @@ std::vector<ParamView> list();
 // The warnings of the latest read of the environment (malformed or out-of-range values, a primary
 // name and its alias set to different values), one line each, in table order.
 std::vector<std::string> loadWarnings();
-// Prints loadWarnings() with WEFT_WARN, once per read of the environment. The logger calls it once
+// Prints loadWarnings() with WEFT_WARN, and then what the environment plugin logged while the
+// environment was read, once per read of the environment. The logger calls it once
 // it is ready (so the warnings obey NCCL_DEBUG); any accessor other than the three NCCL_DEBUG* ones
 // brings the logger up first, so the warnings appear even in a process that logs nothing else.
 void reportLoadWarnings();
