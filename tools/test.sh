@@ -7,6 +7,8 @@
 #   WEFT_TEST_CUDA_LABELS='unit' ...             the tiers the CUDA build runs (default: unit|abi)
 #   WEFT_TEST_FUZZ=0 bash tools/test.sh          no fuzzing (WEFT_TEST_FUZZ_SECONDS: per target, default 10)
 #   WEFT_TEST_SANITIZERS=0 bash tools/test.sh    no ASan+UBSan or TSan build (tools/test_sanitizers.sh)
+#   WEFT_TEST_GFX942=1 bash tools/test.sh        also the gfx942 (MI300X) compile in a Debian 13 chroot
+#                                                (tools/build-gfx942.sh: root, a download the first time)
 # The tests run on an empty calibration cache of their own (WEFT_CACHE_DIR, removed at exit).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -119,4 +121,11 @@ if [ -f /usr/include/hip/hip_runtime.h ] || [ -f /opt/rocm/include/hip/hip_runti
   echo "HIP build: the library compiles for gfx90a"
 else
   echo "HIP build: skipped (no HIP headers; tools/setup-debian.sh --hip installs Debian's ROCm)"
+fi
+
+# gfx942: Debian 12's clang stops at gfx940; a Debian 13 chroot compiles it (docs/gpu.md). Opt-in:
+# the first run downloads ROCm 5.7 and takes about 10 minutes.
+if [ "${WEFT_TEST_GFX942:-0}" = 1 ]; then
+  section "HIP build for gfx942 (Debian 13 chroot)"
+  bash tools/build-gfx942.sh
 fi

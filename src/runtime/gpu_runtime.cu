@@ -104,6 +104,9 @@ MemKind kindOf(const gpuPointerAttributes_t& a) {
     case hipMemoryTypeDevice:
     case hipMemoryTypeArray: return MemKind::kDevice;
     case hipMemoryTypeUnified: return MemKind::kManaged;
+    // HIP 5.7 adds hipMemoryTypeManaged, which 5.2 lacks; managed memory also sets isManaged
+    // (above). Anything else is treated as plain host memory: it is staged, never mapped.
+    default: break;
   }
   return MemKind::kHost;
 #else
