@@ -20,9 +20,12 @@ import shutil
 import subprocess
 import sys
 
-GROUP, COLL, P2P, PROXY_OP, PROXY_STEP, NET_PLUGIN, GROUP_API, COLL_API, P2P_API = 1, 2, 4, 8, 16, 128, 256, 512, 1024
+GROUP, COLL, P2P, PROXY_OP, PROXY_STEP, PROXY_CTRL, NET_PLUGIN, GROUP_API, COLL_API, P2P_API = \
+    1, 2, 4, 8, 16, 32, 128, 256, 512, 1024
 # NCCL's state numbers: ProxyOpInProgress_v4, SendPeerWait_v4, SendWait, RecvGPUWait, NetPluginUpdate.
 OP_IN_PROGRESS, SEND_PEER_WAIT, SEND_WAIT, RECV_GPU_WAIT, NET_UPDATE = 19, 20, 9, 12, 21
+# ProxyCtrlIdle, Active, Sleep, Wakeup.
+CTRL_IDLE, CTRL_ACTIVE, CTRL_SLEEP, CTRL_WAKEUP = 13, 14, 15, 16
 EXAMPLE_NET_ID = 0x57454654
 CALLS = [("AllReduce", 1024), ("AllReduce", 65536), ("AllReduce", 2), ("AllGather", 4096), ("Broadcast", 4096),
          ("ReduceScatter", 4096)]
@@ -189,7 +192,8 @@ def check_proxy(path, lines, abi, nranks):
     """The network run (every peer over the example network plugin): ProxyOp events under the
     operations, with nSteps ProxyStep events each, numbered in order and with their states and
     sizes; a NetPlugin event from the plugin under every send step; each event stopped before its
-    parent."""
+    parent. One ProxyCtrl event, without a parent, per communicator whose messages the proxy
+    moved, with the proxy thread's states (v4+), each a change from the last."""
     events, contexts, _, states, _ = parse(lines, abi)
     by = lambda t: {i: e for i, e in events.items() if e["type"] == t}
     opers, proxy_ops, steps, nets = {**by(COLL), **by(P2P)}, by(PROXY_OP), by(PROXY_STEP), by(NET_PLUGIN)
@@ -222,6 +226,19 @@ def check_proxy(path, lines, abi, nranks):
                 fail("%s: send step %d has NetPlugin events %s" % (path, j, mine))
             if not op["send"] and mine:
                 fail("%s: receive step %d has NetPlugin events %s" % (path, j, mine))
+    ctrls = by(PROXY_CTRL)
+    moving = {e["ctx"] for e in proxy_ops.values()}
+    per_ctx = sorted(e["ctx"] for e in ctrls.values())
+    if per_ctx != sorted(moving):
+        fail("%s: ProxyCtrl events of contexts %s, expected one for each of %s" % (path, per_ctx, sorted(moving)))
+    for i, e in ctrls.items():
+        seen = states.get(i, [])
+        # Which states come depends on timing (executors move the network themselves while they
+        # wait, and the proxy thread may sleep through a whole job); at least the one at the start.
+        if e["parent"] != 0 or (abi >= 4 and (not seen or
+                                              not set(seen) <= {CTRL_IDLE, CTRL_ACTIVE, CTRL_SLEEP, CTRL_WAKEUP} or
+                                              any(a == b for a, b in zip(seen, seen[1:])))):
+            fail("%s: ProxyCtrl event %d (parent %d) states %s" % (path, i, e["parent"], seen))
     for i, n in nets.items():
         if abi >= 4 and (states.get(i) != [NET_UPDATE] or states.get((i, "args")) != ["example-net-sent"]):
             fail("%s: NetPlugin event %d states %s" % (path, i, states.get(i)))

@@ -63,6 +63,10 @@ void Proxy::add(const std::shared_ptr<NetLink>& link) {
   {
     std::lock_guard<std::mutex> lock(mutex_);
     links_.push_back(link);
+    // A profiled communicator's ProxyCtrl event starts with the thread's current state, so that a
+    // communicator gone before the next change still has one.
+    if (link->profileLink != nullptr && link->profile != nullptr && profiler::active())
+      link->profile->proxyState(ctrlState_ >= 0 ? ctrlState_ : int(ncclProfilerProxyCtrlIdle));
     if (std::find(networks_.begin(), networks_.end(), link->network) == networks_.end()) {
       networks_.push_back(link->network);
       const ProgressEvents* events = link->network->progressEvents();
@@ -112,7 +116,7 @@ bool Proxy::sleepUntilRung(bool hot) {
     // wake this thread to compete with them for the core. The last one to leave rings anyway
     // (removePoller), and its ring comes after `seen` was read, so it is not missed.
     setEventMode(false);
-    futexWait(&bell_.doorbell, seen, hot ? kEventSleepNs : kIdleSleepNs);
+    sleepOnBell(seen, hot ? kEventSleepNs : kIdleSleepNs);
     return false;
   }
   bell_.sleeping.store(1, std::memory_order_relaxed);
@@ -125,9 +129,35 @@ bool Proxy::sleepUntilRung(bool hot) {
     std::lock_guard<std::mutex> lock(mutex_);
     moved = passAll(&busy);
   }
-  if (!moved) futexWait(&bell_.doorbell, seen, hot || busy ? kEventSleepNs : kIdleSleepNs);
+  if (!moved) sleepOnBell(seen, hot || busy ? kEventSleepNs : kIdleSleepNs);
   bell_.sleeping.store(0, std::memory_order_relaxed);
   return moved;
+}
+
+void Proxy::recordCtrl(int state) {
+  if (!profiler::active() || state == ctrlState_) return;
+  ctrlState_ = state;
+  std::vector<ProxyProfile*> told;  // a communicator has several links
+  for (const auto& l : links_) {
+    ProxyProfile* p = l->profile.get();
+    if (l->profileLink == nullptr || p == nullptr || std::find(told.begin(), told.end(), p) != told.end()) continue;
+    told.push_back(p);
+    p->proxyState(state);
+  }
+}
+
+void Proxy::sleepOnBell(uint32_t seen, int64_t timeoutNs) {
+  const bool profiling = profiler::active();
+  if (profiling) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    recordCtrl(ncclProfilerProxyCtrlSleep);
+  }
+  futexWait(&bell_.doorbell, seen, timeoutNs);
+  // A sleep that times out with nothing to do records nothing more: only a ring wakes it.
+  if (profiling && bell_.doorbell.load(std::memory_order_acquire) != seen) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    recordCtrl(ncclProfilerProxyCtrlWakeup);
+  }
 }
 
 void Proxy::kick() {
@@ -371,6 +401,12 @@ void Proxy::loop() {
       std::lock_guard<std::mutex> lock(mutex_);
       moved = passAll(&busy);
       links_.erase(std::remove_if(links_.begin(), links_.end(), [](const auto& l) { return l->closed; }), links_.end());
+      // Active while messages move or are in flight; Idle when none are, unless asleep already (a
+      // sleep that timed out with nothing to do stays a sleep).
+      if (moved || busy)
+        recordCtrl(ncclProfilerProxyCtrlActive);
+      else if (ctrlState_ != ncclProfilerProxyCtrlSleep)
+        recordCtrl(ncclProfilerProxyCtrlIdle);
     }
     if (moved) {
       idleSince = 0;
@@ -395,7 +431,11 @@ void Proxy::loop() {
     uint32_t seen = bell_.doorbell.load(std::memory_order_acquire);
     bell_.sleeping.store(1, std::memory_order_relaxed);
     std::atomic_thread_fence(std::memory_order_seq_cst);
-    futexWait(&bell_.doorbell, seen, hot ? kNapNs : kIdleSleepNs);
+    // A nap between polls is no sleep for the profiler; only the idle sleep is.
+    if (hot)
+      futexWait(&bell_.doorbell, seen, kNapNs);
+    else
+      sleepOnBell(seen, kIdleSleepNs);
     bell_.sleeping.store(0, std::memory_order_relaxed);
   }
 }

@@ -108,6 +108,11 @@ class Proxy {
   static bool sendsPending(const NetLink& link);
   void fail(NetLink& link, ncclResult_t r, const char* call);
   void closeNow(NetLink& link);
+  // Profiled runs: records an ncclProfilerProxyCtrl* state on the ProxyCtrl event of every
+  // communicator with a profiled link here, when it differs from the last one (proxy thread,
+  // mutex_ held). sleepOnBell brackets a sleep with Sleep and, when rung, Wakeup (mutex_ not held).
+  void recordCtrl(int state);
+  void sleepOnBell(uint32_t seen, int64_t timeoutNs);
 
   RankBlock bell_{};
   std::mutex mutex_;
@@ -118,6 +123,7 @@ class Proxy {
   std::atomic<bool> allRing_{true};             // every one of them can
   std::atomic<int> pollers_{0};
   bool eventMode_ = false;  // proxy thread only
+  int ctrlState_ = -1;      // the last ProxyCtrl state recorded (mutex_)
   std::atomic<int64_t> hotUntilNs_{0};
   std::atomic<int> gpuHolders_{0};
   std::thread thread_;

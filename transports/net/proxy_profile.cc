@@ -24,6 +24,24 @@ void ProxyProfile::stopAll() {
   for (auto& l : links_) stopLink(l.get());
   for (auto& [key, rec] : ops_) profiler::stop(rec.handle);
   ops_.clear();
+  profiler::stop(ctrl_);
+  ctrl_ = nullptr;
+  ctrlState_ = -1;
+}
+
+void ProxyProfile::proxyState(int state) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (!on()) return;
+  if (ctrl_ == nullptr) {
+    ncclProfilerEventDescr_t d{};
+    d.type = ncclProfileProxyCtrl;
+    d.rank = rank_;
+    ctrl_ = profiler::start(context_.load(std::memory_order_relaxed), &d);
+    if (ctrl_ == nullptr) return;  // the plugin does not want it
+  }
+  if (state == ctrlState_) return;
+  ctrlState_ = state;
+  profiler::record(ctrl_, static_cast<ncclProfilerEventState_t>(state), nullptr);
 }
 
 // Stops the link's open steps and ProxyOps (their operations stay open for the caller to settle).

@@ -14,6 +14,12 @@
 //              it knows which operation will fill them, so a RecvWait phase has no start to report.
 //              A message that came before this rank started its operation (a peer ahead) gets its
 //              step when the operation starts.
+//   ProxyCtrl  the proxy thread's state, one event per communicator (NCCL has a proxy thread per
+//              communicator; Weft's one thread serves every communicator of the process, so each
+//              profiled one with a network link gets the thread's states): Active while it moves
+//              messages or has some in flight, Idle when it has none, Sleep when it sleeps and
+//              Wakeup when it is rung (a sleep that times out with nothing to do records nothing).
+//              Started at the first state, stopped when the communicator goes.
 // An operation's event stops when the executor is done with it and the last ProxyOp under it has
 // stopped, whichever comes last, as in NCCL. Everything is guarded by one mutex per communicator;
 // without a plugin nothing here runs (the proxy tests profiler::active() first).
@@ -84,6 +90,10 @@ class ProxyProfile {
   // communicator is gone or the plugin does not want the event.
   void* startNetEvent(void* step, int64_t pluginId, void* data);
 
+  // The proxy thread's state (an ncclProfilerProxyCtrl* state): recorded on this communicator's
+  // ProxyCtrl event, started on the first call, unless it is the state recorded last.
+  void proxyState(int state);
+
  private:
   struct OpRecord {
     void* handle = nullptr;
@@ -125,6 +135,8 @@ class ProxyProfile {
   std::mutex mutex_;
   std::atomic<void*> context_{nullptr};
   int rank_ = -1;
+  void* ctrl_ = nullptr;  // the ProxyCtrl event, once started
+  int ctrlState_ = -1;    // the state it last recorded
   std::unordered_map<uint64_t, OpRecord> ops_;
   std::vector<std::unique_ptr<Link>> links_;
 };
