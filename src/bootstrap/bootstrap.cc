@@ -334,6 +334,12 @@ ncclResult_t TcpBootstrap::sendWithin(int peer, uint64_t tag, const void* data, 
   if (aborted_.load(std::memory_order_acquire))
     return fail(ncclRemoteError, head + ": the communicator was aborted", why);
   const Deadline deadline = Deadline::afterMs(timeoutMs);
+  // timeoutMs bounds the connect: a short attempt gives up on a peer that refuses connections
+  // (gone). Once connected, the message gets the bootstrap's whole timeout to go out: under TLS,
+  // sendAll queues it until the peer answers the handshake, which it does only when it next looks
+  // at its inbox, and a queue that outlived a short deadline would drop a message this call had
+  // reported sent.
+  const Deadline delivery = Deadline::afterMs(std::max(timeoutMs, timeoutMs_));
   std::string detail;
   Socket s;
   IoStatus st = Socket::connect(table_[peer], deadline, cancel_.fd(), &s, &detail);
@@ -345,8 +351,8 @@ ncclResult_t TcpBootstrap::sendWithin(int peer, uint64_t tag, const void* data, 
   h.tag = tag;
   h.bytes = bytes;
   h.proof = p2pProof(secret_, h, data);
-  if (st == IoStatus::kOk) st = s.sendAll(&h, sizeof h, deadline, cancel_.fd(), &detail);
-  if (st == IoStatus::kOk && bytes > 0) st = s.sendAll(data, bytes, deadline, cancel_.fd(), &detail);
+  if (st == IoStatus::kOk) st = s.sendAll(&h, sizeof h, delivery, cancel_.fd(), &detail);
+  if (st == IoStatus::kOk && bytes > 0) st = s.sendAll(data, bytes, delivery, cancel_.fd(), &detail);
   if (st != IoStatus::kOk)
     return fail(ioStatusResult(st), head + " at " + socketAddressToString(table_[peer]) + " failed: " + detail, why);
   return ncclSuccess;

@@ -38,9 +38,11 @@ class Bootstrap {
   // (exactly `bytes` long, else an error) and sets *got. Thread-safe with each other, not with
   // allGather/barrier's own sockets (which they do not use).
   virtual ncclResult_t send(int peer, uint64_t tag, const void* data, size_t bytes, std::string* why) = 0;
-  // The same with its own bound (ms) instead of the communicator's timeout: for best-effort notes
-  // (mismatch stamps and reports) and retried short attempts (the network's connection handles)
-  // to a peer that may have left already, whose address then refuses connections until the bound.
+  // The same with its own bound (ms) on the connect instead of the communicator's timeout: for
+  // best-effort notes (mismatch stamps and reports) and retried short attempts (the network's
+  // connection handles) to a peer that may have left already, whose address then refuses
+  // connections until the bound. A message that got connected still has the whole timeout to go
+  // out (under TLS it waits for the peer's handshake): success means it will arrive.
   virtual ncclResult_t sendWithin(int peer, uint64_t tag, const void* data, size_t bytes, int64_t timeoutMs,
                                   std::string* why) = 0;
   virtual ncclResult_t tryRecv(int peer, uint64_t tag, void* data, size_t bytes, bool* got, std::string* why) = 0;

@@ -235,6 +235,46 @@ TEST_F(TlsTest, BootstrapRingRootAndMessagesWorkUnderTls) {
   for (int r = 0; r < n; ++r) EXPECT_EQ(rcs[r], ncclSuccess) << "rank " << r << ": " << whys[r];
 }
 
+// A handle sent in a short attempt (sendWithin, as the network transport's handshake does) to a
+// peer that answers the TLS handshake only much later, when it next looks at its inbox: the call
+// reports the message sent, so it must arrive then. (It used to be dropped when the attempt's
+// bound ran out before the handshake.)
+TEST_F(TlsTest, AShortSendReportedSentArrivesWhenThePeerLooksLater) {
+  setKey(kKeyA);
+  ncclUniqueId id;
+  ASSERT_EQ(weft::bootstrapGetUniqueId(&id), ncclSuccess);
+  std::vector<std::unique_ptr<weft::Bootstrap>> bs(2);
+  std::vector<std::string> whys(2);
+  std::vector<ncclResult_t> rcs(2, ncclInternalError);
+  std::atomic<bool> sent{false};
+  std::vector<std::thread> threads;
+  for (int r = 0; r < 2; ++r)
+    threads.emplace_back([&, r] {
+      rcs[r] = weft::Bootstrap::create(id, r, 2, 20000, &bs[r], &whys[r]);
+      if (rcs[r] == ncclSuccess) rcs[r] = bs[r]->barrier(&whys[r]);
+      if (rcs[r] != ncclSuccess) return;
+      if (r == 1) {
+        const int handle = 4242;
+        rcs[r] = bs[r]->sendWithin(0, 9, &handle, sizeof handle, 10, &whys[r]);
+        sent = true;
+        return;
+      }
+      while (!sent) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      std::this_thread::sleep_for(std::chrono::milliseconds(300));  // long past the 10 ms bound
+      int got = -1;
+      bool have = false;
+      auto start = Clock::now();
+      while (rcs[r] == ncclSuccess && !have && Clock::now() - start < std::chrono::seconds(10)) {
+        rcs[r] = bs[r]->tryRecv(1, 9, &got, sizeof got, &have, &whys[r]);
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      }
+      if (rcs[r] == ncclSuccess && (!have || got != 4242))
+        rcs[r] = ncclInternalError, whys[r] = "the message reported sent never arrived";
+    });
+  for (auto& t : threads) t.join();
+  for (int r = 0; r < 2; ++r) EXPECT_EQ(rcs[r], ncclSuccess) << "rank " << r << ": " << whys[r];
+}
+
 // A listener on loopback and one connection to it, made with the setting in force at each step.
 struct Link {
   Socket listener, client, server;
