@@ -116,7 +116,8 @@ if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
 fi
 if [ -f /usr/include/hip/hip_runtime.h ] || [ -f /opt/rocm/include/hip/hip_runtime.h ]; then
   cmake -S . -B build-hip -DWEFT_GPU=hip -DCMAKE_HIP_ARCHITECTURES=gfx90a -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-    -DWEFT_WERROR=ON -DWEFT_BUILD_TESTS=OFF -DWEFT_BUILD_BENCHMARKS=OFF >/dev/null
+    -DWEFT_WERROR=ON -DWEFT_BUILD_TESTS=OFF -DWEFT_BUILD_BENCHMARKS=OFF \
+    -DWEFT_BUILD_PYTHON=OFF -DWEFT_BUILD_TORCH=OFF >/dev/null
   cmake --build build-hip -j"$jobs"
   echo "HIP build: the library compiles for gfx90a"
 else

@@ -50,15 +50,24 @@ void selectAlgorithm(const Tuner* tuner, const CommShape& shape, Task* task) {
                            tuner->constants().cacheMiB * 1048576.0;
   // The settings that ask for an algorithm come first, in RCCL's order: low precision changes
   // results, so it runs only where the user enabled it and then wins; then DDA where
-  // RCCL_ENABLE_DDA_ALL_GATHER / _REDUCE_SCATTER / _ALL_TO_ALL forces it.
-  for (bool lossy : {true, false})
-    for (int a = 0; a < algorithmCount(); ++a)
-      if (algorithmDesc(Algorithm(a)).lossy == lossy &&
-          eligibility(Algorithm(a), shape, *task) == Eligibility::kForced) {
-        task->algorithm = Algorithm(a);
-        return;
-      }
-  uint32_t candidates = modelCandidates(shape, *task);
+  // RCCL_ENABLE_DDA_ALL_GATHER / _REDUCE_SCATTER / _ALL_TO_ALL forces it. Each algorithm's
+  // eligibility is asked once: on small operations these checks are a good part of a call's cost.
+  const int nAlgos = algorithmCount();
+  uint32_t forced[2] = {0, 0};  // [lossy]: the algorithms a setting forces
+  uint32_t candidates = 0;      // modelCandidates
+  for (int a = 0; a < nAlgos; ++a) {
+    const bool lossy = algorithmDesc(Algorithm(a)).lossy;
+    switch (eligibility(Algorithm(a), shape, *task)) {
+      case Eligibility::kForced: forced[lossy] |= 1u << a; break;
+      case Eligibility::kModel: candidates |= lossy ? 0u : 1u << a; break;
+      default: break;
+    }
+  }
+  for (uint32_t f : {forced[1], forced[0]})
+    if (f != 0) {
+      task->algorithm = Algorithm(std::countr_zero(f));
+      return;
+    }
   const int ci = tunedCollIndex(task->kind);
   // A call's algSelection (nccl<Coll>Config) narrows the candidates, unless NCCL_ALGO or NCCL_PROTO
   // narrowed this collective: the environment wins, as in NCCL.
@@ -66,7 +75,7 @@ void selectAlgorithm(const Tuner* tuner, const CommShape& shape, Task* task) {
   if (rows != 0 && tuner != nullptr && ci >= 0 && tuner->options().filter.restricts(ci)) rows = 0;
   if (rows != 0) {
     uint32_t algos = 0;
-    for (int a = 0; a < algorithmCount(); ++a)
+    for (int a = 0; a < nAlgos; ++a)
       if (rows >> (a * kNumProtocols) & ((1u << kNumProtocols) - 1)) algos |= 1u << a;
     if ((candidates & algos) != 0) candidates &= algos;
   }

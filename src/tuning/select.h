@@ -13,7 +13,7 @@
 namespace weft {
 
 // The algorithms the model may choose from for the task (bit i: Algorithm(i)): those whose rule
-// says kModel. Lossy ones never are.
+// says kModel. Lossy ones never are. (selectAlgorithm computes the same mask with its own checks.)
 uint32_t modelCandidates(const CommShape& shape, const Task& task);
 // Sets task->algorithm, task->protocol and task->nChannels: first an algorithm a setting asks for
 // (lossy ones before exact ones), else the tuner's cheapest candidate (a table lookup, no

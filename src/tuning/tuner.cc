@@ -111,6 +111,9 @@ Tuner::Tuner(const ModelInput& in, const HostConstants& hc, TunerOptions opts)
           at(c, b, algo, Protocol(p)) = best;
         }
   if (opts_.pluginSetting != "none") plugin_ = TunerPlugin::open(opts_.pluginSetting, opts_.pluginShape);
+  static_assert(kMaxAlgorithms <= 16 && kNumProtocols <= 16, "the memo packs a mask of 16 algorithms");
+  memo_ = std::make_unique<std::atomic<uint32_t>[]>(size_t(kNumTunedColls) * kNumBuckets);
+  for (size_t i = 0; i < size_t(kNumTunedColls) * kNumBuckets; ++i) memo_[i].store(0, std::memory_order_relaxed);
 }
 
 bool Tuner::pick(const float (*costs)[kNumProtocols], int coll, uint32_t supported, bool useFilter,
@@ -131,10 +134,30 @@ bool Tuner::pick(const float (*costs)[kNumProtocols], int coll, uint32_t support
 }
 
 TunerChoice Tuner::choose(CollKind coll, size_t nBytes, uint32_t supported, uint64_t rows) const {
-  TunerChoice choice;
   const int ci = tunedCollIndex(coll);
-  if (ci < 0) return choice;
+  if (ci < 0) return TunerChoice{};
   const int b = bucketOf(nBytes);
+  if (plugin_ != nullptr || rows != 0) return chooseUncached(ci, b, coll, nBytes, supported, rows);
+  std::atomic<uint32_t>& memo = memo_[size_t(ci) * kNumBuckets + b];
+  const uint32_t m = memo.load(std::memory_order_relaxed);
+  if ((m & kMemoValid) != 0 && (m & 0xffffu) == supported) {
+    const Algorithm a = Algorithm((m >> 16) & 0xffu);
+    const Protocol p = Protocol((m >> 24) & 0xfu);
+    const Entry& e = at(ci, b, a, p);
+    return TunerChoice{a, p, e.nChannels, e.costUs};
+  }
+  const TunerChoice c = chooseUncached(ci, b, coll, nBytes, supported, rows);
+  // Only answers that the table reproduces are kept (a choice of nothing has no entry).
+  const Entry& e = at(ci, b, c.algorithm, c.protocol);
+  if (supported <= 0xffffu && e.costUs == c.costUs && e.nChannels == c.nChannels)
+    memo.store(kMemoValid | (uint32_t(c.protocol) << 24) | (uint32_t(c.algorithm) << 16) | supported,
+               std::memory_order_relaxed);
+  return c;
+}
+
+TunerChoice Tuner::chooseUncached(int ci, int b, CollKind coll, size_t nBytes, uint32_t supported,
+                                  uint64_t rows) const {
+  TunerChoice choice;
   float costs[kMaxAlgorithms][kNumProtocols];
   for (int a = 0; a < nAlgos_; ++a)
     for (int p = 0; p < kNumProtocols; ++p) {

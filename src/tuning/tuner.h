@@ -3,6 +3,7 @@
 // for one operation: the cheapest entry that NCCL_ALGO / NCCL_PROTO allow and the algorithm can
 // run, after the tuner plugin (if any) has seen and edited the costs, then RCCL_OVERRIDE_*.
 #pragma once
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -73,6 +74,16 @@ class Tuner {
     return table_[((size_t(c) * kNumBuckets + b) * nAlgos_ + int(a)) * kNumProtocols + int(p)];
   }
   bool pick(const float (*costs)[kNumProtocols], int coll, uint32_t supported, bool useFilter, TunerChoice* out) const;
+  TunerChoice chooseUncached(int ci, int b, CollKind coll, size_t nBytes, uint32_t supported, uint64_t rows) const;
+
+  // Without a plugin and without a per-call selection, choose() is a pure function of the
+  // collective, the size bucket and the supported mask, and it runs on every operation (with the
+  // eligibility checks, a third of a 1-rank 8 B AllReduce's CPU time). One word per (collective,
+  // bucket) holds the last answer: bit 31 set, the mask in bits 0-15, the algorithm in 16-23 and the
+  // protocol in 24-27; cost and channels come from the table. Relaxed atomics: a stale or torn
+  // read is impossible (one word) and a lost update only costs a recomputation.
+  static constexpr uint32_t kMemoValid = 1u << 31;
+  mutable std::unique_ptr<std::atomic<uint32_t>[]> memo_;
 
   int nAlgos_;                     // the registry's rows
   int pluginRow_[kMaxAlgorithms];  // each row's row in a plugin's cost table (-1: plugins do not see it)

@@ -95,6 +95,35 @@ TEST(TunerTable, CheapestUsableEntryWins) {
       }
 }
 
+// choose() remembers its last answer per (collective, size bucket). A per-call selection that
+// allows every (algorithm, protocol) pair gives the same answer but never uses the memo, so it is
+// the reference. Masks change between calls to the same bucket (the memo must not answer for the
+// wrong mask), and the whole sweep runs twice (the second pass answers from the memo).
+TEST(TunerTable, RememberedChoicesEqualFreshOnes) {
+  ModelInput in = fourRanks();
+  in.maxChannels = 8;  // channel counts above 1 must come back from the memo too
+  Tuner t(in, HostConstants{}, noSettings());
+  const uint64_t everyRow = ~uint64_t(0);
+  const uint32_t ring = 1u << int(Algo::kRing), tree = 1u << int(Algo::kTree);
+  const uint32_t dda = (1u << int(Algo::kDdaFlat)) | (1u << int(Algo::kDdaTree));
+  int multiChannel = 0;
+  for (int pass = 0; pass < 2; ++pass)
+    for (int c = 0; c < kNumTunedColls; ++c)
+      for (size_t bytes = 8; bytes <= (size_t(1) << 30); bytes *= 2)
+        for (uint32_t supported : {kAll, ring, tree, ring | dda, dda, 0u, kAll}) {
+          const TunerChoice fresh = t.choose(tunedCollKind(c), bytes, supported, everyRow);
+          const TunerChoice got = t.choose(tunedCollKind(c), bytes, supported);
+          SCOPED_TRACE(std::string(collName(tunedCollKind(c))) + " " + std::to_string(bytes) + " B, mask " +
+                       std::to_string(supported) + ", pass " + std::to_string(pass));
+          EXPECT_EQ(got.algorithm, fresh.algorithm);
+          EXPECT_EQ(got.protocol, fresh.protocol);
+          EXPECT_EQ(got.nChannels, fresh.nChannels);
+          EXPECT_EQ(got.costUs, fresh.costUs);
+          multiChannel += got.nChannels > 1 ? 1 : 0;
+        }
+  EXPECT_GT(multiChannel, 0) << "no choice used more than one channel: the channel count went untested";
+}
+
 TEST(TunerTable, SmallAllReduceTakesTheOneShotRingLargeTakesTheRing) {
   Tuner t(fourRanks(), HostConstants{}, noSettings());
   const uint32_t ring = 1u << int(Algo::kRing);
