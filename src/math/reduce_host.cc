@@ -450,7 +450,10 @@ void reduceCopy(const ReduceSpec& spec, void* dst0, void* dst1, const void* part
   if (stream) {
     // The loops write plain stores: run them into an L1 block, then stream the block out. Each
     // block is read in full before dst0's part of it is written, so exact aliasing still works.
-    constexpr size_t kBlockBytes = 16384;
+    // Small blocks keep the loads and the streaming stores interleaved: on a 2-core EPYC VM a
+    // 2-rank 64 MiB out-of-place AllReduce took a median 10.3 ms with 2 KiB blocks against 11.5
+    // with 16 KiB (1 KiB: 11.1, the calls' overhead shows), 5 interleaved runs each.
+    constexpr size_t kBlockBytes = 2048;
     alignas(64) unsigned char block[kBlockBytes];
     const size_t per = kBlockBytes / elemSize;
     auto at = [&](const void* p, size_t off) {
