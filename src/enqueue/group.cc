@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
+#include <memory>
 #include <string>
 #include <thread>
 #include <vector>
@@ -36,7 +37,14 @@ struct GroupState {
   ProfiledRun profiled;
 };
 
-thread_local GroupState tGroup;
+// The calling thread's group, on the heap behind a thread-local pointer. With the thread-local
+// object itself, the compiler specialised runTasks for its address and looked that address up
+// again (a call into the dynamic linker's TLS code) on each of 16 uses per operation.
+GroupState& threadGroup() {
+  thread_local std::unique_ptr<GroupState> group;
+  if (group == nullptr) group = std::make_unique<GroupState>();
+  return *group;
+}
 
 // Resolves what can only be known when the operation runs: the reduction (a device-resident
 // pre-multiply scalar is read now, as NCCL reads it when the kernel runs).
@@ -192,14 +200,15 @@ ncclResult_t runTasks(GroupState& g) {
 }  // namespace
 
 ncclResult_t groupStart() {
-  if (tGroup.depth == 0 && trace::on()) tGroup.startNs = nowNs();
-  ++tGroup.depth;
+  GroupState& g = threadGroup();
+  if (g.depth == 0 && trace::on()) g.startNs = nowNs();
+  ++g.depth;
   return ncclSuccess;
 }
 
-bool inGroup() { return tGroup.depth > 0; }
+bool inGroup() { return threadGroup().depth > 0; }
 
-void groupDefer(std::function<ncclResult_t()> job) { tGroup.jobs.push_back(std::move(job)); }
+void groupDefer(std::function<ncclResult_t()> job) { threadGroup().jobs.push_back(std::move(job)); }
 
 namespace {
 ncclResult_t runJobs(std::vector<std::function<ncclResult_t()>>& jobs) {
@@ -230,14 +239,15 @@ ncclResult_t runDeferredJobs(GroupState& g) {
 }
 }  // namespace
 
-void groupAfter(std::function<ncclResult_t()> job) { tGroup.afterJobs.push_back(std::move(job)); }
+void groupAfter(std::function<ncclResult_t()> job) { threadGroup().afterJobs.push_back(std::move(job)); }
 
 void groupRecordError(ncclResult_t code) {
-  if (tGroup.depth > 0 && tGroup.error == ncclSuccess) tGroup.error = code;
+  GroupState& g = threadGroup();
+  if (g.depth > 0 && g.error == ncclSuccess) g.error = code;
 }
 
 ncclResult_t groupEnd() {
-  GroupState& g = tGroup;
+  GroupState& g = threadGroup();
   if (g.depth == 0) return setError(nullptr, ncclInvalidUsage, "ncclGroupEnd called without a matching ncclGroupStart");
   if (--g.depth > 0) return ncclSuccess;
   profileGroupEndStarts();
@@ -260,7 +270,7 @@ ncclResult_t groupEnd() {
 }
 
 ncclResult_t groupSimulateEnd(float* estimatedUs) {
-  GroupState& g = tGroup;
+  GroupState& g = threadGroup();
   if (g.depth == 0)
     return setError(nullptr, ncclInvalidUsage, "ncclGroupSimulateEnd called without a matching ncclGroupStart");
   if (--g.depth > 0) return ncclSuccess;
@@ -302,7 +312,7 @@ ncclResult_t applyAlgSelection(const char* fn, Task* task) {
 }
 
 ncclResult_t enqueue(Task&& task) {
-  GroupState& g = tGroup;
+  GroupState& g = threadGroup();
   task.seq = task.comm->opCount.fetch_add(1, std::memory_order_relaxed) + 1;
   g.tasks.push_back(std::move(task));
   profileApiCall(g.tasks.back(), g.depth);
