@@ -18,7 +18,7 @@
 #   --baselines DIR   the reference programs (default <repo>/../shared/baselines)
 #   --out DIR         results (default ${TMPDIR:-/tmp}/weft-load/<timestamp>)
 # Output: DIR/raw/*.txt (every run), DIR/summary.md (printed at the end). The default run takes
-# about 5-10 minutes on 2 cores.
+# a few minutes on 2 cores.
 set -euo pipefail
 
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -91,10 +91,14 @@ load_stop() {
 }
 trap load_stop EXIT INT TERM
 
-# Iterations by size: under load a 16 MiB AllReduce can take a quarter of a second.
+# Iterations by size, so that a Weft run lasts about as long as the MPI benchmark's (--target 0.3
+# s): under load a figure is an average over the scheduler's time slices, and a run of a few
+# hundred small calls fits in one slice or straddles a few, a matter of luck (300 calls of 8 B
+# gave 0.5 to 250 us a call; 20000 calls, 0.7 to 8). Under load a 16 MiB AllReduce can take a
+# tenth of a second.
 weft_iters() {
-  if [ "$1" -le 4096 ]; then echo "-n 300 -w 30"; elif [ "$1" -le 1048576 ]; then echo "-n 30 -w 3"
-  else echo "-n 6 -w 1"; fi
+  if [ "$1" -le 4096 ]; then echo "-n 20000 -w 100"; elif [ "$1" -le 1048576 ]; then echo "-n 150 -w 5"
+  else echo "-n 15 -w 1"; fi
 }
 run_weft() {  # transport size name
   local env=() rc=0
