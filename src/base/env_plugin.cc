@@ -30,12 +30,20 @@ struct PendingLine {
   int line;
   std::string text;
 };
-std::mutex gPendingMutex;
-std::vector<PendingLine> gPending;
+// Never destroyed: a thread still running when the process exits (a bootstrap root started by
+// ncclGetUniqueId) may set logging up, and so flush these lines, after static destructors began.
+struct PendingLines {
+  std::mutex mutex;
+  std::vector<PendingLine> lines;
+};
+PendingLines& pendingLines() {
+  static auto* pending = new PendingLines;
+  return *pending;
+}
 
 // The logger a v2 plugin gets. Printing a line needs the logging settings, which are read through
 // the plugin itself: a line logged while they are being read (from init or getEnv) waits in
-// gPending until logging is set up, instead of reading them again from inside the plugin.
+// pendingLines() until logging is set up, instead of reading them again from inside the plugin.
 extern "C" void envPluginLog(ncclDebugLogLevel level, unsigned long flags, const char* file, int line, const char* fmt,
                              ...) {
   if (level == NCCL_LOG_NONE || fmt == nullptr) return;
@@ -51,8 +59,9 @@ extern "C" void envPluginLog(ncclDebugLogLevel level, unsigned long flags, const
     logPrint(l, subsys, where, line, "env plugin: %s", text);
     return;
   }
-  std::lock_guard<std::mutex> lock(gPendingMutex);
-  gPending.push_back({l, subsys, where, line, text});
+  PendingLines& pending = pendingLines();
+  std::lock_guard<std::mutex> lock(pending.mutex);
+  pending.lines.push_back({l, subsys, where, line, text});
 }
 
 EnvPlugin load(const char* raw) {
@@ -110,15 +119,17 @@ EnvPlugin load(const char* raw) {
 }  // namespace
 
 const EnvPlugin& environmentPlugin(const char* setting) {
-  static const EnvPlugin loaded = load(setting);
-  return loaded;
+  // Never destroyed, for the same reason as pendingLines(): parameters may be read after exit began.
+  static const EnvPlugin* loaded = new EnvPlugin(load(setting));
+  return *loaded;
 }
 
 void flushEnvPluginLog() {
   std::vector<PendingLine> lines;
   {
-    std::lock_guard<std::mutex> lock(gPendingMutex);
-    lines.swap(gPending);
+    PendingLines& pending = pendingLines();
+    std::lock_guard<std::mutex> lock(pending.mutex);
+    lines.swap(pending.lines);
   }
   for (const PendingLine& l : lines)
     logPrint(l.level, l.subsys, l.file.c_str(), l.line, "env plugin: %s", l.text.c_str());
