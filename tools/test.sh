@@ -82,12 +82,14 @@ fi
 
 # CUDA: the library with its .cu files (sm_80 and sm_90), the primitives check, and the tests. No
 # GPU and no driver here, so the tests run in host mode; the library must still load. The Python
-# and torch extensions are the host build's to test: they add nothing CUDA-specific here.
+# and torch extensions are the host build's to test: they add nothing CUDA-specific here. This build
+# and the HIP one compile the library's C++ one unit per folder (WEFT_UNITY_BUILD): the host build
+# above checks each file on its own.
 section "CUDA build"
 if [ -x "$nvcc" ]; then
   cmake -S . -B build-cuda -DWEFT_GPU=cuda -DCMAKE_CUDA_COMPILER="$nvcc" -DCMAKE_CUDA_ARCHITECTURES="80;90" \
     -DCMAKE_BUILD_TYPE=RelWithDebInfo -DWEFT_WERROR=ON -DWEFT_BUILD_TESTS=ON -DWEFT_BUILD_BENCHMARKS=OFF \
-    -DWEFT_BUILD_PYTHON=OFF -DWEFT_BUILD_TORCH=OFF -DWEFT_CUDA_PRIMITIVES_CHECK=ON >/dev/null
+    -DWEFT_BUILD_PYTHON=OFF -DWEFT_BUILD_TORCH=OFF -DWEFT_CUDA_PRIMITIVES_CHECK=ON -DWEFT_UNITY_BUILD=ON >/dev/null
   cmake --build build-cuda -j"$jobs"
   # The CUDA runtime is linked statically and the driver is found at run time: libnccl.so.2 must
   # not need libcuda.so.1 (absent without a driver) or libcudart.so.
@@ -117,7 +119,7 @@ fi
 if [ -f /usr/include/hip/hip_runtime.h ] || [ -f /opt/rocm/include/hip/hip_runtime.h ]; then
   cmake -S . -B build-hip -DWEFT_GPU=hip -DCMAKE_HIP_ARCHITECTURES=gfx90a -DCMAKE_BUILD_TYPE=RelWithDebInfo \
     -DWEFT_WERROR=ON -DWEFT_BUILD_TESTS=OFF -DWEFT_BUILD_BENCHMARKS=OFF \
-    -DWEFT_BUILD_PYTHON=OFF -DWEFT_BUILD_TORCH=OFF >/dev/null
+    -DWEFT_BUILD_PYTHON=OFF -DWEFT_BUILD_TORCH=OFF -DWEFT_UNITY_BUILD=ON >/dev/null
   cmake --build build-hip -j"$jobs"
   echo "HIP build: the library compiles for gfx90a"
 else

@@ -7,13 +7,13 @@
 #include <algorithm>
 #include <cstring>
 
+#include "base/text.h"
 #include "sockets/text.h"
 
 namespace weft {
 
 using sockets_detail::errnoString;
 using sockets_detail::lower;
-using sockets_detail::trim;
 
 SocketAddress emptySocketAddress() {
   SocketAddress a;
@@ -71,7 +71,7 @@ std::string socketAddressToString(const SocketAddress& a) {
 
 bool parseAddressFamily(const std::string& text, AddressFamily* out) {
   *out = AddressFamily::kAny;
-  std::string t = lower(trim(text));
+  std::string t = lower(trimBlanks(text));
   if (t.empty()) return true;
   if (t == "af_inet" || t == "inet" || t == "ipv4" || t == "4") {
     *out = AddressFamily::kIPv4;
@@ -85,7 +85,7 @@ bool parseAddressFamily(const std::string& text, AddressFamily* out) {
 }
 
 bool splitHostPort(const std::string& textIn, HostPort* out, std::string* why) {
-  std::string text = trim(textIn);
+  std::string text = trimBlanks(textIn);
   std::string host, port;
   bool bracketed = false;
   if (!text.empty() && text[0] == '[') {
@@ -126,7 +126,7 @@ bool splitHostPort(const std::string& textIn, HostPort* out, std::string* why) {
 }
 
 bool parseHostPort(const std::string& textIn, AddressFamily family, SocketAddress* out, std::string* why) {
-  const std::string text = trim(textIn);
+  const std::string text = trimBlanks(textIn);
   HostPort hp;
   if (!splitHostPort(text, &hp, why)) return false;
   const std::string& host = hp.host;

@@ -8,12 +8,12 @@
 
 #include "base/log.h"
 #include "base/params.h"
+#include "base/text.h"
 #include "sockets/text.h"
 
 namespace weft {
 
 using sockets_detail::errnoString;
-using sockets_detail::trim;
 
 namespace {
 
@@ -24,7 +24,7 @@ bool isIPv6LinkLocal(const sockaddr_in6& a) {
 }  // namespace
 
 bool interfaceNameMatches(const std::string& specIn, const std::string& name) {
-  std::string spec = trim(specIn);
+  std::string spec = trimBlanks(specIn);
   bool exclude = false, exact = false;
   if (!spec.empty() && spec[0] == '^') {
     exclude = true;
@@ -40,7 +40,7 @@ bool interfaceNameMatches(const std::string& specIn, const std::string& name) {
   while (pos <= spec.size()) {
     size_t comma = spec.find(',', pos);
     if (comma == std::string::npos) comma = spec.size();
-    std::string entry = trim(spec.substr(pos, comma - pos));
+    std::string entry = trimBlanks(spec.substr(pos, comma - pos));
     if (!entry.empty()) {
       if (exact ? name == entry : name.compare(0, entry.size(), entry) == 0) matched = true;
     }
@@ -92,7 +92,7 @@ bool findInterfaces(const std::string& ifnameSpec, AddressFamily family, std::ve
   freeifaddrs(list);
   std::stable_sort(all.begin(), all.end(), [](const Candidate& x, const Candidate& y) { return x.index < y.index; });
 
-  std::string spec = trim(ifnameSpec);
+  std::string spec = trimBlanks(ifnameSpec);
   if (!spec.empty()) {
     for (const Candidate& c : all)
       if (interfaceNameMatches(spec, c.iface.name)) out->push_back(c.iface);

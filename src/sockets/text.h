@@ -12,13 +12,6 @@ inline std::string errnoString(int err) {
   return std::string(strerror_r(err, buf, sizeof(buf)));
 }
 
-inline std::string trim(const std::string& s) {
-  size_t b = s.find_first_not_of(" \t");
-  if (b == std::string::npos) return "";
-  size_t e = s.find_last_not_of(" \t");
-  return s.substr(b, e - b + 1);
-}
-
 inline std::string lower(std::string s) {
   for (char& c : s) c = static_cast<char>(tolower(static_cast<unsigned char>(c)));
   return s;

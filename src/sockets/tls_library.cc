@@ -14,22 +14,22 @@ namespace weft {
 
 namespace {
 
-std::mutex gMu;
+std::mutex gLibraryMu;
 const TlsLibrary* gLoaded = nullptr;  // never freed: sessions may use it until the process ends
 
 }  // namespace
 
 void tlsLibraryAtFork(int phase) {
   if (phase == 0)
-    gMu.lock();
+    gLibraryMu.lock();
   else
-    gMu.unlock();
+    gLibraryMu.unlock();
 }
 
 #if WEFT_HAVE_OPENSSL
 
 const TlsLibrary* loadTlsLibrary(std::string* why) {
-  std::lock_guard<std::mutex> lock(gMu);
+  std::lock_guard<std::mutex> lock(gLibraryMu);
   if (gLoaded) return gLoaded;
   std::string name = param::tlsLibssl();
   if (name.empty()) name = "libssl.so.3";

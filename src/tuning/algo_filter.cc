@@ -2,6 +2,7 @@
 
 #include <strings.h>
 
+#include "base/text.h"
 #include "collectives/registry.h"
 
 namespace weft {
@@ -12,22 +13,6 @@ constexpr uint32_t kAllProtos = (1u << kNumProtocols) - 1;
 // NCCL's algorithms without a Weft counterpart: valid in NCCL_ALGO, but they select nothing.
 constexpr const char* kForeignAlgos[] = {"CollNetDirect", "CollNetChain",   "NVLS",          "NVLSTree",
                                          "PAT",           "CollNet_Direct", "CollNet_Chain", "NVLS_Tree"};
-
-std::string trim(const std::string& s) {
-  size_t b = s.find_first_not_of(" \t"), e = s.find_last_not_of(" \t");
-  return b == std::string::npos ? "" : s.substr(b, e - b + 1);
-}
-
-std::vector<std::string> split(const std::string& s, char sep) {
-  std::vector<std::string> out;
-  size_t start = 0;
-  while (true) {
-    size_t at = s.find(sep, start);
-    out.push_back(s.substr(start, at == std::string::npos ? std::string::npos : at - start));
-    if (at == std::string::npos) return out;
-    start = at + 1;
-  }
-}
 
 int collByName(const std::string& name) {
   for (int c = 0; c < kNumTunedColls; ++c)
@@ -68,9 +53,9 @@ void parseSetting(const std::string& text, const char* var, bool algo, uint32_t*
   auto warn = [&](const std::string& what) {
     warnings->push_back(std::string(var) + "=\"" + text + "\": " + what + " (ignored)");
   };
-  std::vector<std::string> entries = split(text, ';');
+  std::vector<std::string> entries = splitAt(text, ';');
   for (size_t i = 0; i < entries.size(); ++i) {
-    std::string entry = trim(entries[i]);
+    std::string entry = trimBlanks(entries[i]);
     if (entry.empty()) continue;
     std::string list = entry;
     bool colls[kNumTunedColls];
@@ -84,22 +69,22 @@ void parseSetting(const std::string& text, const char* var, bool algo, uint32_t*
     } else {
       for (bool& c : colls) c = false;
       bool any = false;
-      for (const std::string& raw : split(entry.substr(0, colon), ',')) {
-        int c = collByName(trim(raw));
+      for (const std::string& raw : splitAt(entry.substr(0, colon), ',')) {
+        int c = collByName(trimBlanks(raw));
         if (c < 0) {
-          warn("unknown collective \"" + trim(raw) + "\"");
+          warn("unknown collective \"" + trimBlanks(raw) + "\"");
           continue;
         }
         colls[c] = any = true;
       }
       if (!any) continue;
-      list = trim(entry.substr(colon + 1));
+      list = trimBlanks(entry.substr(colon + 1));
     }
     bool exclude = !list.empty() && list[0] == '^';
-    if (exclude) list = trim(list.substr(1));
+    if (exclude) list = trimBlanks(list.substr(1));
     uint32_t named = 0;
-    for (const std::string& raw : split(list, ',')) {
-      std::string name = trim(raw);
+    for (const std::string& raw : splitAt(list, ',')) {
+      std::string name = trimBlanks(raw);
       uint32_t bit;
       if (name.empty()) continue;
       if (!elementBit(name, algo, &bit)) {
@@ -115,7 +100,7 @@ void parseSetting(const std::string& text, const char* var, bool algo, uint32_t*
 
 void parseOverride(const std::string& text, const char* var, bool algo, int* out, std::vector<std::string>* warnings) {
   *out = -1;
-  std::string name = trim(text);
+  std::string name = trimBlanks(text);
   if (name.empty()) return;
   if (algo) {
     Algorithm a;

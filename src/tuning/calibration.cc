@@ -20,6 +20,7 @@
 
 #include "base/log.h"
 #include "base/params.h"
+#include "base/text.h"
 
 namespace weft {
 namespace {
@@ -184,11 +185,6 @@ Resolved resolveRedo(const std::string& path) {
 
 bool sameName(const std::string& a, const char* b) { return strcasecmp(a.c_str(), b) == 0; }
 
-std::string trimmed(const std::string& s) {
-  size_t b = s.find_first_not_of(" \t"), e = s.find_last_not_of(" \t");
-  return b == std::string::npos ? "" : s.substr(b, e - b + 1);
-}
-
 // The process's constants. Threads share one result: the first one resolves it under gMutex
 // (waiting for another process's measurement included) while the others wait for it.
 std::mutex gMutex;
@@ -257,12 +253,12 @@ void applyConstantOverrides(const std::string& text, HostConstants* hc, std::str
   std::stringstream ss(text);
   std::string tok;
   while (std::getline(ss, tok, ',')) {
-    tok = trimmed(tok);
+    tok = trimBlanks(tok);
     if (tok.empty()) continue;
     size_t eq = tok.find('=');
     bool ok = false;
     if (eq != std::string::npos) {
-      std::string name = trimmed(tok.substr(0, eq)), value = trimmed(tok.substr(eq + 1));
+      std::string name = trimBlanks(tok.substr(0, eq)), value = trimBlanks(tok.substr(eq + 1));
       char* end = nullptr;
       double v = std::strtod(value.c_str(), &end);
       if (!value.empty() && end && *end == '\0' && std::isfinite(v) && v > 0)

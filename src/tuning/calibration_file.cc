@@ -14,6 +14,7 @@
 #include <sstream>
 
 #include "base/params.h"
+#include "base/text.h"
 #include "tuning/calibration.h"
 
 namespace weft {
@@ -32,11 +33,6 @@ std::string cpuModel() {
       if (colon != std::string::npos) return line.substr(colon + 1);
     }
   return "unknown-cpu";
-}
-
-std::string trimmed(const std::string& s) {
-  size_t b = s.find_first_not_of(" \t"), e = s.find_last_not_of(" \t");
-  return b == std::string::npos ? "" : s.substr(b, e - b + 1);
 }
 
 std::string fileSafe(const std::string& s) {
@@ -67,7 +63,7 @@ void makeParents(const std::string& path) {
 std::string fileText(const Calibration& cal) {
   std::ostringstream f;
   char line[160];
-  f << kCacheHeader << "\ncpu " << trimmed(cpuModel()) << "\n";
+  f << kCacheHeader << "\ncpu " << trimBlanks(cpuModel()) << "\n";
   f << "state " << (cal.provisional ? "provisional" : "final") << "\n";
   if (cal.provisional) f << "provisional_why " << cal.provisionalWhy << "\n";
   std::snprintf(line, sizeof(line), "measured_at %.3f\nmeasured_by_pid %ld\nmeasure_ms %.1f\nrepeats %d\n",
@@ -198,7 +194,7 @@ bool parseCalibration(const std::string& text, const std::string& path, Calibrat
   while (std::getline(f, line)) {
     size_t space = line.find(' ');
     if (line.empty() || space == std::string::npos) continue;
-    if (!readLine(line.substr(0, space), trimmed(line.substr(space + 1)), &out, &found, &stateFound, why)) {
+    if (!readLine(line.substr(0, space), trimBlanks(line.substr(space + 1)), &out, &found, &stateFound, why)) {
       *why = path + ": " + *why;
       return false;
     }

@@ -3,6 +3,7 @@
 #include <cctype>
 #include <vector>
 
+#include "base/text.h"
 #include "collectives/model/cost_model.h"
 #include "collectives/registry.h"
 #include "tuning/select.h"
@@ -43,18 +44,6 @@ bool tagRows(const std::string& tag, AlgoProtoRows* rows) {
   return known;
 }
 
-// Splits on `sep`, keeping empty pieces (so "a,,b" and a trailing '+' are seen as malformed).
-std::vector<std::string> split(const std::string& s, char sep) {
-  std::vector<std::string> out(1);
-  for (char c : s) {
-    if (c == sep)
-      out.emplace_back();
-    else
-      out.back().push_back(c);
-  }
-  return out;
-}
-
 }  // namespace
 
 std::string rowName(Algorithm a, Protocol p) {
@@ -73,9 +62,9 @@ bool parseAlgSelection(const char* text, AlgoProtoRows* rows, std::string* why) 
     if (!std::isspace(static_cast<unsigned char>(*c))) s.push_back(static_cast<char>(std::toupper(*c)));
   if (s.empty()) return true;
   const AlgoProtoRows all = allRows();
-  for (const std::string& term : split(s, ',')) {
+  for (const std::string& term : splitAt(s, ',')) {
     AlgoProtoRows termRows = all;
-    for (const std::string& factor : split(term, '+')) {
+    for (const std::string& factor : splitAt(term, '+')) {
       const bool negate = !factor.empty() && factor[0] == '^';
       const std::string tag = negate ? factor.substr(1) : factor;
       if (tag.empty()) {

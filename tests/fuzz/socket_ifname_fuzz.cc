@@ -5,9 +5,9 @@
 #include <string>
 #include <vector>
 
+#include "base/text.h"
 #include "fuzz_input.h"
 #include "sockets/interfaces.h"
-#include "sockets/text.h"
 
 using namespace weft;
 
@@ -18,7 +18,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     const std::string name = in.until('\n');
     const bool match = interfaceNameMatches(spec, name);
     // '^' turns the same list into its complement.
-    const std::string body = sockets_detail::trim(spec);
+    const std::string body = trimBlanks(spec);
     if (!body.empty() && body[0] != '^' && interfaceNameMatches("^" + body, name) == match)
       fuzz::fail("'^' does not invert the match");
   }
@@ -26,7 +26,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::string why;
   if (findInterfaces(spec, AddressFamily::kAny, &found, &why))
     for (const NetInterface& i : found)
-      if (!sockets_detail::trim(spec).empty() && !interfaceNameMatches(spec, i.name))
+      if (!trimBlanks(spec).empty() && !interfaceNameMatches(spec, i.name))
         fuzz::fail("an interface the spec refuses was listed");
   return 0;
 }
