@@ -145,14 +145,17 @@ print("Checks: Weft " + ("all validated, 0 wrong elements" if not any(weft_wrong
       "; MPI " + ("all ok" if not mpi_bad else f"FAILED: {sorted(mpi_bad)}") + "." +
       (f" Failed runs: {', '.join(failed)}." if failed else "") + "\n")
 
+# Every rank count the run measured (run_compare.sh --ranks), in order.
+RANKS = sorted({k[1] for k in list(weft_oop) + list(mpi) + list(mpich)})
+
 # Key figures
-KEY = [8, 64 << 10, 1 << 20, 64 << 20]
+KEY = [8, 64 << 10, 1 << 20, 16 << 20, 64 << 20]
 have_key = [s for s in KEY if any(k[2] == s for k in list(weft_oop) + list(mpi))]
 if have_key:
     print("## Key figures: allreduce float32 sum, time / busbw GB/s (median)\n")
     print("| ranks | library | " + " | ".join(hsize(s) for s in have_key) + " |")
     print("|---|---|" + "---:|" * len(have_key))
-    for n in (2, 4):
+    for n in RANKS:
         for name, src in (("Weft", weft_oop), ("Open MPI", mpi), ("MPICH", mpich)):
             cells = [cell("allreduce", n, s, med(src.get(("allreduce", n, s), []))) for s in have_key]
             if any(cells):
@@ -169,7 +172,7 @@ if have_key:
 WHAT = {"allreduce": "the buffer", "allgather": "the gathered total", "reducescatter": "the input total",
         "broadcast": "the buffer", "reduce": "the buffer", "alltoall": "each rank's send buffer"}
 for op in OPS:
-    for n in (2, 4):
+    for n in RANKS:
         sizes = sorted({k[2] for k in list(weft_oop) + list(mpi) + list(mpich) if k[0] == op and k[1] == n})
         if not sizes:
             continue

@@ -2,7 +2,8 @@
 # The regression guard: Weft's key performance figures, each as a ratio to its reference measured
 # in the same run, in a few minutes. It runs the comparison scripts with short settings (all
 # interleaved, medians of --reps):
-#   run_compare.sh       shared memory, AllReduce and AllGather, 2 and 4 ranks, vs Open MPI; memcpy
+#   run_compare.sh       shared memory, AllReduce and AllGather, 2 and 4 ranks, vs Open MPI; memcpy;
+#                        and AllReduce with 8 and 16 ranks (more ranks than cores), both MPIs oversubscribed
 #   run_net_compare.sh   TCP loopback, 2 ranks, vs Open MPI TCP, gloo and the loopback duplex bound
 #   run_load_compare.sh  2 ranks beside one busy loop per core, shm and TCP, vs Open MPI
 # and prints one table: figure, Weft, reference, ratio, the goal it is held to, and whether this
@@ -14,7 +15,7 @@
 #   --bin DIR  Weft's perf tools (default <repo>/build/benchmarks)
 #   --out DIR  results (default ${TMPDIR:-/tmp}/weft-guard/<timestamp>); each script's own
 #              summary is kept in DIR/<script>/summary.md
-# About 5 minutes on 2 cores. Needs Open MPI's compiler (tools/setup-debian.sh installs it).
+# About 7 minutes on 2 cores. Needs Open MPI's compiler (tools/setup-debian.sh installs it).
 set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 REPO=$(cd "$HERE/.." && pwd)
@@ -40,6 +41,9 @@ status=0
 echo "== shared memory vs Open MPI (run_compare.sh)"
 "$HERE/run_compare.sh" --bin "$BIN" --baselines "$BASE" --reps "$REPS" --ranks 2,4 --sizes 8,64K,1M,16M,64M \
   --out "$OUT/compare" >"$OUT/compare.log" 2>&1 || { status=1; tail -5 "$OUT/compare.log"; }
+echo "== more ranks than cores: 8 and 16 ranks, AllReduce (run_compare.sh)"
+"$HERE/run_compare.sh" --bin "$BIN" --baselines "$BASE" --reps "$REPS" --ops allreduce --ranks 8,16 --sizes 8,64K,16M \
+  --out "$OUT/scale" >"$OUT/scale.log" 2>&1 || { status=1; tail -5 "$OUT/scale.log"; }
 echo "== TCP vs Open MPI and gloo (run_net_compare.sh)"
 "$HERE/run_net_compare.sh" --bin "$BIN" --baselines "$BASE" --reps "$REPS" --out "$OUT/net" >"$OUT/net.log" 2>&1 ||
   { status=1; tail -5 "$OUT/net.log"; }

@@ -3,8 +3,9 @@
 
 usage: guard_summary.py GUARD_DIR > summary.md
 
-Reads GUARD_DIR/compare/summary.md (run_compare.sh), GUARD_DIR/net/summary.md
-(run_net_compare.sh) and GUARD_DIR/load/summary.md (run_load_compare.sh). Each row is one figure:
+Reads GUARD_DIR/compare/summary.md (run_compare.sh), GUARD_DIR/scale/summary.md (run_compare.sh
+with 8 and 16 ranks), GUARD_DIR/net/summary.md (run_net_compare.sh) and GUARD_DIR/load/summary.md
+(run_load_compare.sh). Each row is one figure:
 Weft's value, the reference measured in the same run, their ratio with > 1 meaning Weft is ahead,
 and the goal that ratio is held to.
 """
@@ -34,14 +35,16 @@ def fmt_us(t):
     return f"{t:.2f} us" if t < 1000 else f"{t / 1000:.2f} ms"
 
 
-compare = read("compare")
-if compare:
+def compare_rows(text, scale):
+    """Rows from a run_compare.sh summary. scale: the oversubscribed run (8 and 16 ranks on the
+    machine's cores), held to Open MPI's figure with the same oversubscription, without the 2-rank
+    bounds."""
     memcpy1 = None
-    m = re.search(r"memcpy 64 MiB, 1 thread\(s\): ([\d.]+) GB/s", compare)
+    m = re.search(r"memcpy 64 MiB, 1 thread\(s\): ([\d.]+) GB/s", text)
     if m:
         memcpy1 = float(m.group(1))
     section = None
-    for line in compare.splitlines():
+    for line in text.splitlines():
         h = re.match(r"## (allreduce|allgather), (\d+) ranks", line)
         if h:
             section = (h.group(1), int(h.group(2)))
@@ -61,6 +64,10 @@ if compare:
         if oop is None or not refs:
             continue
         ref, ref_name = min(refs)
+        if scale:
+            rows.append((f"oversubscribed, shm {op} {n} ranks on {cores} cores {cells[0]}", fmt_us(oop),
+                         f"{ref_name} {fmt_us(ref)}", ref / oop, 1.0))
+            continue
         rows.append((f"shm {op} {n} ranks {cells[0]}", fmt_us(oop), f"{ref_name} {fmt_us(ref)}", ref / oop, 1.2))
         if cells[0] == "64 MiB" and ip is not None:
             rows.append((f"shm {op} {n} ranks 64 MiB out-of-place vs in-place", fmt_us(oop), f"in-place {fmt_us(ip)}",
@@ -71,6 +78,15 @@ if compare:
                          f"memcpy {memcpy1:.2f} GB/s", oop_bw / memcpy1, goal))
         if cells[0] == "8 B" and op == "allreduce" and n == 2:
             rows.append(("shm allreduce 2 ranks 8 B vs 0.30 us", fmt_us(oop), "0.30 us", 0.30 / oop, 1.0))
+
+
+cores = os.cpu_count()
+compare = read("compare")
+if compare:
+    compare_rows(compare, scale=False)
+scale = read("scale")
+if scale:
+    compare_rows(scale, scale=True)
 
 net = read("net")
 if net:
@@ -114,6 +130,6 @@ for fig, weft, ref, ratio, goal in rows:
     print(f"| {fig} | {weft} | {ref} | {ratio:.2f}x | {goal:.2f}x | {'yes' if ratio >= goal else 'no'} |")
 met = sum(1 for r in rows if r[3] >= r[4])
 print(f"\n{met} of {len(rows)} figures meet their goal.")
-missing = [n for n in ("compare", "net", "load") if read(n) is None]
+missing = [n for n in ("compare", "scale", "net", "load") if read(n) is None]
 if missing:
     print(f"\nNo summary from: {', '.join(missing)} (see its log in {d}).")

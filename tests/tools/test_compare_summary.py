@@ -92,6 +92,26 @@ class CompareSummary(unittest.TestCase):
         self.assertIn("MPICH 0.75 us", row)
         self.assertIn("1.50x", row)
 
+    def test_any_rank_count_and_the_oversubscribed_guard_rows(self):
+        # 16 ranks (more than any machine here has cores): the key table and the section exist, and
+        # the guard reads the scale run against Open MPI with goal 1.0 (40 / 20 us = 2.00x), and
+        # does not hold it to the 2-rank bounds.
+        self.write("weft_allreduce_n16.rep1.txt", [weft_line(8, 20, 21)])
+        self.write("mpi_shm_n16.rep1.txt", [mpi_line("allreduce", 16, 8, 40)])
+        text = self.summary()
+        self.assertIn("| 16 | ratio (better MPI's time / Weft time) | 2.00x |", text)
+        self.assertEqual(self.row(text, "## allreduce, 16 ranks", "8 B")[5], "2.00x")
+        guard = os.path.join(self.dir, "guard")
+        os.makedirs(os.path.join(guard, "scale"))
+        with open(os.path.join(guard, "scale", "summary.md"), "w") as f:
+            f.write(text)
+        out = subprocess.run([sys.executable, os.path.join(BENCH, "guard_summary.py"), guard], check=True,
+                             capture_output=True, text=True).stdout
+        rows = [line for line in out.splitlines() if line.startswith("| oversubscribed, shm allreduce 16 ranks")]
+        self.assertEqual(len(rows), 1, out)
+        self.assertIn("| Open MPI 40.00 us | 2.00x | 1.00x | yes |", rows[0])
+        self.assertNotIn("vs 0.30 us", out)
+
 
 if __name__ == "__main__":
     unittest.main()
