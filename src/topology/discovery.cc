@@ -270,26 +270,40 @@ namespace {
 hwloc_topology_t gLoadedTopology = nullptr;
 }  // namespace
 
+hwloc_topology_t loadHostTopology(std::string* why) {
+  hwloc_topology_t topo = nullptr;
+  if (hwloc_topology_init(&topo) != 0) {
+    *why = std::string("hwloc_topology_init failed: ") + std::strerror(errno);
+    return nullptr;
+  }
+  hwloc_topology_set_io_types_filter(topo, HWLOC_TYPE_FILTER_KEEP_IMPORTANT);
+  // Weft knows GPUs and NICs by their PCI class and their sysfs names (linux and pci
+  // components). hwloc's components that open vendor libraries add nothing it reads, and would
+  // run in every process at its first communicator: "gl" tries to connect to X displays :0 to :9
+  // in turn, "opencl" loads the OpenCL ICDs (on a GPU host the vendor driver, which hwloc's
+  // users have seen crash in clGetPlatformIDs with CUDA 12 and no driver), and "cuda", "nvml",
+  // "rsmi" and "levelzero" start their runtimes. A name this hwloc lacks is no error.
+  for (const char* component : {"gl", "opencl", "cuda", "nvml", "rsmi", "levelzero"})
+    (void)hwloc_topology_set_components(topo, HWLOC_TOPOLOGY_COMPONENTS_FLAG_BLACKLIST, component);
+  if (hwloc_topology_load(topo) != 0) {
+    *why = std::string("hwloc_topology_load failed: ") + std::strerror(errno);
+    return nullptr;  // not destroyed: its plugins are loaded (see localDiscovery)
+  }
+  return topo;
+}
+
 const Discovery& localDiscovery() {
   // A function-local static: C++ guarantees one initialisation even when threads race to it.
   static const Discovery kLocal = [] {
     Discovery d;
-    hwloc_topology_t& topo = gLoadedTopology;
-    if (hwloc_topology_init(&topo) != 0) {
-      d.problem = std::string("hwloc_topology_init failed: ") + std::strerror(errno);
-      return d;
-    }
-    hwloc_topology_set_io_types_filter(topo, HWLOC_TYPE_FILTER_KEEP_IMPORTANT);
     // The topology is never destroyed: hwloc_topology_destroy dlcloses hwloc's plugins, and a
     // dlclose while other threads run (the network's proxy and socket threads, a framework's
     // own) was seen to deadlock inside glibc (2.36: dlclose waiting in __thread_gscope_wait while
     // holding the lock that a pthread_join in the proxy thread needed). One topology per
     // process, loaded once, costs less than that risk.
-    if (hwloc_topology_load(topo) != 0) {
-      d.problem = std::string("hwloc_topology_load failed: ") + std::strerror(errno);
-      return d;
-    }
-    d = discoverFrom(topo);
+    gLoadedTopology = loadHostTopology(&d.problem);
+    if (gLoadedTopology == nullptr) return d;
+    d = discoverFrom(gLoadedTopology);
     WEFT_INFO(
         kLogGraph | kLogInit,
         "Topology: %d packages, %d NUMA nodes, %d cores, %d PUs, %d GPUs, %d NICs; bound to CPUs %s (NUMA node %d)",

@@ -41,4 +41,8 @@ std::string cpumapString(hwloc_const_bitmap_t set);
 // This process's machine, discovered on first use (thread-safe); problem says why if hwloc failed.
 const Discovery& localDiscovery();
 
+// Loads this machine's topology as localDiscovery does (I/O devices kept, no component that opens
+// a vendor library or a display); null with *why on failure. The caller owns the topology.
+hwloc_topology_t loadHostTopology(std::string* why);
+
 }  // namespace weft::topo

@@ -2,9 +2,17 @@
 // with PCI switches, GPUs, NICs and devices Weft must leave out.
 #include <gtest/gtest.h>
 #include <hwloc.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
 
+#include <atomic>
+#include <cstddef>
+#include <cstring>
 #include <memory>
 #include <string>
+#include <thread>
 
 #include "topology/discovery.h"
 #include "topology/nccl_xml.h"
@@ -184,6 +192,49 @@ TEST(TopologyHwloc, ThisMachineIsDiscoveredOnceAndBound) {
   EXPECT_FALSE(a.host.boundCpus.empty());
   EXPECT_GE(a.host.numaNode, 0);
   EXPECT_FALSE(a.topology.cpus.empty());
+}
+
+// hwloc's "gl" component opens X displays :0 to :9, each first through its abstract socket
+// @/tmp/.X11-unix/X<n>; Weft's load of this machine must not start it (nor any component that opens
+// a vendor library). A listener on display 0's socket takes each connection and closes it at once,
+// so that a client that did connect fails its handshake instead of waiting for a server's reply.
+TEST(TopologyHwloc, LoadingThisMachineOpensNoDisplay) {
+  const int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  ASSERT_GE(fd, 0);
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  const std::string name = "/tmp/.X11-unix/X0";
+  std::memcpy(addr.sun_path + 1, name.data(), name.size());  // sun_path[0] == 0: abstract
+  const auto len = static_cast<socklen_t>(offsetof(sockaddr_un, sun_path) + 1 + name.size());
+  if (bind(fd, reinterpret_cast<sockaddr*>(&addr), len) != 0) {
+    close(fd);
+    GTEST_SKIP() << "display 0's socket is taken here (an X server runs)";
+  }
+  ASSERT_EQ(listen(fd, 16), 0);
+  std::atomic<int> connections{0};
+  std::atomic<bool> stop{false};
+  std::thread acceptor([&] {
+    while (!stop.load()) {
+      pollfd p{fd, POLLIN, 0};
+      if (poll(&p, 1, 20) == 1) {
+        const int c = accept(fd, nullptr, nullptr);
+        if (c >= 0) {
+          connections.fetch_add(1);
+          close(c);
+        }
+      }
+    }
+  });
+  std::string why;
+  // Never destroyed, as localDiscovery's is not: destroying unloads hwloc's plugins while this
+  // binary's other threads may run.
+  static hwloc_topology_t kept = nullptr;
+  kept = loadHostTopology(&why);
+  stop.store(true);
+  acceptor.join();
+  close(fd);
+  ASSERT_NE(kept, nullptr) << why;
+  EXPECT_EQ(connections.load(), 0) << "loading this machine's topology connected to X display :0";
 }
 
 }  // namespace
