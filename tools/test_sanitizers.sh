@@ -20,8 +20,9 @@ section() { printf '\n== %s (%s)\n' "$1" "$(date +%T)"; }
 # What the runs need and nothing more: no benchmarks, no Python or torch extensions. -O1 with line
 # tables only (-g1), as the sanitizers' authors advise: reports keep file and line, and the builds
 # compile in a fraction of -O2 -g's time on two cores. The library compiles one unit per folder
-# (WEFT_UNITY_BUILD, cmake/WeftUnity.cmake): half the time again. Warnings are the host build's to judge: at
-# -O1 GCC 12 warns falsely inside libstdc++'s <regex> (maybe-uninitialized), so no -Werror here.
+# (WEFT_UNITY_BUILD, cmake/WeftUnity.cmake): half the time again. Warnings are the host build's to
+# judge: at -O1 GCC 12 warns falsely inside libstdc++'s <regex> (maybe-uninitialized), so no
+# -Werror here.
 configure() {
   cmake -S . -B "$1" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g1 -DNDEBUG" \
     -DCMAKE_C_FLAGS_RELWITHDEBINFO="-O1 -g1 -DNDEBUG" -DWEFT_WERROR=OFF -DWEFT_BUILD_TESTS=ON \
