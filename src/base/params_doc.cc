@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "base/params.h"
+#include "base/text.h"
 
 namespace weft::param {
 namespace {
@@ -22,14 +23,9 @@ std::string escapeTableCell(std::string_view s) {
 // "a|b" or "a, b" as "`a`, `b`" (entries trimmed, empty ones dropped).
 std::string codeList(const std::string& text, char sep) {
   std::string out;
-  size_t start = 0;
-  while (start <= text.size()) {
-    size_t end = text.find(sep, start);
-    if (end == std::string::npos) end = text.size();
-    std::string one = text.substr(start, end - start);
-    const size_t b = one.find_first_not_of(" \t"), e = one.find_last_not_of(" \t");
-    if (b != std::string::npos) out += (out.empty() ? "`" : ", `") + one.substr(b, e - b + 1) + "`";
-    start = end + 1;
+  for (const std::string& piece : splitAt(text, sep)) {
+    const std::string one = trimBlanks(piece);
+    if (!one.empty()) out += (out.empty() ? "`" : ", `") + one + "`";
   }
   return out;
 }
