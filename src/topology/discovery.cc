@@ -277,13 +277,16 @@ hwloc_topology_t loadHostTopology(std::string* why) {
     return nullptr;
   }
   hwloc_topology_set_io_types_filter(topo, HWLOC_TYPE_FILTER_KEEP_IMPORTANT);
-  // Weft knows GPUs and NICs by their PCI class and their sysfs names (linux and pci
-  // components). hwloc's components that open vendor libraries add nothing it reads, and would
-  // run in every process at its first communicator: "gl" tries to connect to X displays :0 to :9
-  // in turn, "opencl" loads the OpenCL ICDs (on a GPU host the vendor driver, which hwloc's
-  // users have seen crash in clGetPlatformIDs with CUDA 12 and no driver), and "cuda", "nvml",
-  // "rsmi" and "levelzero" start their runtimes. A name this hwloc lacks is no error.
-  for (const char* component : {"gl", "opencl", "cuda", "nvml", "rsmi", "levelzero"})
+  // Weft knows GPUs and NICs by their PCI ids and class and their sysfs names, which hwloc's linux
+  // component reads from /sys. The other components add nothing Weft reads, and would run in
+  // every process at its first communicator: "pci" (libpciaccess) finds the same devices and adds
+  // their vendor and product names, parsed from the whole pci.ids database by growing a buffer
+  // with realloc (under AddressSanitizer, whose realloc always copies, that parse was 98% of a
+  // 3-rank job's page faults); "gl" tries to connect to X displays :0 to :9 in turn; "opencl"
+  // loads the OpenCL ICDs (on a GPU host the vendor driver, which hwloc's users have seen crash
+  // in clGetPlatformIDs with CUDA 12 and no driver); "cuda", "nvml", "rsmi" and "levelzero"
+  // start their runtimes. A name this hwloc lacks is no error.
+  for (const char* component : {"pci", "gl", "opencl", "cuda", "nvml", "rsmi", "levelzero"})
     (void)hwloc_topology_set_components(topo, HWLOC_TOPOLOGY_COMPONENTS_FLAG_BLACKLIST, component);
   if (hwloc_topology_load(topo) != 0) {
     *why = std::string("hwloc_topology_load failed: ") + std::strerror(errno);

@@ -10,6 +10,8 @@
 #include <atomic>
 #include <cstddef>
 #include <cstring>
+#include <filesystem>
+#include <fstream>
 #include <memory>
 #include <string>
 #include <thread>
@@ -235,6 +237,33 @@ TEST(TopologyHwloc, LoadingThisMachineOpensNoDisplay) {
   close(fd);
   ASSERT_NE(kept, nullptr) << why;
   EXPECT_EQ(connections.load(), 0) << "loading this machine's topology connected to X display :0";
+}
+
+// The PCI devices come from sysfs (hwloc's linux component), not from libpciaccess (the "pci"
+// component), which parses the whole pci.ids database for names Weft never reads: the devices are
+// all there, with their ids and class, and none carries the names only that component adds.
+TEST(TopologyHwloc, PciDevicesComeFromSysfsWithoutTheNameDatabase) {
+  std::string why;
+  static hwloc_topology_t kept = nullptr;  // never destroyed: see the test above
+  kept = loadHostTopology(&why);
+  ASSERT_NE(kept, nullptr) << why;
+  int networkDevices = 0;
+  for (hwloc_obj_t o = hwloc_get_next_pcidev(kept, nullptr); o != nullptr; o = hwloc_get_next_pcidev(kept, o)) {
+    if ((o->attr->pcidev.class_id >> 8) == 0x02) ++networkDevices;
+    EXPECT_EQ(hwloc_obj_get_info_by_name(o, "PCIVendor"), nullptr)
+        << "PCI device " << std::hex << o->attr->pcidev.vendor_id << ":" << o->attr->pcidev.device_id
+        << " was named from pci.ids: hwloc's pci component ran";
+  }
+  // Every network controller sysfs lists is found all the same (class 0x02xxxx).
+  int sysfsNetwork = 0;
+  std::error_code ec;
+  for (const auto& dev : std::filesystem::directory_iterator("/sys/bus/pci/devices", ec)) {
+    std::ifstream in(dev.path() / "class");
+    std::string cls;
+    if (in >> cls && cls.rfind("0x02", 0) == 0) ++sysfsNetwork;
+  }
+  EXPECT_EQ(networkDevices, sysfsNetwork)
+      << "network controllers: hwloc found " << networkDevices << ", sysfs lists " << sysfsNetwork;
 }
 
 }  // namespace
