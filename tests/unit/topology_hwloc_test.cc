@@ -240,8 +240,8 @@ TEST(TopologyHwloc, LoadingThisMachineOpensNoDisplay) {
 }
 
 // The PCI devices come from sysfs (hwloc's linux component), not from libpciaccess (the "pci"
-// component), which parses the whole pci.ids database for names Weft never reads: the devices are
-// all there, with their ids and class, and none carries the names only that component adds.
+// component), which parses the whole pci.ids database for names Weft never reads: no device carries
+// the names only that component adds, and every network controller sysfs lists is still found.
 TEST(TopologyHwloc, PciDevicesComeFromSysfsWithoutTheNameDatabase) {
   std::string why;
   static hwloc_topology_t kept = nullptr;  // never destroyed: see the test above
