@@ -7,6 +7,7 @@
 // Connections are made lazily: the first step that needs one calls tryConnect from the executor's
 // progress loop, which never blocks, so a rank waiting for its peer keeps progressing other work.
 #pragma once
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -61,8 +62,9 @@ class ConnectionBackend {
   virtual RankBlock* bell() const = 0;
   // Empty while the link is healthy; otherwise why it failed (a network error, a lost peer).
   virtual std::string failure() const { return {}; }
-  // Bytes of shared or registered memory this side owns.
-  virtual size_t ownedBytes() const = 0;
+  // Bytes of shared or registered memory this side owns. Any thread may ask (weftCommDumpState)
+  // while the owning thread connects, so the backend publishes the figure once it holds the memory.
+  size_t ownedBytes() const { return ownedBytes_.load(std::memory_order_relaxed); }
   virtual const char* transportName() const = 0;
   // The communicator failed or is being aborted: drop the link now so that the peer's waits end
   // with an error at once instead of at their timeout.
@@ -75,6 +77,12 @@ class ConnectionBackend {
     *base = nullptr;
     *bytes = 0;
   }
+
+ protected:
+  void publishOwnedBytes(size_t bytes) { ownedBytes_.store(bytes, std::memory_order_relaxed); }
+
+ private:
+  std::atomic<size_t> ownedBytes_{0};
 };
 
 class Connection {

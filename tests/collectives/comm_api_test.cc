@@ -2,7 +2,9 @@
 // buffers NCCL documents as unused (and so allowed to be NULL) on non-root ranks.
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <chrono>
+#include <cstdio>
 #include <cstring>
 #include <regex>
 #include <set>
@@ -127,6 +129,64 @@ TEST(Api, DumpStateNamesTheOperationStepAndPeerARankWaitsFor) {
     if (ctx.ok(weftCommDumpState(ctx.comm, after, sizeof after), "weftCommDumpState", ctx.comm) &&
         strstr(after, "not waiting") == nullptr)
       ctx.failf("after the AllReduce the dump still shows a wait: %s", after);
+  }));
+}
+
+// A dump may come from any thread at any time, also while the communicator's first operations
+// still create their links. Each rank's watcher dumps in a tight loop through the whole life of the
+// links; the shared memory a rank owns only grows while they connect, and the last figure seen is
+// the one a dump gives afterwards. Under ThreadSanitizer (tools/test_sanitizers.sh) this is where a
+// figure read before its link published it shows up as a race.
+TEST(Api, DumpStateFromAnotherThreadWhileLinksConnect) {
+  EXPECT_RUN_OK(runRanks(Mode::kThreads, 3, [](RankCtx& ctx) {
+    auto fifoBytes = [](const char* text, size_t* bytes) {
+      const char* at = strstr(text, "shm owned ");
+      return at != nullptr && sscanf(at, "shm owned %zu bytes", bytes) == 1;
+    };
+    // Fresh communicators (splits of the whole) each connect anew: a few rounds make a race that
+    // ThreadSanitizer sees in one round now and then show up in nearly every run.
+    for (int round = 0; round < 4; ++round) {
+      ncclComm_t comm = nullptr;
+      if (!ctx.ok(ncclCommSplit(ctx.comm, 0, ctx.rank, &comm, nullptr), "ncclCommSplit", ctx.comm)) return;
+      std::atomic<bool> done{false};
+      std::string problem;
+      size_t lastSeen = 0;
+      int dumps = 0;
+      std::thread watcher([&] {
+        char buf[2048];
+        while (!done.load() && problem.empty()) {
+          size_t bytes = 0;
+          if (weftCommDumpState(comm, buf, sizeof buf) != ncclSuccess || !fifoBytes(buf, &bytes))
+            problem = std::string("a dump while links connect failed or has no figure: ") + buf;
+          else if (bytes < lastSeen)
+            problem = "the shared memory owned went down from " + std::to_string(lastSeen) + " to " +
+                      std::to_string(bytes) + " bytes while links connected";
+          lastSeen = bytes;
+          ++dumps;
+          std::this_thread::yield();
+        }
+      });
+      std::vector<float> in(4096, 1.0f), out(4096, 0.0f);
+      ctx.step("the first operations of split communicator " + std::to_string(round) + ", which create its links");
+      ctx.ok(ncclAllReduce(in.data(), out.data(), in.size(), ncclFloat32, ncclSum, comm, nullptr), "ncclAllReduce",
+             comm);
+      ctx.ok(ncclBroadcast(in.data(), out.data(), in.size(), ncclFloat32, 2, comm, nullptr), "ncclBroadcast", comm);
+      ctx.ok(ncclAllGather(in.data(), out.data(), in.size() / 3, ncclFloat32, comm, nullptr), "ncclAllGather", comm);
+      done.store(true);
+      watcher.join();
+      char after[2048];
+      size_t final = 0;
+      if (!problem.empty())
+        ctx.fail(problem);
+      else if (dumps == 0)
+        ctx.fail("the watcher never dumped");
+      else if (ctx.ok(weftCommDumpState(comm, after, sizeof after), "weftCommDumpState", comm)) {
+        if (!fifoBytes(after, &final)) ctx.failf("the dump has no shared-memory figure: %s", after);
+        if (final == 0) ctx.failf("after three collectives the rank owns no FIFO memory: %s", after);
+        if (lastSeen > final) ctx.failf("a dump showed %zu bytes, more than the %zu afterwards", lastSeen, final);
+      }
+      ctx.ok(ncclCommDestroy(comm), "ncclCommDestroy", comm);
+    }
   }));
 }
 

@@ -140,6 +140,7 @@ ncclResult_t NetConnection::finish(void* comm, FifoView* view, std::string* why)
     return ncclSystemError;
   }
   memset(mem_, 0, memBytes_);
+  publishOwnedBytes(memBytes_);
   void* mh = nullptr;
   ncclResult_t r = spec_.network->regMr(comm_, mem_, memBytes_, net::kPtrHost, &mh);
   if (r != ncclSuccess) {

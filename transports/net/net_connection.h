@@ -41,7 +41,6 @@ class NetConnection final : public ConnectionBackend {
   ncclResult_t tryConnect(FifoView* view, bool* ready, std::string* why) override;
   RankBlock* bell() const override { return net::Proxy::instance().bell(); }
   std::string failure() const override;
-  size_t ownedBytes() const override { return memBytes_; }
   void hostRange(void** base, size_t* bytes) const override {
     *base = mem_;
     *bytes = memBytes_;

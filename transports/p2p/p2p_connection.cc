@@ -101,6 +101,7 @@ ncclResult_t P2pConnection::create(FifoView* view, std::string* why) {
     fifo_ = nullptr;
     return ncclUnhandledCudaError;
   }
+  publishOwnedBytes(fifoBytes_);
   dev::IpcHandle handle;
   if (rt.ipcGetHandle(fifo_, &handle) != ncclSuccess) {
     *why = "cannot export the P2P FIFO of " + spec_.id.describe() + " as an IPC handle";

@@ -31,7 +31,6 @@ class P2pConnection final : public ConnectionBackend {
   ~P2pConnection() override;
   ncclResult_t tryConnect(FifoView* view, bool* ready, std::string* why) override;
   RankBlock* bell() const override { return nullptr; }  // GPU kernels poll; nobody sleeps
-  size_t ownedBytes() const override { return owner() ? fifoBytes_ : 0; }
   const char* transportName() const override { return "p2p"; }
   bool fifoInDeviceMemory() const override { return true; }
   void shutdown() override { abandoned_ = true; }  // failed or aborted: nobody will drain the FIFO

@@ -38,6 +38,7 @@ ncclResult_t DirectAreas::tryConnect(uint64_t commHash, int rank, int nranks, bo
       mine_.reset();
       return r;
     }
+    ownedBytes_.store(mine_->size(), std::memory_order_relaxed);
     auto* h = new (mine_->data()) DirectHeader();
     h->owner = static_cast<uint32_t>(rank);
     h->dataBytes = bytes;
@@ -104,6 +105,7 @@ void DirectAreas::clear() {
   arrivedPtrs_.clear();
   stampPtrs_.clear();
   connected_ = false;
+  ownedBytes_.store(0, std::memory_order_relaxed);
   mine_.reset();
 }
 

@@ -72,8 +72,9 @@ class DirectAreas {
   DirectView view() const {
     return DirectView{rank_, nranks_, dataPtrs_.data(), arrivedPtrs_.data(), stampPtrs_.data()};
   }
-  // Shared memory this rank created.
-  size_t ownedBytes() const { return mine_ ? mine_->size() : 0; }
+  // Shared memory this rank created. Any thread may ask (weftCommDumpState) while the owning
+  // thread creates or clears the area, so the figure is published apart from the segment.
+  size_t ownedBytes() const { return ownedBytes_.load(std::memory_order_relaxed); }
   // Unmaps everything (the communicator is going away).
   void clear();
 
@@ -84,6 +85,7 @@ class DirectAreas {
   int rank_ = -1, nranks_ = 0;
   bool connected_ = false;
   std::unique_ptr<ShmSegment> mine_;
+  std::atomic<size_t> ownedBytes_{0};
   std::vector<std::unique_ptr<ShmSegment>> peers_;  // by rank; null for self and not yet tried
   std::vector<unsigned char*> dataPtrs_;
   std::vector<std::atomic<uint64_t>*> arrivedPtrs_;

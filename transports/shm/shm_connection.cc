@@ -20,6 +20,7 @@ ncclResult_t ShmConnection::tryConnect(FifoView* view, bool* ready, std::string*
              ": " + *why;
       return r;
     }
+    publishOwnedBytes(seg_.size());
     auto* base = static_cast<unsigned char*>(seg_.data());
     auto* header = reinterpret_cast<FifoHeader*>(base);
     header->magic = kFifoMagic;

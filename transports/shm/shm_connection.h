@@ -17,7 +17,6 @@ class ShmConnection final : public ConnectionBackend {
   // receiver's ShmSegment withdraws the name when the connection goes.
   ncclResult_t tryConnect(FifoView* view, bool* ready, std::string* why) override;
   RankBlock* bell() const override { return peerBell_; }
-  size_t ownedBytes() const override { return isSender_ ? 0 : seg_.size(); }
   const char* transportName() const override { return "shm"; }
   void hostRange(void** base, size_t* bytes) const override {
     *base = seg_.data();
