@@ -3,9 +3,12 @@
 // buffer/window registration with collectives on the registered buffers.
 #include <gtest/gtest.h>
 
+#include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <cstring>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "harness.h"
@@ -209,6 +212,46 @@ TEST(CommLifecycle, AbortReturnsPromptly) {
     ctx.ok(ncclCommAbort(ctx.comm), "ncclCommAbort");
     ctx.comm = nullptr;
     if (nowSeconds() - t0 > 5) ctx.failf("ncclCommAbort took %.1f s", nowSeconds() - t0);
+  }));
+}
+
+// A watchdog (PyTorch's, for one) may abort a communicator whose first call is still connecting
+// its links. Each round splits a fresh communicator off the whole, starts its first AllReduce, and
+// aborts it from another thread a little later each round, so that the abort lands before, during
+// and after the links connect. The call must end soon after the abort, the abort must succeed, and
+// the parent must be unharmed. Under ThreadSanitizer (and in the net variant, over sockets) this is
+// where a link published without a lock shows up as a race.
+TEST(CommSplit, AbortFromAnotherThreadWhileTheFirstCallConnects) {
+  EXPECT_RUN_OK(runRanks(kTier, 3, [](RankCtx& ctx) {
+    for (int round = 0; round < 6; ++round) {
+      ncclComm_t comm = nullptr;
+      if (!ctx.ok(ncclCommSplit(ctx.comm, 0, ctx.rank, &comm, nullptr), "ncclCommSplit", ctx.comm)) return;
+      std::vector<float> buf(1 << 14, 1.0f);
+      std::atomic<bool> returned{false};
+      double abortAt = 0;
+      ncclResult_t aborted = ncclInternalError;
+      std::thread watchdog([&, round] {
+        // Abort only once the call runs (or has returned): an abort that frees the communicator
+        // before the call starts would leave the call a dangling handle, which no watchdog does.
+        char dump[1024];
+        while (!returned.load() &&
+               (weftCommDumpState(comm, dump, sizeof dump) != ncclSuccess || strstr(dump, " running 0 ") != nullptr))
+          std::this_thread::yield();
+        std::this_thread::sleep_for(std::chrono::microseconds(300 * round));
+        abortAt = nowSeconds();
+        aborted = ncclCommAbort(comm);
+      });
+      ctx.step("the first AllReduce of split communicator " + std::to_string(round) + ", aborted by a watchdog");
+      // Success or an error are both right, depending on when the abort lands.
+      (void)ncclAllReduce(buf.data(), buf.data(), buf.size(), ncclFloat32, ncclSum, comm, nullptr);
+      const double returnedAt = nowSeconds();
+      returned.store(true);
+      watchdog.join();
+      ctx.ok(aborted, "ncclCommAbort from a watchdog thread");
+      if (returnedAt - abortAt > 5)
+        ctx.failf("round %d: the AllReduce returned %.1f s after the abort", round, returnedAt - abortAt);
+    }
+    checkSum(ctx, ctx.comm, 1, ctx.nranks, "AllReduce on the parent after its splits were aborted");
   }));
 }
 

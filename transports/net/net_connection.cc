@@ -38,7 +38,13 @@ uint64_t NetConnection::handshakeTag() const {
 std::string NetConnection::failure() const { return link_ ? net::Proxy::instance().failureOf(*link_) : std::string(); }
 
 void NetConnection::shutdown() {
-  if (link_) net::Proxy::instance().shutdown(link_);
+  std::shared_ptr<net::NetLink> link;
+  {
+    std::lock_guard<std::mutex> lock(linkMutex_);
+    shutDown_ = true;
+    link = link_;
+  }
+  if (link) net::Proxy::instance().shutdown(link);
 }
 
 ncclResult_t NetConnection::tryConnect(FifoView* view, bool* ready, std::string* why) {
@@ -170,8 +176,15 @@ ncclResult_t NetConnection::finish(void* comm, FifoView* view, std::string* why)
   }
   *view = link->fifo;
   comm_ = nullptr;  // the proxy owns it now
-  link_ = link;
+  bool shutDown = false;
+  {
+    std::lock_guard<std::mutex> lock(linkMutex_);
+    link_ = link;
+    shutDown = shutDown_;
+  }
   net::Proxy::instance().add(link_);
+  // An abort from another thread came while this link was being set up: it goes down with the rest.
+  if (shutDown) net::Proxy::instance().shutdown(link_);
   WEFT_INFO(kLogNet, "%s connected over %s (%u slots x %u bytes)", link_->what.c_str(), spec_.network->name(),
             spec_.nslots, spec_.slotBytes);
   state_ = State::kReady;

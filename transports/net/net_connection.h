@@ -7,6 +7,7 @@
 #pragma once
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <string>
 
 #include "bootstrap/bootstrap.h"
@@ -63,7 +64,11 @@ class NetConnection final : public ConnectionBackend {
   void* comm_ = nullptr;  // until handed to the proxy
   unsigned char* mem_ = nullptr;
   size_t memBytes_ = 0;
+  // Written by the thread that connects, read by one that aborts the communicator (shutdown), so
+  // both hold linkMutex_ there; the connecting thread reads it alone everywhere else.
+  std::mutex linkMutex_;
   std::shared_ptr<net::NetLink> link_;
+  bool shutDown_ = false;
 };
 
 }  // namespace weft
