@@ -130,6 +130,8 @@ struct ncclComm {
   std::thread initThread;         // a non-blocking init runs here
   weft::CancelEvent initCancel;   // ncclCommAbort fires it to stop an init that is still waiting
   std::vector<uint64_t> scratch;  // grow-only scratch for algorithms that gather inputs first
+  // Its bytes, for ncclCommMemStats from any thread while the communicator's own thread grows it.
+  std::atomic<size_t> scratchBytes{0};
   std::unique_ptr<weft::Tuner, weft::TunerDeleter> tuner;  // cost table, settings, plugin (set at init)
   std::mutex regMutex;
   std::vector<std::unique_ptr<weft::Registration>> registrations;  // ncclCommRegister handles

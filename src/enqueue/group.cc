@@ -176,7 +176,10 @@ ncclResult_t runTasks(GroupState& g) {
       continue;
     }
     std::vector<uint64_t>& s = t.comm->scratch;
-    if (s.size() * sizeof(uint64_t) < need) s.resize((need + sizeof(uint64_t) - 1) / sizeof(uint64_t));
+    if (s.size() * sizeof(uint64_t) < need) {
+      s.resize((need + sizeof(uint64_t) - 1) / sizeof(uint64_t));
+      t.comm->scratchBytes.store(s.capacity() * sizeof(uint64_t), std::memory_order_relaxed);
+    }
     t.scratch = &t.comm->scratch;
   }
   for (Task& t : g.tasks)

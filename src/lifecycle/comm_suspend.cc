@@ -29,7 +29,7 @@ namespace {
 // Bytes suspend would release now.
 uint64_t releasableBytes(const ncclComm* comm) {
   return comm->connections.ownedBytes(Lane::kRma, false) + comm->direct.ownedBytes() +
-         comm->scratch.capacity() * sizeof(uint64_t);
+         comm->scratchBytes.load(std::memory_order_relaxed);
 }
 
 // Bytes suspend keeps: the rank's shared block, which this rank created (host mode), and the
@@ -76,6 +76,7 @@ ncclResult_t commSuspend(ncclComm* comm, int flags) {
     const size_t links = comm->connections.clearExcept(Lane::kRma);
     comm->direct.clear();
     std::vector<uint64_t>().swap(comm->scratch);
+    comm->scratchBytes.store(0, std::memory_order_relaxed);
     WEFT_INFO(kLogInit, "ncclCommSuspend: rank %d released %llu bytes (%zu connections, staging areas, scratch)",
               comm->rank, static_cast<unsigned long long>(released), links);
   }

@@ -192,5 +192,69 @@ TEST(Api, DumpStateFromAnotherThreadWhileLinksConnect) {
   }));
 }
 
+// PyTorch's watchdog asks ncclCommGetAsyncError over and over from its own thread while the
+// training thread runs collectives; monitoring asks for memory figures and dumps the same way. A
+// thread polls every query a communicator answers while its ranks run their first operations of
+// each kind (small one-shot AllReduce with its scratch, ring and tree sizes, a rooted collective,
+// a group, point-to-point). Every answer must be right, and under ThreadSanitizer
+// (tools/test_sanitizers.sh) no query may read what the running operation writes unguarded.
+TEST(Api, QueriesFromAWatchdogThreadWhileCollectivesRun) {
+  EXPECT_RUN_OK(runRanks(Mode::kThreads, 3, [](RankCtx& ctx) {
+    for (int round = 0; round < 2; ++round) {
+      ncclComm_t comm = nullptr;
+      if (!ctx.ok(ncclCommSplit(ctx.comm, 0, ctx.rank, &comm, nullptr), "ncclCommSplit", ctx.comm)) return;
+      std::atomic<bool> done{false};
+      std::string problem;
+      int polls = 0;
+      std::thread watchdog([&] {
+        char dump[2048];
+        while (!done.load() && problem.empty()) {
+          ncclResult_t async = ncclInternalError;
+          int count = -1, rank = -1;
+          uint64_t stat = 0;
+          if (ncclCommGetAsyncError(comm, &async) != ncclSuccess || async != ncclSuccess)
+            problem = "ncclCommGetAsyncError failed or reported " + std::to_string(async);
+          else if (ncclCommCount(comm, &count) != ncclSuccess || count != ctx.nranks ||
+                   ncclCommUserRank(comm, &rank) != ncclSuccess || rank != ctx.rank)
+            problem = "ncclCommCount/ncclCommUserRank gave " + std::to_string(count) + "/" + std::to_string(rank);
+          else if (weftCommDumpState(comm, dump, sizeof dump) != ncclSuccess)
+            problem = "weftCommDumpState failed";
+          for (int k = ncclStatGpuMemSuspend; k <= ncclStatGpuMemTotal && problem.empty(); ++k)
+            if (ncclCommMemStats(comm, static_cast<ncclCommMemStat_t>(k), &stat) != ncclSuccess)
+              problem = "ncclCommMemStats(" + std::to_string(k) + ") failed: " + lastError(comm);
+          ++polls;
+          std::this_thread::yield();
+        }
+      });
+      ctx.step("round " + std::to_string(round) + ": collectives beside a polling watchdog");
+      for (size_t count : {size_t{2}, size_t{1024}, size_t{1} << 16}) {
+        std::vector<float> in(count, 1.0f), out(count, 0.0f);
+        if (ctx.ok(ncclAllReduce(in.data(), out.data(), count, ncclFloat32, ncclSum, comm, nullptr), "ncclAllReduce",
+                   comm) &&
+            (out[0] != float(ctx.nranks) || out[count - 1] != float(ctx.nranks)))
+          ctx.failf("AllReduce of %zu floats gave %g, expected %d", count, out[count - 1], ctx.nranks);
+      }
+      std::vector<int32_t> mine(4096, ctx.rank), all(4096 * ctx.nranks, -1), got(4096, -1);
+      ctx.ok(ncclBroadcast(mine.data(), got.data(), mine.size(), ncclInt32, 1, comm, nullptr), "ncclBroadcast", comm);
+      if (got[4095] != 1) ctx.failf("Broadcast from rank 1 gave %d", got[4095]);
+      ctx.ok(ncclGroupStart(), "ncclGroupStart");
+      ctx.ok(ncclAllGather(mine.data(), all.data(), mine.size(), ncclInt32, comm, nullptr), "ncclAllGather", comm);
+      ctx.ok(ncclSend(mine.data(), mine.size(), ncclInt32, (ctx.rank + 1) % ctx.nranks, comm, nullptr), "ncclSend",
+             comm);
+      ctx.ok(ncclRecv(got.data(), got.size(), ncclInt32, (ctx.rank + ctx.nranks - 1) % ctx.nranks, comm, nullptr),
+             "ncclRecv", comm);
+      ctx.ok(ncclGroupEnd(), "ncclGroupEnd");
+      for (int p = 0; p < ctx.nranks; ++p)
+        if (all[size_t(p) * 4096 + 4095] != p) ctx.failf("AllGather block %d holds %d", p, all[size_t(p) * 4096]);
+      if (got[0] != (ctx.rank + ctx.nranks - 1) % ctx.nranks) ctx.failf("Recv gave %d", got[0]);
+      done.store(true);
+      watchdog.join();
+      if (!problem.empty()) ctx.failf("round %d: %s", round, problem.c_str());
+      if (polls == 0) ctx.fail("the watchdog never polled");
+      ctx.ok(ncclCommDestroy(comm), "ncclCommDestroy", comm);
+    }
+  }));
+}
+
 }  // namespace
 }  // namespace weft_test

@@ -143,7 +143,8 @@ std::vector<Variant> threadsVariants() {
                onThreads({.colls = {Coll::kReduceScatter}, .nranks = {3}, .dtypes = {ncclFloat32}, .tag = "big"}),
                onThreads({.colls = {Coll::kAlltoAll}}),
                matrix({.modes = {Mode::kClique}, .colls = {kAllReduce}, .nranks = {3}}),
-               test("Complex", "DataMovement"), test("CommSuspend", "ReleasesMemoryAndResumes")} +
+               test("Complex", "DataMovement"), test("CommSuspend", "ReleasesMemoryAndResumes"),
+               test("Api", "QueriesFromAWatchdogThreadWhileCollectivesRun")} +
            kComplexReductions},
       {.name = "ddatree",
        .prefix = "ddatree.",
@@ -157,7 +158,8 @@ std::vector<Variant> threadsVariants() {
            std::vector<Pick>{matrix(treeKinds({2, 3, 4, 5, 7, 8})),
                              onThreads({.colls = {kAllReduce}, .nranks = {3}, .dtypes = {ncclFloat32}, .tag = "big"}),
                              suite("Groups"), suite("SingleThread"),
-                             test("RcclExtras", "GetAlgoInfoReportsTheSelection")} +
+                             test("RcclExtras", "GetAlgoInfoReportsTheSelection"),
+                             test("Api", "QueriesFromAWatchdogThreadWhileCollectivesRun")} +
            kComplexReductions},
       {.name = "vring",
        .prefix = "vring.",
@@ -175,7 +177,8 @@ std::vector<Variant> threadsVariants() {
        .picks = {onThreads({.colls = {kAllReduce}, .nranks = {4}}),
                  onThreads({.colls = {Coll::kReduceScatter}, .nranks = {2}}), suite("P2P"), suite("CommSplit"),
                  suite("CommGrow"), suite("CommSuspend"), suite("OneSided"), test("Complex", "ReductionsComplex128"),
-                 test("Api", "DumpStateFromAnotherThreadWhileLinksConnect")}},
+                 test("Api", "DumpStateFromAnotherThreadWhileLinksConnect"),
+                 test("Api", "QueriesFromAWatchdogThreadWhileCollectivesRun")}},
       {.name = "net.tree",
        .prefix = "net.tree.",
        .labels = {"net"},
