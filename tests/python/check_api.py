@@ -6,6 +6,7 @@ keep temporary arrays alive, finalize, destroy and abort.
 
 import array
 import os
+import random
 import socket
 
 import numpy as np
@@ -27,11 +28,28 @@ def raises(kind, text, fn, *args, **kwargs):
     raise AssertionError(f"{getattr(fn, '__name__', fn)} did not raise {kind.__name__} ({text})")
 
 
+def free_ports(count):
+    """Ports free on every address, as rank 0 will listen (a port free on 127.0.0.1 alone may
+    still be held on another address of the host). They lie below the kernel's ephemeral range:
+    a port from there could be handed out again to another process's bind to port 0, or become the
+    source port of a connect to itself (TCP's self-connect) while a rank retries, and then the
+    listener's bind fails with "Address already in use"."""
+    with open("/proc/sys/net/ipv4/ip_local_port_range") as f:
+        low = int(f.read().split()[0])
+    ports = []
+    for p in random.sample(range(max(1024, low - 12000), low), 400):
+        try:
+            with socket.create_server(("", p)):
+                ports.append(p)
+        except OSError:
+            continue
+        if len(ports) == count:
+            return ports
+    raise RuntimeError(f"no {count} free ports below {low}")
+
+
 def free_port():
-    """A port free on every address, as rank 0 will listen (a port free on 127.0.0.1 alone may
-    still be held on another address of the host)."""
-    with socket.create_server(("", 0)) as s:
-        return s.getsockname()[1]
+    return free_ports(1)[0]
 
 
 def check_constructors():
@@ -56,8 +74,8 @@ def check_constructors():
     assert (x == n).all() and comm.rank == rank
     comm.destroy()
     # Each side gives up at its deadline, saying what it missed (a port of this process's own,
-    # where nobody serves or asks).
-    lonely = free_port()
+    # where nobody serves or asks: rank 0 picks one per process, so no two share it).
+    lonely = WORLD.bcast(free_ports(n) if rank == 0 else None, root=0)[rank]
     os.environ.update(RANK="1", WORLD_SIZE="2", MASTER_PORT=str(lonely))
     raises(TimeoutError, "rank 1 got no unique id from rank 0", weft.Communicator.from_env, timeout=0.3)
     os.environ.update(RANK="0")
