@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <functional>
 #include <regex>
 #include <set>
 #include <string>
@@ -16,6 +17,28 @@
 
 namespace weft_test {
 namespace {
+
+// Runs work on this thread while another thread calls poll in a tight loop, until work is done or
+// a poll returns a problem (non-empty). Says what the first problem was and how many polls ran.
+struct PollReport {
+  std::string problem;
+  int polls = 0;
+};
+PollReport pollWhile(const std::function<std::string()>& poll, const std::function<void()>& work) {
+  std::atomic<bool> done{false};
+  PollReport rep;
+  std::thread poller([&] {
+    while (!done.load() && rep.problem.empty()) {
+      rep.problem = poll();
+      ++rep.polls;
+      std::this_thread::yield();
+    }
+  });
+  work();
+  done.store(true);
+  poller.join();
+  return rep;
+}
 
 TEST(Api, Version) {
   int version = 0;
@@ -148,39 +171,37 @@ TEST(Api, DumpStateFromAnotherThreadWhileLinksConnect) {
     for (int round = 0; round < 4; ++round) {
       ncclComm_t comm = nullptr;
       if (!ctx.ok(ncclCommSplit(ctx.comm, 0, ctx.rank, &comm, nullptr), "ncclCommSplit", ctx.comm)) return;
-      std::atomic<bool> done{false};
-      std::string problem;
       size_t lastSeen = 0;
-      int dumps = 0;
-      std::thread watcher([&] {
-        char buf[2048];
-        while (!done.load() && problem.empty()) {
-          size_t bytes = 0;
-          if (weftCommDumpState(comm, buf, sizeof buf) != ncclSuccess || !fifoBytes(buf, &bytes))
-            problem = std::string("a dump while links connect failed or has no figure: ") + buf;
-          else if (bytes < lastSeen)
-            problem = "the shared memory owned went down from " + std::to_string(lastSeen) + " to " +
-                      std::to_string(bytes) + " bytes while links connected";
-          lastSeen = bytes;
-          ++dumps;
-          std::this_thread::yield();
-        }
-      });
-      // A megabyte: the tuner sends it through FIFOs (ring or tree), never through the direct
-      // lane's staging areas, which the FIFO figure does not count.
-      std::vector<float> in(1 << 18, 1.0f), out(1 << 18, 0.0f);
-      ctx.step("the first operations of split communicator " + std::to_string(round) + ", which create its links");
-      ctx.ok(ncclAllReduce(in.data(), out.data(), in.size(), ncclFloat32, ncclSum, comm, nullptr), "ncclAllReduce",
-             comm);
-      ctx.ok(ncclBroadcast(in.data(), out.data(), in.size(), ncclFloat32, 2, comm, nullptr), "ncclBroadcast", comm);
-      ctx.ok(ncclAllGather(in.data(), out.data(), in.size() / 3, ncclFloat32, comm, nullptr), "ncclAllGather", comm);
-      done.store(true);
-      watcher.join();
+      char buf[2048];
+      const PollReport rep = pollWhile(
+          [&]() -> std::string {
+            size_t bytes = 0;
+            if (weftCommDumpState(comm, buf, sizeof buf) != ncclSuccess || !fifoBytes(buf, &bytes))
+              return std::string("a dump while links connect failed or has no figure: ") + buf;
+            if (bytes < lastSeen)
+              return "the shared memory owned went down from " + std::to_string(lastSeen) + " to " +
+                     std::to_string(bytes) + " bytes while links connected";
+            lastSeen = bytes;
+            return {};
+          },
+          [&] {
+            // A megabyte: the tuner sends it through FIFOs (ring or tree), never through the direct
+            // lane's staging areas, which the FIFO figure does not count.
+            std::vector<float> in(1 << 18, 1.0f), out(1 << 18, 0.0f);
+            ctx.step("the first operations of split communicator " + std::to_string(round) +
+                     ", which create its links");
+            ctx.ok(ncclAllReduce(in.data(), out.data(), in.size(), ncclFloat32, ncclSum, comm, nullptr),
+                   "ncclAllReduce", comm);
+            ctx.ok(ncclBroadcast(in.data(), out.data(), in.size(), ncclFloat32, 2, comm, nullptr), "ncclBroadcast",
+                   comm);
+            ctx.ok(ncclAllGather(in.data(), out.data(), in.size() / 3, ncclFloat32, comm, nullptr), "ncclAllGather",
+                   comm);
+          });
       char after[2048];
       size_t final = 0;
-      if (!problem.empty())
-        ctx.fail(problem);
-      else if (dumps == 0)
+      if (!rep.problem.empty())
+        ctx.fail(rep.problem);
+      else if (rep.polls == 0)
         ctx.fail("the watcher never dumped");
       else if (ctx.ok(weftCommDumpState(comm, after, sizeof after), "weftCommDumpState", comm)) {
         if (!fifoBytes(after, &final)) ctx.failf("the dump has no shared-memory figure: %s", after);
@@ -190,6 +211,31 @@ TEST(Api, DumpStateFromAnotherThreadWhileLinksConnect) {
       ctx.ok(ncclCommDestroy(comm), "ncclCommDestroy", comm);
     }
   }));
+}
+
+// One-shot, ring and tree AllReduces, a Broadcast, and a group of AllGather with Send/Recv, each
+// result checked.
+void collectivesOfEveryKind(RankCtx& ctx, ncclComm_t comm, int round) {
+  ctx.step("round " + std::to_string(round) + ": collectives beside a polling watchdog");
+  for (size_t count : {size_t{2}, size_t{1024}, size_t{1} << 16}) {
+    std::vector<float> in(count, 1.0f), out(count, 0.0f);
+    if (ctx.ok(ncclAllReduce(in.data(), out.data(), count, ncclFloat32, ncclSum, comm, nullptr), "ncclAllReduce",
+               comm) &&
+        (out[0] != float(ctx.nranks) || out[count - 1] != float(ctx.nranks)))
+      ctx.failf("AllReduce of %zu floats gave %g, expected %d", count, out[count - 1], ctx.nranks);
+  }
+  std::vector<int32_t> mine(4096, ctx.rank), all(4096 * ctx.nranks, -1), got(4096, -1);
+  ctx.ok(ncclBroadcast(mine.data(), got.data(), mine.size(), ncclInt32, 1, comm, nullptr), "ncclBroadcast", comm);
+  if (got[4095] != 1) ctx.failf("Broadcast from rank 1 gave %d", got[4095]);
+  ctx.ok(ncclGroupStart(), "ncclGroupStart");
+  ctx.ok(ncclAllGather(mine.data(), all.data(), mine.size(), ncclInt32, comm, nullptr), "ncclAllGather", comm);
+  ctx.ok(ncclSend(mine.data(), mine.size(), ncclInt32, (ctx.rank + 1) % ctx.nranks, comm, nullptr), "ncclSend", comm);
+  ctx.ok(ncclRecv(got.data(), got.size(), ncclInt32, (ctx.rank + ctx.nranks - 1) % ctx.nranks, comm, nullptr),
+         "ncclRecv", comm);
+  ctx.ok(ncclGroupEnd(), "ncclGroupEnd");
+  for (int p = 0; p < ctx.nranks; ++p)
+    if (all[size_t(p) * 4096 + 4095] != p) ctx.failf("AllGather block %d holds %d", p, all[size_t(p) * 4096]);
+  if (got[0] != (ctx.rank + ctx.nranks - 1) % ctx.nranks) ctx.failf("Recv gave %d", got[0]);
 }
 
 // PyTorch's watchdog asks ncclCommGetAsyncError over and over from its own thread while the
@@ -203,54 +249,26 @@ TEST(Api, QueriesFromAWatchdogThreadWhileCollectivesRun) {
     for (int round = 0; round < 2; ++round) {
       ncclComm_t comm = nullptr;
       if (!ctx.ok(ncclCommSplit(ctx.comm, 0, ctx.rank, &comm, nullptr), "ncclCommSplit", ctx.comm)) return;
-      std::atomic<bool> done{false};
-      std::string problem;
-      int polls = 0;
-      std::thread watchdog([&] {
-        char dump[2048];
-        while (!done.load() && problem.empty()) {
-          ncclResult_t async = ncclInternalError;
-          int count = -1, rank = -1;
-          uint64_t stat = 0;
-          if (ncclCommGetAsyncError(comm, &async) != ncclSuccess || async != ncclSuccess)
-            problem = "ncclCommGetAsyncError failed or reported " + std::to_string(async);
-          else if (ncclCommCount(comm, &count) != ncclSuccess || count != ctx.nranks ||
-                   ncclCommUserRank(comm, &rank) != ncclSuccess || rank != ctx.rank)
-            problem = "ncclCommCount/ncclCommUserRank gave " + std::to_string(count) + "/" + std::to_string(rank);
-          else if (weftCommDumpState(comm, dump, sizeof dump) != ncclSuccess)
-            problem = "weftCommDumpState failed";
-          for (int k = ncclStatGpuMemSuspend; k <= ncclStatGpuMemTotal && problem.empty(); ++k)
-            if (ncclCommMemStats(comm, static_cast<ncclCommMemStat_t>(k), &stat) != ncclSuccess)
-              problem = "ncclCommMemStats(" + std::to_string(k) + ") failed: " + lastError(comm);
-          ++polls;
-          std::this_thread::yield();
-        }
-      });
-      ctx.step("round " + std::to_string(round) + ": collectives beside a polling watchdog");
-      for (size_t count : {size_t{2}, size_t{1024}, size_t{1} << 16}) {
-        std::vector<float> in(count, 1.0f), out(count, 0.0f);
-        if (ctx.ok(ncclAllReduce(in.data(), out.data(), count, ncclFloat32, ncclSum, comm, nullptr), "ncclAllReduce",
-                   comm) &&
-            (out[0] != float(ctx.nranks) || out[count - 1] != float(ctx.nranks)))
-          ctx.failf("AllReduce of %zu floats gave %g, expected %d", count, out[count - 1], ctx.nranks);
-      }
-      std::vector<int32_t> mine(4096, ctx.rank), all(4096 * ctx.nranks, -1), got(4096, -1);
-      ctx.ok(ncclBroadcast(mine.data(), got.data(), mine.size(), ncclInt32, 1, comm, nullptr), "ncclBroadcast", comm);
-      if (got[4095] != 1) ctx.failf("Broadcast from rank 1 gave %d", got[4095]);
-      ctx.ok(ncclGroupStart(), "ncclGroupStart");
-      ctx.ok(ncclAllGather(mine.data(), all.data(), mine.size(), ncclInt32, comm, nullptr), "ncclAllGather", comm);
-      ctx.ok(ncclSend(mine.data(), mine.size(), ncclInt32, (ctx.rank + 1) % ctx.nranks, comm, nullptr), "ncclSend",
-             comm);
-      ctx.ok(ncclRecv(got.data(), got.size(), ncclInt32, (ctx.rank + ctx.nranks - 1) % ctx.nranks, comm, nullptr),
-             "ncclRecv", comm);
-      ctx.ok(ncclGroupEnd(), "ncclGroupEnd");
-      for (int p = 0; p < ctx.nranks; ++p)
-        if (all[size_t(p) * 4096 + 4095] != p) ctx.failf("AllGather block %d holds %d", p, all[size_t(p) * 4096]);
-      if (got[0] != (ctx.rank + ctx.nranks - 1) % ctx.nranks) ctx.failf("Recv gave %d", got[0]);
-      done.store(true);
-      watchdog.join();
-      if (!problem.empty()) ctx.failf("round %d: %s", round, problem.c_str());
-      if (polls == 0) ctx.fail("the watchdog never polled");
+      char dump[2048];
+      const PollReport rep = pollWhile(
+          [&]() -> std::string {
+            ncclResult_t async = ncclInternalError;
+            int count = -1, rank = -1;
+            uint64_t stat = 0;
+            if (ncclCommGetAsyncError(comm, &async) != ncclSuccess || async != ncclSuccess)
+              return "ncclCommGetAsyncError failed or reported " + std::to_string(async);
+            if (ncclCommCount(comm, &count) != ncclSuccess || count != ctx.nranks ||
+                ncclCommUserRank(comm, &rank) != ncclSuccess || rank != ctx.rank)
+              return "ncclCommCount/ncclCommUserRank gave " + std::to_string(count) + "/" + std::to_string(rank);
+            if (weftCommDumpState(comm, dump, sizeof dump) != ncclSuccess) return "weftCommDumpState failed";
+            for (int k = ncclStatGpuMemSuspend; k <= ncclStatGpuMemTotal; ++k)
+              if (ncclCommMemStats(comm, static_cast<ncclCommMemStat_t>(k), &stat) != ncclSuccess)
+                return "ncclCommMemStats(" + std::to_string(k) + ") failed: " + lastError(comm);
+            return {};
+          },
+          [&] { collectivesOfEveryKind(ctx, comm, round); });
+      if (!rep.problem.empty()) ctx.failf("round %d: %s", round, rep.problem.c_str());
+      if (rep.polls == 0) ctx.fail("the watchdog never polled");
       ctx.ok(ncclCommDestroy(comm), "ncclCommDestroy", comm);
     }
   }));
