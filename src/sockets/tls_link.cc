@@ -207,12 +207,14 @@ ssize_t TlsLink::sendLocked(const void* data, size_t len) {
 
 ssize_t TlsLink::recvLocked(void* data, size_t len) {
   ownerDrives_ = true;
-  // What waits to go out goes first: the peer's answer may depend on it.
+  if (handshakeLocked() <= 0) return -1;
+  // What waits to go out goes first: the peer's answer may depend on it. Only after the handshake
+  // step: a call whose handshake completes must send the queue before its caller polls for the
+  // answer, since nothing else will send it then.
   if (queuedLocked() && !flushLocked()) {
     errno = EPROTO;
     return -1;
   }
-  if (handshakeLocked() <= 0) return -1;
   if (len == 0) return 0;
   const TlsLibrary* lib = ctx_->lib;
   lib->ERR_clear_error();
@@ -220,7 +222,10 @@ ssize_t TlsLink::recvLocked(void* data, size_t len) {
   size_t n = 0;
   int rc = lib->SSL_read_ex(sslOf(ssl_), data, len, &n);
   if (rc == 1) return static_cast<ssize_t>(n);
-  return failure(rc, "receive", true);
+  ssize_t r = failure(rc, "receive", true);
+  // Bytes still queued (the socket was full) need room as much as the answer needs to arrive.
+  if (r < 0 && errno == EAGAIN && queuedLocked()) want_ |= POLLOUT;
+  return r;
 }
 
 void TlsLink::queueLocked(const void* data, size_t len, Deadline deadline) {
