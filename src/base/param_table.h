@@ -226,7 +226,7 @@
     "process environment: a path, libX.so, or NAME for libnccl-env-NAME.so; none = no plugin "                         \
     "(\"\" = libnccl-env.so if it loads). Always read from the process environment")                                   \
   X(tunerPlugin, String, "NCCL_TUNER_PLUGIN", "", "", "", Tuning, Rank,                                                \
-    "Tuner plugin (NCCL tuner ABI v6, v5 or v4): a path, libX.so, or NAME for "                                        \
+    "Tuner plugin (NCCL tuner ABI v7, v6, v5 or v4): a path, libX.so, or NAME for "                                    \
     "libnccl-tuner-NAME.so; none = no plugin (\"\" = libnccl-tuner.so if it loads). It sees and "                      \
     "may change each operation's cost table and channel count; one that fails is reported and "                        \
     "ignored")                                                                                                         \

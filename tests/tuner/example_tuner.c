@@ -5,8 +5,9 @@
  *   WEFT_EXAMPLE_TUNER="coll=allreduce algo=tree proto=simple maxbytes=65536 channels=0 fail=0"
  *
  * (the defaults: Tree/Simple for AllReduce under 64 KiB). fail=1 makes init fail, to test that
- * the library carries on without the plugin. The same source builds as an ABI v6, v5 or v4 plugin
- * (EXAMPLE_TUNER_ABI). */
+ * the library carries on without the plugin. The same source builds as an ABI v7, v6, v5 or v4
+ * plugin (EXAMPLE_TUNER_ABI). Its init writes every entry of the constants it is given, as a
+ * plugin may: under AddressSanitizer a struct smaller than its version's shows. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,7 +16,7 @@
 #include "tuning/plugin/tuner_abi.h"
 
 #ifndef EXAMPLE_TUNER_ABI
-#define EXAMPLE_TUNER_ABI 6
+#define EXAMPLE_TUNER_ABI 7
 #endif
 
 typedef struct {
@@ -107,19 +108,31 @@ static ncclResult_t initCommon(void** ctx, ncclDebugLogger_t log) {
   return ncclSuccess;
 }
 
-#if EXAMPLE_TUNER_ABI == 6 || EXAMPLE_TUNER_ABI == 5
+#if EXAMPLE_TUNER_ABI == 7
+typedef ncclTunerConstants_v7_t ExampleConstants;
+typedef ncclNvlDomainInfo_v7_t ExampleDomains;
+#elif EXAMPLE_TUNER_ABI == 6 || EXAMPLE_TUNER_ABI == 5
+typedef ncclTunerConstants_v5_t ExampleConstants;
+typedef ncclNvlDomainInfo_v5_t ExampleDomains;
+#endif
+
+#if EXAMPLE_TUNER_ABI >= 5
 static ncclResult_t exampleInit(void** ctx, uint64_t commId, size_t nRanks, size_t nNodes, ncclDebugLogger_t log,
-                                ncclNvlDomainInfo_v5_t* domains, ncclTunerConstants_v5_t* constants) {
+                                ExampleDomains* domains, ExampleConstants* constants) {
   (void)commId;
   (void)nRanks;
   (void)nNodes;
   (void)domains;
-  (void)constants;
+  double* d = (double*)constants;
+  for (size_t i = 0; i < sizeof(*constants) / sizeof(double); ++i) d[i] = 1.0;
   return initCommon(ctx, log);
 }
 #endif
 
-#if EXAMPLE_TUNER_ABI == 6
+#if EXAMPLE_TUNER_ABI == 7
+__attribute__((visibility("default")))
+const ncclTuner_v7_t ncclTunerPlugin_v7 = {"weft-example-v7", exampleInit, exampleGetCollInfo, exampleFinalize, NULL};
+#elif EXAMPLE_TUNER_ABI == 6
 __attribute__((visibility("default")))
 const ncclTuner_v6_t ncclTunerPlugin_v6 = {"weft-example-v6", exampleInit, exampleGetCollInfo, exampleFinalize, NULL};
 #elif EXAMPLE_TUNER_ABI == 5
@@ -134,5 +147,5 @@ static ncclResult_t exampleInitV4(size_t nRanks, size_t nNodes, ncclDebugLogger_
 __attribute__((visibility("default")))
 const ncclTuner_v4_t ncclTunerPlugin_v4 = {"weft-example-v4", exampleInitV4, exampleGetCollInfo, exampleFinalize};
 #else
-#error "EXAMPLE_TUNER_ABI must be 4, 5 or 6"
+#error "EXAMPLE_TUNER_ABI must be 4, 5, 6 or 7"
 #endif

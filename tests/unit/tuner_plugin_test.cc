@@ -1,4 +1,4 @@
-// The tuner plugin loader with the example plugin of tests/tuner, built as ABI v6 (newest), v5
+// The tuner plugin loader with the example plugin of tests/tuner, built as ABI v7 (newest), v6, v5
 // and v4 (fallbacks); a plugin whose init fails, or that cannot be loaded, is left out.
 #include <gtest/gtest.h>
 
@@ -51,15 +51,19 @@ TEST(TunerPlugin, ModelAloneRingsAllReduce) {
 
 TEST(TunerPlugin, NewestVersion) {
   ScopedEnv env({{"WEFT_EXAMPLE_TUNER", ""}});
-  Tuner t = withPlugin(WEFT_EXAMPLE_TUNER_V6);
+  Tuner t = withPlugin(WEFT_EXAMPLE_TUNER_V7);
   ASSERT_NE(t.plugin(), nullptr);
-  EXPECT_EQ(t.plugin()->version(), 6);
-  EXPECT_EQ(t.plugin()->name(), "weft-example-v6");
+  EXPECT_EQ(t.plugin()->version(), 7);
+  EXPECT_EQ(t.plugin()->name(), "weft-example-v7");
   expectTreeBelow64K(t);
 }
 
 TEST(TunerPlugin, FallbackVersions) {
   ScopedEnv env({{"WEFT_EXAMPLE_TUNER", ""}});
+  Tuner v6 = withPlugin(WEFT_EXAMPLE_TUNER_V6);
+  ASSERT_NE(v6.plugin(), nullptr);
+  EXPECT_EQ(v6.plugin()->version(), 6);
+  expectTreeBelow64K(v6);
   Tuner v5 = withPlugin(WEFT_EXAMPLE_TUNER_V5);
   ASSERT_NE(v5.plugin(), nullptr);
   EXPECT_EQ(v5.plugin()->version(), 5);
@@ -72,7 +76,7 @@ TEST(TunerPlugin, FallbackVersions) {
 
 TEST(TunerPlugin, ChannelsAndProtocol) {
   ScopedEnv env({{"WEFT_EXAMPLE_TUNER", "coll=allgather algo=ring proto=ll maxbytes=1048576 channels=3"}});
-  Tuner t = withPlugin(WEFT_EXAMPLE_TUNER_V6);
+  Tuner t = withPlugin(WEFT_EXAMPLE_TUNER_V7);
   ASSERT_NE(t.plugin(), nullptr);
   TunerChoice c = t.choose(CollKind::kAllGather, 4096, kRingTree);
   EXPECT_EQ(c.algorithm, Algo::kRing);

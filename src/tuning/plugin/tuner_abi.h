@@ -1,5 +1,6 @@
-/* The NCCL tuner plugin ABI, versions 4 to 6, as Weft loads it (layouts and symbol names are
- * NCCL's: ncclTunerPlugin_v6 first, then _v5, then _v4). Plain C so that a plugin can include it.
+/* The NCCL tuner plugin ABI, versions 4 to 7, as Weft loads it (layouts and symbol names are
+ * NCCL's: ncclTunerPlugin_v7 first, then _v6, _v5 and _v4). Plain C so that a plugin can include
+ * it.
  *
  * The cost table handed to getCollInfo has one row per algorithm and one column per protocol,
  * indexed NCCL's way: rows 0..6 are NCCL's algorithms (Tree, Ring, CollNetDirect, CollNetChain,
@@ -45,7 +46,7 @@ typedef enum {
   ncclFuncRecv = 7
 } ncclFunc_t;
 
-/* v5 and v6: what NCCL knows of the NVLink domains. Weft fills it with its shared-memory domains
+/* v5 to v7: what NCCL knows of the NVLink domains. Weft fills it with its shared-memory domains
  * (one per host). */
 typedef struct {
   int nNvlDomains;
@@ -53,6 +54,7 @@ typedef struct {
   int maxRanksPerNvlDomain;
 } ncclNvlDomainInfo_v5_t;
 typedef ncclNvlDomainInfo_v5_t ncclNvlDomainInfo_v6_t;
+typedef ncclNvlDomainInfo_v5_t ncclNvlDomainInfo_v7_t;
 
 /* v5 and v6: NCCL's GPU latency and bandwidth tables. Weft's model has other constants; it passes
  * zeros and ignores what the plugin writes here. */
@@ -67,9 +69,33 @@ typedef struct {
 } ncclTunerConstants_v5_t;
 typedef ncclTunerConstants_v5_t ncclTunerConstants_v6_t;
 
+/* v7: the same tables with a fifth row of per-architecture bandwidths. A v7 plugin may write the
+ * whole struct, so it gets one of this size, never a v5 one. */
+typedef struct {
+  double baseLatencies[7][3];
+  double hwLatencies[3][7][3];
+  double llMaxBws[5][3];
+  double perChMaxRingLL128Bws[5][3];
+  double perChMaxTreeLL128Bws[5][3];
+  double perChMaxTreeBws[5][3];
+  double perChMaxNVLSTreeBws[5][3];
+} ncclTunerConstants_v7_t;
+
 typedef ncclResult_t (*weftTunerGetCollInfo_t)(void* context, ncclFunc_t collType, size_t nBytes, int numPipeOps,
                                                float** collCostTable, int numAlgo, int numProto, int regBuff,
                                                int* nChannels);
+
+/* v7: v6's entry points over v7's constants. */
+typedef struct {
+  const char* name;
+  ncclResult_t (*init)(void** context, uint64_t commId, size_t nRanks, size_t nNodes, ncclDebugLogger_t logFunction,
+                       ncclNvlDomainInfo_v7_t* nvlDomainInfo, ncclTunerConstants_v7_t* constants);
+  weftTunerGetCollInfo_t getCollInfo;
+  ncclResult_t (*finalize)(void* context);
+  /* Optional, as in v6. */
+  ncclResult_t (*getChunkSize)(void* context, ncclFunc_t collType, size_t nBytes, int algo, int proto, int nChannels,
+                               size_t* chunkSize);
+} ncclTuner_v7_t;
 
 typedef struct {
   const char* name;

@@ -48,11 +48,21 @@ std::unique_ptr<TunerPlugin> TunerPlugin::open(const std::string& setting, const
     report("cannot load " + p->library_ + ": " + (err ? err : "unknown error"));
     return nullptr;
   }
-  ncclNvlDomainInfo_v6_t domains{shape.nNodes, shape.minRanksPerNode, shape.maxRanksPerNode};
+  ncclNvlDomainInfo_v7_t domains{shape.nNodes, shape.minRanksPerNode, shape.maxRanksPerNode};
+  // Each version gets constants of its own size (a plugin may write all of them); Weft's model
+  // does not use NCCL's GPU tables, so they start as zeros and what comes back is not read.
+  ncclTunerConstants_v7_t constantsV7{};
   ncclTunerConstants_v6_t constants{};
   ncclResult_t r = ncclInternalError;
   const char* pluginName = nullptr;
-  if (auto* v6 = static_cast<ncclTuner_v6_t*>(dlsym(p->lib_, "ncclTunerPlugin_v6"))) {
+  if (auto* v7 = static_cast<ncclTuner_v7_t*>(dlsym(p->lib_, "ncclTunerPlugin_v7"))) {
+    p->version_ = 7;
+    pluginName = v7->name;
+    p->getCollInfo_ = v7->getCollInfo;
+    p->finalize_ = v7->finalize;
+    if (v7->init)
+      r = v7->init(&p->context_, shape.commId, shape.nRanks, shape.nNodes, pluginLog, &domains, &constantsV7);
+  } else if (auto* v6 = static_cast<ncclTuner_v6_t*>(dlsym(p->lib_, "ncclTunerPlugin_v6"))) {
     p->version_ = 6;
     pluginName = v6->name;
     p->getCollInfo_ = v6->getCollInfo;
@@ -71,7 +81,7 @@ std::unique_ptr<TunerPlugin> TunerPlugin::open(const std::string& setting, const
     p->finalize_ = v4->destroy;
     if (v4->init) r = v4->init(shape.nRanks, shape.nNodes, pluginLog, &p->context_);
   } else {
-    report(p->library_ + " has none of ncclTunerPlugin_v6, _v5, _v4 (older versions are not supported)");
+    report(p->library_ + " has none of ncclTunerPlugin_v7, _v6, _v5, _v4 (older versions are not supported)");
     return nullptr;  // the destructor closes the library; no context to finalize
   }
   p->name_ = pluginName ? pluginName : "(unnamed)";

@@ -1,4 +1,4 @@
-// Loads a tuner plugin (NCCL_TUNER_PLUGIN) and adapts versions 4 to 6 of NCCL's tuner ABI to one
+// Loads a tuner plugin (NCCL_TUNER_PLUGIN) and adapts versions 4 to 7 of NCCL's tuner ABI to one
 // interface. Each communicator opens its own instance (its own plugin context); the dynamic
 // loader shares the library between them.
 #pragma once
