@@ -9,7 +9,10 @@ namespace weft {
 
 bool directLaneUsable(const CommShape& sh) {
   // Steps name the peer they read in 16 bits.
-  return sh.hostMode && sh.nranks >= 2 && sh.nranks <= 65535 && sh.allRanksLocal() && !sh.agreed->shmDisable;
+  if (sh.nranks < 2 || sh.nranks > 65535 || !sh.allRanksLocal()) return false;
+  // Host mode stages in shared memory; GPU ranks stage in device memory that their peers map as
+  // the P2P transport maps FIFOs (gpu_executor/device_direct.h).
+  return sh.hostMode ? !sh.agreed->shmDisable : !sh.agreed->p2pDisable;
 }
 
 std::string directLaneRefusal(const CommShape& sh) {
@@ -29,15 +32,15 @@ std::string directLaneRefusal(const CommShape& sh) {
   add(a.ddaAllToAll, "RCCL_ENABLE_DDA_ALL_TO_ALL=1");
   if (asked.empty()) return "";
   std::string why;
-  if (!sh.hostMode)
-    why = "this is a GPU communicator, and Weft runs DDA and low precision in host mode only so far";
-  else if (sh.nranks < 2)
+  if (sh.nranks < 2)
     why = "the communicator has a single rank";
   else if (!sh.allRanksLocal())
     why = "only " + std::to_string(sh.nLocal) + " of its " + std::to_string(sh.nranks) +
           " ranks share this host, and direct reads need every rank on one host";
-  else if (a.shmDisable)
+  else if (sh.hostMode && a.shmDisable)
     why = "NCCL_SHM_DISABLE=1 turns off the shared memory that direct reads go through";
+  else if (!sh.hostMode && a.p2pDisable)
+    why = "NCCL_P2P_DISABLE=1 turns off the peer mappings of GPU memory that direct reads go through";
   else
     why = "it has more ranks than the direct lane can address (65535)";
   return asked + " cannot be honoured on this communicator: " + why +
@@ -48,6 +51,20 @@ namespace {
 
 size_t bytesOf(const Task& t) { return t.count * dataTypeSize(t.dtype); }
 
+bool mentionsDda(const std::string& s) {
+  std::string lower;
+  for (char c : s) lower += static_cast<char>(c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c);
+  return lower.find("dda") != std::string::npos;
+}
+
+// On a GPU communicator the tuner has no direct-lane cost model yet, and the direct-lane kernels
+// have never run on a GPU: it weighs DDA there only where NCCL_ALGO or RCCL_OVERRIDE_ALGO names it
+// (settings that force DDA, RCCL_ENABLE_DDA_*, force it on GPUs too).
+Eligibility byModel(const CommShape& sh) {
+  if (sh.hostMode || mentionsDda(sh.agreed->algo) || mentionsDda(sh.agreed->overrideAlgo)) return Eligibility::kModel;
+  return Eligibility::kNo;
+}
+
 Eligibility flatEligible(const CommShape& sh, const Task& t) {
   if (!directLaneUsable(sh)) return Eligibility::kNo;
   const param::Agreed& a = *sh.agreed;
@@ -55,7 +72,7 @@ Eligibility flatEligible(const CommShape& sh, const Task& t) {
   auto forcedIf = [](bool on) { return on ? Eligibility::kForced : Eligibility::kNo; };
   switch (t.kind) {
     case CollKind::kAllReduce:
-      return a.ddaAllReduce && bytes <= size_t(a.ddaFlatMaxBytes) ? Eligibility::kModel : Eligibility::kNo;
+      return a.ddaAllReduce && bytes <= size_t(a.ddaFlatMaxBytes) ? byModel(sh) : Eligibility::kNo;
     case CollKind::kAllGather: return forcedIf(a.ddaAllGather && all <= size_t(a.ddaAllGatherMaxBytes));
     case CollKind::kReduceScatter: return forcedIf(a.ddaReduceScatter && all <= size_t(a.ddaReduceScatterMaxBytes));
     case CollKind::kAlltoAll: return forcedIf(a.ddaAllToAll && all <= size_t(a.ddaAllToAllMaxBytes));
@@ -63,17 +80,16 @@ Eligibility flatEligible(const CommShape& sh, const Task& t) {
     // for DDA; elsewhere the model weighs DDA against the ring (and, for AllGatherv, the direct
     // point-to-point pattern).
     case CollKind::kAllGatherv:
-      return a.ddaAllGather && bytes <= size_t(a.ddaAllGatherMaxBytes) ? Eligibility::kForced : Eligibility::kModel;
+      return a.ddaAllGather && bytes <= size_t(a.ddaAllGatherMaxBytes) ? Eligibility::kForced : byModel(sh);
     case CollKind::kReduceScatterv:
-      return a.ddaReduceScatter && bytes <= size_t(a.ddaReduceScatterMaxBytes) ? Eligibility::kForced
-                                                                               : Eligibility::kModel;
+      return a.ddaReduceScatter && bytes <= size_t(a.ddaReduceScatterMaxBytes) ? Eligibility::kForced : byModel(sh);
     default: return Eligibility::kNo;
   }
 }
 
 Eligibility treeEligible(const CommShape& sh, const Task& t) {
   const param::Agreed& a = *sh.agreed;
-  return directLaneUsable(sh) && a.ddaAllReduce && bytesOf(t) <= size_t(a.ddaTreeMaxBytes) ? Eligibility::kModel
+  return directLaneUsable(sh) && a.ddaAllReduce && bytesOf(t) <= size_t(a.ddaTreeMaxBytes) ? byModel(sh)
                                                                                            : Eligibility::kNo;
 }
 
@@ -122,7 +138,8 @@ const AlgorithmDesc kDdaFlatAlgorithm = {
     "direct reads: every rank stages its input, then folds all staged inputs (AllReduce) or copies them",
     kindBit(CollKind::kAllReduce) | kindBit(CollKind::kAllGather) | kindBit(CollKind::kReduceScatter) |
         kindBit(CollKind::kAlltoAll) | kindBit(CollKind::kAllGatherv) | kindBit(CollKind::kReduceScatterv),
-    "every rank on one host, shared memory, host mode; AllReduce up to RCCL_DDA_ALL_REDUCE_FLAT_MAX_BYTES "
+    "every rank on one host (shared memory in host mode, P2P on GPUs); AllReduce up to "
+    "RCCL_DDA_ALL_REDUCE_FLAT_MAX_BYTES "
     "(RCCL_ENABLE_DDA_ALL_REDUCE), AllGatherv and ReduceScatterv where the model picks it, the others only "
     "where RCCL_ENABLE_DDA_* asks, up to its limit",
     /*lossy=*/false,
@@ -138,7 +155,7 @@ const AlgorithmDesc kDdaTreeAlgorithm = {
     "",
     "direct reads: AllReduce as a reduce-scatter and an all-gather between the staging areas",
     kindBit(CollKind::kAllReduce),
-    "every rank on one host, shared memory, host mode; up to RCCL_DDA_ALL_REDUCE_TREE_MAX_BYTES "
+    "every rank on one host (shared memory in host mode, P2P on GPUs); up to RCCL_DDA_ALL_REDUCE_TREE_MAX_BYTES "
     "(RCCL_ENABLE_DDA_ALL_REDUCE)",
     /*lossy=*/false,
     /*channelled=*/false,

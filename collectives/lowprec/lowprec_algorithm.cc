@@ -58,7 +58,7 @@ const AlgorithmDesc kLowPrecisionAlgorithm = {
     "FP8 e4m3 with a scale per 256 elements through the DDA staging areas; reductions in float32",
     kindBit(CollKind::kAllReduce) | kindBit(CollKind::kAllGather) | kindBit(CollKind::kReduceScatter) |
         kindBit(CollKind::kAlltoAll),
-    "every rank on one host, shared memory, host mode; float32, bfloat16 or float16; sum; where "
+    "every rank on one host (shared memory in host mode, P2P on GPUs); float32, bfloat16 or float16; sum; where "
     "RCCL_LOW_PRECISION_ENABLE* asks, from WEFT_LOW_PRECISION_MIN_BYTES",
     /*lossy=*/true,
     /*channelled=*/false,

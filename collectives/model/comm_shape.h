@@ -17,7 +17,7 @@ struct CommShape {
   // set up). The direct lane needs every rank here.
   int nLocal = 0;
   int nChannels = 1;       // the communicator's channels: the most one collective may use
-  bool hostMode = true;    // the host executor runs its operations (the only one with a direct lane)
+  bool hostMode = true;    // the host executor runs its operations (false: the GPU executor)
   uint32_t slotBytes = 0;  // one FIFO slot: the most a ring or tree step moves per piece
   // The settings rank 0 put in force at init. Choosing code reads these, never a per-rank value,
   // so that every rank decides the same (src/comm/agreement.h).

@@ -174,9 +174,9 @@
     "Largest AllReduce (bytes) that takes DDA tree: reduce-scatter then all-gather by direct "                         \
     "reads; larger ones use the ring")                                                                                 \
   X(ddaSendbufBytes, Size, "RCCL_DDA_SENDBUF_BYTES", "", "2097152", "65536..1073741824", Dda, Agreed,                  \
-    "Bytes of each rank's direct-access staging area in shared memory, made on first DDA or low-"                      \
-    "precision use; larger messages go in rounds of half of it (RCCL's default is 32 MiB of GPU "                      \
-    "memory)")                                                                                                         \
+    "Bytes of each rank's direct-access staging area (shared memory in host mode, device memory on "                   \
+    "GPUs), made on first DDA or low-precision use; larger messages go in rounds of half of it "                       \
+    "(RCCL's default is 32 MiB of GPU memory)")                                                                        \
   X(ddaAllGather, Bool, "RCCL_ENABLE_DDA_ALL_GATHER", "", "0", "", Dda, Agreed,                                        \
     "1 = AllGather up to RCCL_DDA_ALL_GATHER_MAX_BYTES (all ranks' data) uses direct reads")                           \
   X(ddaAllGatherMaxBytes, Size, "RCCL_DDA_ALL_GATHER_MAX_BYTES", "", "16777216", "0..", Dda, Agreed,                   \

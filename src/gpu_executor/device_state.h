@@ -1,7 +1,8 @@
 // What a GPU communicator keeps on and for its device: the kernel's error record and abort flag
 // (mapped host memory), the device-resident message counters of its links, each link's FIFO as
-// the device sees it, a grow-only scratch area, and the pool of launch descriptors. One per
-// communicator, made at init when the communicator runs on a GPU (ncclComm::gpu).
+// the device sees it, the direct lane's staging areas, a grow-only scratch area, and the pool of
+// launch descriptors. One per communicator, made at init when the communicator runs on a GPU
+// (ncclComm::gpu).
 #pragma once
 #include <cstddef>
 #include <cstdint>
@@ -10,6 +11,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "gpu_executor/device_direct.h"
 #include "gpu_executor/launch_desc.h"
 #include "nccl.h"
 #include "transports/connection.h"
@@ -55,6 +57,9 @@ class DeviceState {
   ncclResult_t scratch(size_t bytes, void** out, std::string* why);
   // A free descriptor slot of at least `bytes`; `capturing` marks it as the graph's for good.
   ncclResult_t acquireSlot(size_t bytes, bool capturing, LaunchSlot** out, std::string* why);
+
+  // The direct lane's staging areas (DDA and low precision), made on first use.
+  DeviceDirectAreas direct;
 
   // The last launch's stream and completion event, for ordering launches across streams.
   void* lastStream = nullptr;

@@ -1,9 +1,11 @@
 #include "gpu_executor/gpu_executor.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cinttypes>
 #include <cstring>
 #include <span>
+#include <thread>
 #include <unordered_map>
 #include <vector>
 
@@ -106,6 +108,49 @@ ncclResult_t connectLinks(const std::vector<PendingLink>& links) {
   }
 }
 
+// Maps every rank's direct-lane staging area for each communicator that needs them (`needs`: the
+// first task that does, per communicator; null: none), all together, since one thread may drive
+// several communicators whose ranks are each other's peers. Bounded by WEFT_TIMEOUT_MS; the error
+// names the ranks whose areas never came.
+ncclResult_t connectDirect(const std::vector<ncclComm*>& comms, const std::vector<const Task*>& needs) {
+  const int64_t deadline = nowNs() + param::timeoutMs() * 1000000;
+  for (unsigned spins = 0;; ++spins) {
+    bool all = true;
+    for (size_t i = 0; i < comms.size(); ++i) {
+      if (needs[i] == nullptr) continue;
+      ncclComm* comm = comms[i];
+      DeviceState& gpu = *comm->gpu;
+      DeviceGuard guard(gpu.device());
+      bool ready = false;
+      std::string why;
+      ncclResult_t r = gpu.direct.tryConnect(comm->commHash, comm->rank, comm->nranks, gpu.device(),
+                                             comm->direct.dataBytes(), &ready, &why);
+      if (r != ncclSuccess)
+        return setError(comm, r, "rank %d (GPU): %s while setting up %s #%" PRIu64, comm->rank, why.c_str(),
+                        collName(needs[i]->kind), needs[i]->seq);
+      if (ready) continue;
+      all = false;
+      if (comm->abortFlag.load(std::memory_order_relaxed))
+        return setError(comm, ncclInvalidUsage, "rank %d: communicator aborted while mapping direct-access areas",
+                        comm->rank);
+      if (nowNs() > deadline) {
+        std::string missing;
+        for (int p : gpu.direct.unmapped()) missing += (missing.empty() ? "" : ", ") + std::to_string(p);
+        return setError(comm, ncclRemoteError,
+                        "rank %d (GPU) waited %" PRId64
+                        " ms for the direct-access staging areas of ranks %s for %s #%" PRIu64
+                        " (WEFT_TIMEOUT_MS); are they calling the same operation?",
+                        comm->rank, param::timeoutMs(), missing.c_str(), collName(needs[i]->kind), needs[i]->seq);
+      }
+    }
+    if (all) return ncclSuccess;
+    if (spins < 1000)
+      std::this_thread::yield();
+    else
+      std::this_thread::sleep_for(std::chrono::microseconds(50));
+  }
+}
+
 // The descriptor of one communicator's launch, built in host memory.
 class DescriptorBuilder {
  public:
@@ -113,8 +158,11 @@ class DescriptorBuilder {
       : comm_(comm), gpu_(gpu), tasks_(tasks) {}
   // The links the sequences in `order` use, appended to *links (to be connected before add).
   ncclResult_t collect(const Program& prog, const std::vector<uint32_t>& order, std::vector<PendingLink>* links);
-  ncclResult_t add(const Program& prog, const std::vector<uint32_t>& order);
+  // capturing: the launch goes into a graph (direct-lane sequences get their closing barriers).
+  ncclResult_t add(const Program& prog, const std::vector<uint32_t>& order, bool capturing);
   std::vector<unsigned char> finish(size_t* bytes, uint32_t* nChains);
+  // The first task with a direct-lane sequence in this launch (null: none, no areas needed).
+  const Task* directTask() const { return directTask_; }
 
  private:
   uint16_t linkIndex(Connection* c, std::string* why, ncclResult_t* r);
@@ -131,6 +179,7 @@ class DescriptorBuilder {
   std::unordered_map<const Connection*, uint16_t> linkIds_;
   std::unordered_map<const Task*, uint32_t> taskIds_;
   std::vector<SeqLinks> perSeq_;
+  const Task* directTask_ = nullptr;
 };
 
 uint16_t DescriptorBuilder::linkIndex(Connection* c, std::string* why, ncclResult_t* r) {
@@ -179,12 +228,12 @@ ncclResult_t DescriptorBuilder::collect(const Program& prog, const std::vector<u
                                         std::vector<PendingLink>* links) {
   for (uint32_t i : order) {
     const Sequence& s = prog.sequences[i];
-    if (s.lane == Lane::kDirect)
-      return setError(comm_, ncclInvalidUsage,
-                      "rank %d: %s #%" PRIu64
-                      " chose a direct-lane algorithm (DDA or low precision), which GPU "
-                      "communicators do not run yet; unset NCCL_ALGO/RCCL_OVERRIDE_ALGO forcing it",
-                      comm_->rank, collName(tasks_[s.task].kind), tasks_[s.task].seq);
+    if (s.lane == Lane::kDirect) {
+      // No links: the kernel reads every rank's staging area (connectDirect maps them).
+      if (directTask_ == nullptr) directTask_ = &tasks_[s.task];
+      perSeq_.push_back(SeqLinks{});
+      continue;
+    }
     perSeq_.push_back(linksOf(comm_, s));
     for (Connection* c : perSeq_.back().send)
       if (c != nullptr) links->push_back(PendingLink{comm_, c, &tasks_[s.task]});
@@ -197,7 +246,7 @@ ncclResult_t DescriptorBuilder::collect(const Program& prog, const std::vector<u
 // order: this communicator's sequence indices, sorted into chains (equal chain keys adjacent,
 // issue order within a chain), as the host executor orders its cursors; collect ran first and
 // the links are connected.
-ncclResult_t DescriptorBuilder::add(const Program& prog, const std::vector<uint32_t>& order) {
+ncclResult_t DescriptorBuilder::add(const Program& prog, const std::vector<uint32_t>& order, bool capturing) {
   for (size_t k = 0; k < order.size(); ++k) {
     const Sequence& s = prog.sequences[order[k]];
     const bool newChain = k == 0 || chainKeyOf(s) != chainKeyOf(prog.sequences[order[k - 1]]);
@@ -210,6 +259,7 @@ ncclResult_t DescriptorBuilder::add(const Program& prog, const std::vector<uint3
     d.channel = s.channel;
     d.lane = static_cast<uint8_t>(s.lane);
     d.multiPeer = s.multiPeer() ? 1 : 0;
+    d.fenced = capturing && s.lane == Lane::kDirect ? 1 : 0;
     std::string why;
     ncclResult_t r = ncclSuccess;
     for (int i = 0; i < kMaxSeqPeers; ++i) {
@@ -239,6 +289,9 @@ std::vector<unsigned char> DescriptorBuilder::finish(size_t* bytes, uint32_t* nC
   h.stepOff = off, off = align16(off + steps_.size() * sizeof(Step));
   h.taskOff = off, off = align16(off + devTasks_.size() * sizeof(DevTask));
   h.linkOff = off, off = align16(off + links_.size() * sizeof(DevLink));
+  const std::vector<DevDirectArea> direct = directTask_ != nullptr ? gpu_.direct.table() : std::vector<DevDirectArea>{};
+  h.nDirect = static_cast<uint32_t>(direct.size());
+  h.directOff = off, off = align16(off + direct.size() * sizeof(DevDirectArea));
   h.rank = comm_->rank;
   h.nranks = comm_->nranks;
   std::vector<unsigned char> blob(off);
@@ -251,6 +304,7 @@ std::vector<unsigned char> DescriptorBuilder::finish(size_t* bytes, uint32_t* nC
   put(h.stepOff, steps_);
   put(h.taskOff, devTasks_);
   put(h.linkOff, links_);
+  put(h.directOff, direct);
   *bytes = off;
   *nChains = h.nChains;
   return blob;
@@ -267,7 +321,12 @@ ncclResult_t launchFor(ncclComm* comm, const Program& prog, std::span<const Task
   DeviceState& gpu = *comm->gpu;
   dev::Runtime& rt = dev::runtime();
   DeviceGuard guard(gpu.device());
-  WEFT_CHECK(builder.add(prog, order));
+  // The launch goes on the stream of the communicator's first task; tasks of the group given on
+  // other streams join it before and wait for it after, as one fused launch.
+  void* stream = tasks[prog.sequences[order.front()].task].stream;
+  bool capturing = false;
+  WEFT_CHECK(rt.streamIsCapturing(stream, &capturing));
+  WEFT_CHECK(builder.add(prog, order, capturing));
   size_t bytes = 0;
   uint32_t nChains = 0;
   std::vector<unsigned char> blob = builder.finish(&bytes, &nChains);
@@ -277,16 +336,11 @@ ncclResult_t launchFor(ncclComm* comm, const Program& prog, std::span<const Task
   h->error = gpu.errorDevice();
   h->errorClaim = gpu.errorClaim();
 
-  // The launch goes on the stream of the communicator's first task; tasks of the group given on
-  // other streams join it before and wait for it after, as one fused launch.
-  void* stream = tasks[prog.sequences[order.front()].task].stream;
   std::vector<void*> others;
   for (uint32_t i : order) {
     void* s = tasks[prog.sequences[i].task].stream;
     if (s != stream && std::find(others.begin(), others.end(), s) == others.end()) others.push_back(s);
   }
-  bool capturing = false;
-  WEFT_CHECK(rt.streamIsCapturing(stream, &capturing));
   WEFT_CHECK(orderAfterLast(gpu, stream, capturing));
   for (void* s : others) {
     void* ev = nullptr;
@@ -386,6 +440,9 @@ ncclResult_t executeOnDevice(const Program& prog, std::span<const Task> tasks) {
     WEFT_CHECK(builders.back()->collect(prog, orders[k], &links));
   }
   WEFT_CHECK(connectLinks(links));
+  std::vector<const Task*> needs;
+  for (const auto& b : builders) needs.push_back(b->directTask());
+  WEFT_CHECK(connectDirect(comms, needs));
   for (size_t k = 0; k < comms.size(); ++k) WEFT_CHECK(launchFor(comms[k], prog, tasks, orders[k], *builders[k]));
   return ncclSuccess;
 }
@@ -420,13 +477,20 @@ void pollDeviceError(ncclComm* comm) {
     return;
   }
   char what[512];
-  snprintf(what, sizeof what,
-           "rank %d (GPU %d) %s while waiting %s rank %d in %s #%" PRIu64
-           " (%s lane, channel %d, step %u of %u: %s, %" PRIu64 " of %" PRIu64 " elements done)",
-           comm->rank, comm->gpu->device(), devErrorWhat(code),
-           e->receiving ? "to receive from" : "for room to send to", e->peer, collName(static_cast<CollKind>(e->kind)),
-           e->opSeq, laneName(static_cast<Lane>(e->lane)), e->channel, e->step + 1, e->nSteps,
-           stepName(static_cast<StepOp>(e->stepOp)), e->done, e->count);
+  if (static_cast<Lane>(e->lane) == Lane::kDirect && (code == kDevTimeout || code == kDevAborted))
+    snprintf(what, sizeof what,
+             "rank %d (GPU %d) %s at a direct-access barrier waiting for rank %d in %s #%" PRIu64
+             " (direct lane, step %u of %u)",
+             comm->rank, comm->gpu->device(), devErrorWhat(code), e->peer, collName(static_cast<CollKind>(e->kind)),
+             e->opSeq, e->step + 1, e->nSteps);
+  else
+    snprintf(what, sizeof what,
+             "rank %d (GPU %d) %s while waiting %s rank %d in %s #%" PRIu64
+             " (%s lane, channel %d, step %u of %u: %s, %" PRIu64 " of %" PRIu64 " elements done)",
+             comm->rank, comm->gpu->device(), devErrorWhat(code),
+             e->receiving ? "to receive from" : "for room to send to", e->peer,
+             collName(static_cast<CollKind>(e->kind)), e->opSeq, laneName(static_cast<Lane>(e->lane)), e->channel,
+             e->step + 1, e->nSteps, stepName(static_cast<StepOp>(e->stepOp)), e->done, e->count);
   std::string msg = what;
   if (code == kDevSizeMismatch)
     msg += ": expected " + std::to_string(e->wantBytes) + " bytes, got " + std::to_string(e->gotBytes) +
@@ -451,6 +515,18 @@ void teardownDevice(ncclComm* comm) {
               param::timeoutMs());
     *comm->gpu->abortHost() = 1;
     comm->gpu->waitIdle(param::timeoutMs());
+  }
+  // As the P2P FIFOs wait for their last messages to be read: at most 10 s, and not after a
+  // failure or an abort (the peers may be gone).
+  const bool healthy = *comm->gpu->abortHost() == 0 && !comm->abortFlag.load() && !comm->gpuErrorReported;
+  const int64_t departMs = healthy ? std::min<int64_t>(param::timeoutMs(), 10000) : 0;
+  const std::vector<int> late = comm->gpu->direct.depart(departMs);
+  if (healthy && !late.empty()) {
+    std::string ranks;
+    for (int p : late) ranks += (ranks.empty() ? "" : ", ") + std::to_string(p);
+    WEFT_WARN("rank %d: ranks %s did not finish with this rank's direct-access staging area within %" PRId64
+              " ms of its destroy; freeing it anyway",
+              comm->rank, ranks.c_str(), departMs);
   }
   comm->gpu->releaseLinks();
   comm->gpu.reset();

@@ -50,8 +50,30 @@ struct DevSequence {
   uint8_t nSend;  // links used: single-peer sequences use index 0 of each
   uint8_t nRecv;
   uint8_t multiPeer;  // steps name their links by recvMask/sendMask (tree lane)
+  // Direct lane, captured into a graph: a barrier before the first step and after the last. A
+  // replay reuses the staging halves its capture chose, so it must not start writing them while a
+  // peer still reads them for an earlier operation, nor leave a peer reading when it returns.
+  uint8_t fenced;
+  uint8_t pad[3];
   uint16_t send[kMaxSeqPeers];
   uint16_t recv[kMaxSeqPeers];
+};
+
+// The direct lane's staging area of one rank in device memory (gpu_executor/device_direct.h): a
+// header, then the data (kDevDirectDataOffset bytes in). Every local rank maps every other's.
+struct DevDirectHeader {
+  uint64_t arrived;  // direct barriers this rank's kernels have reached (only they write it)
+  uint64_t pad[7];   // the stamps on a cache line of their own
+  // This rank's op stamp for its barrier k sits in stamps[k % 2], written before the arrival that
+  // publishes it (a peer is at most one barrier ahead), as in the host's DirectHeader.
+  OpStamp stamps[2];
+};
+constexpr size_t kDevDirectDataOffset = 256;
+static_assert(sizeof(DevDirectHeader) <= kDevDirectDataOffset, "the header fits before the data");
+
+struct DevDirectArea {
+  unsigned char* data;  // device-accessible from this rank's GPU
+  DevDirectHeader* head;
 };
 
 struct DevChain {
@@ -85,8 +107,11 @@ struct DevError {
 
 struct LaunchHeader {
   uint32_t nChains, nSeqs, nSteps, nTasks, nLinks;
-  uint32_t pieceBytes;                                   // the communicator's slot size: one message per piece
-  uint64_t chainOff, seqOff, stepOff, taskOff, linkOff;  // byte offsets from the header
+  uint32_t pieceBytes;  // the communicator's slot size: one message per piece
+  uint32_t nDirect;     // entries of the direct table: nranks when a direct-lane sequence runs, else 0
+  uint32_t pad;
+  // Byte offsets from the header. The direct table holds every rank's DevDirectArea, by rank.
+  uint64_t chainOff, seqOff, stepOff, taskOff, linkOff, directOff;
   int64_t timeoutTicks;  // a wait longer than this fails the launch (WEFT_TIMEOUT_MS, in wait-clock ticks)
   const volatile uint32_t* abortFlag;  // mapped host memory: ncclCommAbort sets it
   DevError* error;                     // mapped host memory

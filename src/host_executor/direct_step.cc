@@ -47,20 +47,13 @@ void lowpStep(const Task& t, const Step& st, const DirectView& v) {
       return;
     case StepOp::kLowpReduce: {
       M* dst = static_cast<M*>(taskBuffer(t, st.dstBuf)) + st.dstOffset;
-      float acc[kLowpBlockElems];
       for (size_t k = 0; k < lowpBlocks(n); ++k) {
         const size_t m = std::min(kLowpBlockElems, n - k * kLowpBlockElems);
-        std::fill(acc, acc + m, 0.0f);
-        for (int b = 0; b < v.nranks; ++b) lowpAccumulateBlock(blocksOf(v, b, st.srcOffset)[k], m, acc);
-        if (st.flags & kStepRequant) {
-          // The owner keeps exactly what its peers will decode, so every rank ends with the same bits.
-          // Block k of every rank has been read by now, and no peer reads this rank's own slice.
-          LowpBlock* mine = blocksOf(v, v.rank, st.srcOffset) + k;
-          lowpQuantizeFloatBlock(acc, m, mine);
-          lowpDequantizeBlock<T>(*mine, m, dst + k * kLowpBlockElems);
-        } else {
-          for (size_t i = 0; i < m; ++i) elementFromFloat<T>(dst + k * kLowpBlockElems, i, acc[i]);
-        }
+        // Re-quantizing into this rank's own block is safe: block k of every rank has been read by
+        // the time it is written, and no peer reads this rank's own slice.
+        LowpBlock* requant = (st.flags & kStepRequant) ? blocksOf(v, v.rank, st.srcOffset) + k : nullptr;
+        lowpReduceBlock<T>([&](int r) { return blocksOf(v, r, st.srcOffset) + k; }, v.nranks, m, requant,
+                           dst + k * kLowpBlockElems);
       }
       return;
     }

@@ -93,6 +93,25 @@ WEFT_HOST_DEVICE WEFT_INLINE void lowpDequantizeBlock(const LowpBlock& b, size_t
   for (size_t i = 0; i < n; ++i) elementFromFloat<T>(out, i, lowpDecode(b, i));
 }
 
+// One block of the low-precision reduction (kLowpReduce): the float sum, in rank order, of the
+// same block of every rank (block(r) points at rank r's), for n elements. With `requant` the sum is
+// re-quantized into *requant and dst gets its decoded value, so that the block's owner keeps exactly
+// what its peers will decode; without, dst gets the sum. The host executor and the GPU kernel both
+// run this, so both give the same bits.
+template <typename T, typename BlockOf>
+WEFT_HOST_DEVICE WEFT_INLINE void lowpReduceBlock(BlockOf block, int nranks, size_t n, LowpBlock* requant,
+                                                  MemoryType<T>* dst) {
+  float acc[kLowpBlockElems];
+  for (size_t i = 0; i < n; ++i) acc[i] = 0.0f;
+  for (int r = 0; r < nranks; ++r) lowpAccumulateBlock(*block(r), n, acc);
+  if (requant != nullptr) {
+    lowpQuantizeFloatBlock(acc, n, requant);
+    lowpDequantizeBlock<T>(*requant, n, dst);
+  } else {
+    for (size_t i = 0; i < n; ++i) elementFromFloat<T>(dst, i, acc[i]);
+  }
+}
+
 // Whole ranges: n elements <-> lowpBlocks(n) blocks. Block k covers elements [k*256, k*256+256).
 template <typename T>
 WEFT_HOST_DEVICE WEFT_INLINE void lowpQuantize(const MemoryType<T>* x, size_t n, LowpBlock* out, size_t firstBlock,

@@ -4,7 +4,8 @@
 #   2. runs the GPU tests (ctest -L gpu: both gtest tiers and the benchmark smoke runs), with
 #      WEFT_GPU_TEST_REQUIRE=1 so that a test that finds no usable GPU fails instead of skipping;
 #   3. runs benchmarks/gpu: gpu_allreduce_bench (4 ranks on one GPU, busbw vs D2D copy) and
-#      run_gpu_compare.sh (8-byte AllReduce overhead, Weft vs NVIDIA's NCCL);
+#      run_gpu_compare.sh (8-byte AllReduce overhead, Weft vs NVIDIA's NCCL) and
+#      run_gpu_direct_compare.sh (DDA flat, DDA tree and FP8 against the ring, 8 B .. 16 MiB);
 #   4. runs PyTorch on Weft: LD_PRELOAD=<build>/libnccl.so.2, NCCL_DEBUG=VERSION, torchrun with 4
 #      processes all on cuda:0 running tests/gpu/torch_check.py; checks every op PASSed on every
 #      rank, Weft's version banner is in the output and each rank mapped Weft's libnccl.so.2.
@@ -74,6 +75,10 @@ if [ "$BENCH" = 1 ]; then
   rc=0
   "$REPO/benchmarks/gpu/run_gpu_compare.sh" --bin "$BUILD/benchmarks/gpu" --weft-lib "$LIB" --out "$LOGS/compare" || rc=$?
   [ "$rc" = 0 ] || [ "$rc" = 77 ] || FAILED+=("run_gpu_compare.sh (rc $rc)")
+  echo "== run_gpu_direct_compare.sh"
+  rc=0
+  "$REPO/benchmarks/gpu/run_gpu_direct_compare.sh" --bin "$BUILD/benchmarks/gpu" --reps 3 --out "$LOGS/direct" || rc=$?
+  [ "$rc" = 0 ] || [ "$rc" = 77 ] || FAILED+=("run_gpu_direct_compare.sh (rc $rc)")
 fi
 
 # 4. PyTorch on Weft.

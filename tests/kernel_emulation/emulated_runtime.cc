@@ -68,6 +68,8 @@ int runBlocks(int blocks, const std::function<void()>& fn) {
 namespace weft::testing {
 namespace {
 
+thread_local bool tCapturing = false;
+
 void* zeroed(size_t bytes) {
   void* p = nullptr;
   if (posix_memalign(&p, 4096, bytes == 0 ? 1 : bytes) != 0) return nullptr;
@@ -166,7 +168,7 @@ class EmulatedRuntime final : public dev::Runtime {
   }
   ncclResult_t streamSynchronize(void*) override { return ncclSuccess; }
   ncclResult_t streamIsCapturing(void*, bool* capturing) override {
-    *capturing = false;
+    *capturing = tCapturing;
     return ncclSuccess;
   }
   ncclResult_t eventCreate(void** e) override {
@@ -191,6 +193,8 @@ class EmulatedRuntime final : public dev::Runtime {
 };
 
 }  // namespace
+
+void setEmulatedCapture(bool on) { tCapturing = on; }
 
 dev::Runtime& emulatedRuntime() {
   static EmulatedRuntime* const instance = new EmulatedRuntime;

@@ -10,4 +10,8 @@ namespace weft::testing {
 
 dev::Runtime& emulatedRuntime();
 
+// While on, streams of the calling thread report that they are being captured into a graph, so a
+// launch takes the captured path (launches still run at once: there are no graphs to replay).
+void setEmulatedCapture(bool on);
+
 }  // namespace weft::testing

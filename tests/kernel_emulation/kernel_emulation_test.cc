@@ -15,8 +15,7 @@
 #include <utility>
 #include <vector>
 
-#include "base/params.h"
-#include "emulated_runtime.h"
+#include "emulation_ranks.h"
 #include "nccl.h"
 #include "runtime/device_runtime.h"
 #include "weft/weft.h"
@@ -24,52 +23,12 @@
 namespace weft {
 namespace {
 
-using Env = std::vector<std::pair<std::string, std::string>>;
-
-// The emulated GPU and a test's settings, from before the communicators exist until after.
-class Scope {
- public:
-  explicit Scope(Env vars) : vars_(std::move(vars)) {
-    for (auto& [k, v] : vars_) setenv(k.c_str(), v.c_str(), 1);
-    param::reloadForTesting();
-    previous_ = dev::replaceRuntimeForTesting(&testing::emulatedRuntime());
-  }
-  ~Scope() {
-    dev::replaceRuntimeForTesting(previous_);
-    for (auto& [k, v] : vars_) unsetenv(k.c_str());
-    param::reloadForTesting();
-  }
-
- private:
-  Env vars_;
-  dev::Runtime* previous_ = nullptr;
-};
-
-// Runs body on n ranks (threads), each with its own communicator on the emulated GPU.
-void runRanks(int n, const std::function<void(int, ncclComm_t)>& body) {
-  ncclUniqueId id;
-  ASSERT_EQ(ncclGetUniqueId(&id), ncclSuccess);
-  std::vector<std::thread> ranks;
-  for (int r = 0; r < n; ++r)
-    ranks.emplace_back([&, r] {
-      ncclComm_t comm = nullptr;
-      ASSERT_EQ(ncclCommInitRank(&comm, n, id, r), ncclSuccess) << ncclGetLastError(nullptr);
-      int device = -1;
-      EXPECT_EQ(ncclCommCuDevice(comm, &device), ncclSuccess);
-      EXPECT_EQ(device, 0) << "rank " << r << " is not on the (emulated) GPU";
-      body(r, comm);
-      EXPECT_EQ(ncclCommDestroy(comm), ncclSuccess);
-    });
-  for (std::thread& t : ranks) t.join();
-}
+using testing::Env;
+using testing::expectNoAsyncError;
+using testing::runRanks;
+using testing::Scope;
 
 int64_t value(int rank, size_t i) { return rank + 1 + static_cast<int64_t>(i % 13); }
-
-void expectNoAsyncError(ncclComm_t comm) {
-  ncclResult_t async = ncclInProgress;
-  EXPECT_EQ(ncclCommGetAsyncError(comm, &async), ncclSuccess);
-  EXPECT_EQ(async, ncclSuccess) << ncclGetLastError(comm);
-}
 
 // AllReduce float sum of small integers (exact in any order), `repeats` times on one communicator
 // so that the link counters must carry over from launch to launch.
@@ -337,23 +296,6 @@ TEST(KernelEmulation, PeerThatNeverConnectsIsNamed) {
       EXPECT_NE(msg.find("for AllReduce #"), std::string::npos) << msg;
     }
     sync.arrive_and_wait();
-  });
-}
-
-// A GPU communicator refuses a host-mode-only request: forcing the direct lane (DDA) fails the
-// call with a message rather than running it wrong.
-TEST(KernelEmulation, DirectLaneIsRefusedOnGpuCommunicators) {
-  Scope s(Env{{"RCCL_OVERRIDE_ALGO", "DDAFlat"}});
-  runRanks(2, [&](int r, ncclComm_t comm) {
-    std::vector<float> buf(64, 1.f);
-    ncclResult_t res = ncclAllReduce(buf.data(), buf.data(), buf.size(), ncclFloat32, ncclSum, comm, nullptr);
-    if (res == ncclSuccess) {
-      // The tuner kept the GPU communicator off the direct lane: the result must be right.
-      EXPECT_EQ(buf[0], 2.f);
-    } else {
-      EXPECT_EQ(res, ncclInvalidUsage);
-      EXPECT_NE(std::string(ncclGetLastError(comm)).find("direct-lane"), std::string::npos);
-    }
   });
 }
 

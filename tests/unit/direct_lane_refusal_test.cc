@@ -43,10 +43,17 @@ TEST(DirectLaneRefusal, EachReasonAndEachSetting) {
   EXPECT_TRUE(has(why, "RCCL_LOW_PRECISION_ENABLE_ALLTOALL=1, RCCL_ENABLE_DDA_ALL_GATHER=1")) << why;
   EXPECT_TRUE(has(why, "NCCL_SHM_DISABLE=1")) << why;
 
+  // A GPU communicator stages in device memory that peers map: P2P off is the reason there, and
+  // shared memory off is none.
   Shape gpu(2, 2, false);
   gpu.agreed.ddaReduceScatter = true;
+  gpu.agreed.p2pDisable = true;
+  gpu.agreed.shmDisable = true;
   why = directLaneRefusal(gpu.shape);
-  EXPECT_TRUE(has(why, "GPU communicator")) << why;
+  EXPECT_TRUE(has(why, "NCCL_P2P_DISABLE=1")) << why;
+  EXPECT_FALSE(has(why, "NCCL_SHM_DISABLE")) << why;
+  gpu.agreed.p2pDisable = false;
+  EXPECT_EQ(directLaneRefusal(gpu.shape), "");
 }
 
 TEST(DirectLaneRefusal, SilentWhereTheLaneRunsOrNothingAsks) {

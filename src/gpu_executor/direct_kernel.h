@@ -1,0 +1,173 @@
+// The direct lane in the GPU kernel (DDA and low precision): the steps of program.h's kDirect* and
+// kLowp* ops over every local rank's staging area in device memory (device_direct.h), one block
+// running the sequence. What each data step computes is the host executor's (direct_step.cc): the
+// same reduceCopy contract and rank-order fold, and the same FP8 block functions (lowp_quant.h), so
+// a GPU rank and a host-mode rank give the same bits.
+//
+// The barrier: thread 0 publishes this rank's stamp for the barrier, fences at system scope (the
+// block's staging writes reach every peer's GPU first), raises its own arrival counter, and waits
+// until every peer's counter is as high. Only the owner writes a counter, so no atomics are needed,
+// which also keeps it legal where atomics cannot reach a peer's memory.
+//
+// Never run on a GPU: the kernel-emulation tests run this source on CPU threads, which shows the
+// protocol and the arithmetic but not GPU memory ordering.
+#pragma once
+#include "gpu_executor/kernel_primitives.h"
+#include "math/lowp_quant.h"
+
+namespace weft::gpu {
+
+// A stamp read from a peer's memory one word at a time, bypassing any cached copy.
+__device__ inline OpStamp loadStamp(const OpStamp* p) {
+  OpStamp s;
+  const volatile uint32_t* w = reinterpret_cast<const volatile uint32_t*>(p);
+  uint32_t words[sizeof(OpStamp) / 4];
+  for (size_t i = 0; i < sizeof(OpStamp) / 4; ++i) words[i] = w[i];
+  memcpy(&s, words, sizeof s);
+  return s;
+}
+
+// Thread 0 only: arrives at the next direct barrier and waits for every peer. False (reported) on
+// abort, timeout, or a peer that arrived from a different call.
+__device__ inline bool directBarrierLeader(const LaunchHeader* h, const DevDirectArea* areas, const DevSequence& q,
+                                           const DevTask& t, const Step& st, uint32_t stepIndex) {
+  DevDirectHeader* mine = areas[h->rank].head;
+  const uint64_t n = loadVolatile(&mine->arrived) + 1;
+  mine->stamps[n & 1] = t.stamp;
+  __threadfence_system();  // the stamp and the block's staged data before the arrival
+  storeVolatile(&mine->arrived, n);
+  int64_t start = 0;
+  unsigned spins = 0;
+  for (int p = 0; p < h->nranks; ++p) {
+    if (p == h->rank) continue;
+    while (loadVolatile(&areas[p].head->arrived) < n) {
+      if ((++spins & 255) != 0) continue;
+      if (*h->abortFlag != 0) {
+        report(h, kDevAborted, q, t, st, stepIndex, 0, p, true, 0, 0);
+        return false;
+      }
+      const int64_t now = waitClock();
+      if (start == 0) start = now;
+      if (now - start > h->timeoutTicks) {
+        report(h, kDevTimeout, q, t, st, stepIndex, 0, p, true, 0, 0);
+        return false;
+      }
+      backOff();
+    }
+  }
+  __threadfence();  // what the peers staged is read only after their arrivals were seen
+  if (t.checkMismatch == 0) return true;
+  for (int p = 0; p < h->nranks; ++p) {
+    if (p == h->rank) continue;
+    // The peer wrote this stamp before arriving, and cannot overwrite it before this rank arrives
+    // at the next barrier.
+    const OpStamp theirs = loadStamp(&areas[p].head->stamps[n & 1]);
+    if (!stampsAgree(t.stamp, theirs, h->rank, p)) {
+      report(h, kDevStampMismatch, q, t, st, stepIndex, 0, p, true, 0, 0, &theirs);
+      return false;
+    }
+  }
+  return true;
+}
+
+// Every thread of the block: the barrier. *failed is the block's shared failure flag.
+__device__ inline bool directBarrier(const LaunchHeader* h, const DevDirectArea* areas, const DevSequence& q,
+                                     const DevTask& t, const Step& st, uint32_t stepIndex, int* failed) {
+  __threadfence_system();  // each thread's staging writes, before thread 0 arrives
+  __syncthreads();
+  if (threadIdx.x == 0) *failed = directBarrierLeader(h, areas, q, t, st, stepIndex) ? 0 : 1;
+  __syncthreads();
+  return *failed == 0;
+}
+
+template <typename T>
+__device__ inline void lowpStepOnBlock(const DevTask& t, const Step& st, const DevDirectArea* areas, int rank,
+                                       int nranks) {
+  using M = MemoryType<T>;
+  auto blocksOf = [&](int r, size_t first) { return reinterpret_cast<LowpBlock*>(areas[r].data) + first; };
+  const size_t n = st.count;
+  // One thread per FP8 block of 256 elements, as lowp_quant.h's start/stride loops allow.
+  switch (st.op) {
+    case StepOp::kLowpQuantize:
+      lowpQuantize<T>(static_cast<const M*>(bufferOf(t, st.srcBuf)) + st.srcOffset, n, blocksOf(rank, st.dstOffset),
+                      threadIdx.x, blockDim.x);
+      return;
+    case StepOp::kLowpDequant:
+      lowpDequantize<T>(blocksOf(st.peer, st.srcOffset), n, static_cast<M*>(bufferOf(t, st.dstBuf)) + st.dstOffset,
+                        threadIdx.x, blockDim.x);
+      return;
+    case StepOp::kLowpReduce: {
+      M* dst = static_cast<M*>(bufferOf(t, st.dstBuf)) + st.dstOffset;
+      for (size_t k = threadIdx.x; k < lowpBlocks(n); k += blockDim.x) {
+        const size_t m = n - k * kLowpBlockElems < kLowpBlockElems ? n - k * kLowpBlockElems : kLowpBlockElems;
+        // The owner's own block k is re-quantized by the thread that just read every rank's block k.
+        LowpBlock* requant = (st.flags & kStepRequant) ? blocksOf(rank, st.srcOffset) + k : nullptr;
+        lowpReduceBlock<T>([&](int r) { return blocksOf(r, st.srcOffset) + k; }, nranks, m, requant,
+                           dst + k * kLowpBlockElems);
+      }
+      return;
+    }
+    default: return;
+  }
+}
+
+// Every thread of the block: one data step (every direct op but the barrier), then a block barrier
+// so that the next step may read what this one wrote with another thread mapping.
+__device__ inline void directDataStep(const DevTask& t, const Step& st, const DevDirectArea* areas, int rank,
+                                      int nranks) {
+  const ReduceSpec& spec = t.spec;
+  const size_t es = dataTypeSize(spec.dtype);
+  switch (st.op) {
+    case StepOp::kDirectStage:
+      deviceReduceCopy(spec, areas[rank].data + st.dstOffset * es, nullptr, nullptr,
+                       static_cast<const char*>(bufferOf(t, st.srcBuf)) + st.srcOffset * es, st.count,
+                       (st.flags & kStepPre) ? kApplyPre : 0u);
+      break;
+    case StepOp::kDirectReduce: {
+      // The host's fold: rank 0's staged data, then each next rank's folded in, in rank order on
+      // every rank, so every rank computes the same bits.
+      char* d = static_cast<char*>(bufferOf(t, st.dstBuf)) + st.dstOffset * es;
+      const unsigned post = (st.flags & kStepPost) ? kApplyPost : 0u;
+      auto src = [&](int r) { return areas[r].data + st.srcOffset * es; };
+      deviceReduceCopy(spec, d, nullptr, src(0), nullptr, st.count, nranks == 1 ? post : 0u);
+      for (int r = 1; r < nranks; ++r) {
+        __syncthreads();
+        deviceReduceCopy(spec, d, nullptr, d, src(r), st.count, r == nranks - 1 ? post : 0u);
+      }
+      break;
+    }
+    case StepOp::kDirectCopy:
+      blockCopy(static_cast<char*>(bufferOf(t, st.dstBuf)) + st.dstOffset * es, nullptr,
+                areas[st.peer].data + st.srcOffset * es, st.count * es);
+      break;
+    case StepOp::kLowpQuantize:
+    case StepOp::kLowpDequant:
+    case StepOp::kLowpReduce:
+      if (spec.dtype == ncclFloat32) lowpStepOnBlock<float>(t, st, areas, rank, nranks);
+      if (spec.dtype == ncclBfloat16) lowpStepOnBlock<BFloat16>(t, st, areas, rank, nranks);
+      if (spec.dtype == ncclFloat16) lowpStepOnBlock<Float16>(t, st, areas, rank, nranks);
+      break;
+    default: break;
+  }
+  __syncthreads();
+}
+
+// Every thread of the block: a whole direct-lane sequence. False once it failed (reported).
+__device__ inline bool runDirectSequence(const LaunchHeader* h, const DevSequence& q, const DevTask& t,
+                                         const Step* steps, int* failed) {
+  const DevDirectArea* areas = at<DevDirectArea>(h, h->directOff);
+  Step fence{};
+  fence.op = StepOp::kDirectBarrier;
+  if (q.fenced != 0 && !directBarrier(h, areas, q, t, fence, 0, failed)) return false;
+  for (uint32_t k = 0; k < q.nSteps; ++k) {
+    const Step st = steps[q.firstStep + k];
+    if (st.op == StepOp::kDirectBarrier) {
+      if (!directBarrier(h, areas, q, t, st, k, failed)) return false;
+    } else if (st.count != 0) {
+      directDataStep(t, st, areas, h->rank, h->nranks);
+    }
+  }
+  return q.fenced == 0 || directBarrier(h, areas, q, t, fence, q.nSteps - 1, failed);
+}
+
+}  // namespace weft::gpu
