@@ -99,6 +99,43 @@ std::vector<uint32_t> bitsOf(const std::vector<float>& v) {
   return out;
 }
 
+// Sixteen ranks on one (emulated) GPU: the most the direct lane is meant for on a node.
+TEST(DirectLaneEmulation, DdaFlatOnSixteenRanks) {
+  Scope s(with(kSmallStaging, "NCCL_ALGO", "DDAFlat"));
+  ddaAllReduceExact("DDAFlat", 16, 777);
+}
+
+// A group with a direct-lane AllReduce and a ring AllGather is one launch of two blocks, which run
+// side by side; both results must be right, over several calls.
+TEST(DirectLaneEmulation, DirectAndRingSequencesInOneLaunch) {
+  Scope s(with(kSmallStaging, "RCCL_OVERRIDE_ALGO", "DDAFlat"));
+  const int n = 3;
+  const size_t count = 4099;
+  runRanks(n, [&](int r, ncclComm_t comm) {
+    for (int call = 0; call < 3; ++call) {
+      std::vector<float> a(count), gathered(count * n, -1.f);
+      for (size_t i = 0; i < count; ++i) a[i] = smallInt(r, i + size_t(call));
+      std::vector<float> sum(count, -1.f);
+      ASSERT_EQ(ncclGroupStart(), ncclSuccess);
+      ASSERT_EQ(ncclAllReduce(a.data(), sum.data(), 64, ncclFloat32, ncclSum, comm, nullptr), ncclSuccess);
+      ASSERT_EQ(ncclAllGather(a.data(), gathered.data(), count, ncclFloat32, comm, nullptr), ncclSuccess);
+      ASSERT_EQ(ncclGroupEnd(), ncclSuccess) << ncclGetLastError(comm);
+      expectNoAsyncError(comm);
+      size_t bad = 0;
+      for (size_t i = 0; i < 64; ++i) {
+        float want = 0;
+        for (int p = 0; p < n; ++p) want += smallInt(p, i + size_t(call));
+        bad += sum[i] != want;
+      }
+      for (int q = 0; q < n; ++q)
+        for (size_t i = 0; i < count; ++i) bad += gathered[size_t(q) * count + i] != smallInt(q, i + size_t(call));
+      EXPECT_EQ(bad, 0u) << "rank " << r << ", call " << call;
+    }
+    EXPECT_EQ(chosen(comm, kFuncAllReduce, 64, ncclFloat32), "DDAFlat");
+    EXPECT_EQ(chosen(comm, kFuncAllGather, count, ncclFloat32), "RING");
+  });
+}
+
 // Sums that round: every rank must hold the same bits (flat folds in rank order everywhere; tree
 // computes each slice once, at its owner), and they must be the sum to float precision.
 TEST(DirectLaneEmulation, DdaResultsAreBitIdenticalOnEveryRank) {
@@ -121,8 +158,7 @@ TEST(DirectLaneEmulation, DdaResultsAreBitIdenticalOnEveryRank) {
       far += std::fabs(outs[0][i] - exact) > 1e-5;
     }
     EXPECT_EQ(far, 0u) << algo;
-    for (int r = 1; r < n; ++r)
-      EXPECT_EQ(bitsOf(outs[r]), bitsOf(outs[0])) << algo << ": rank " << r;
+    for (int r = 1; r < n; ++r) EXPECT_EQ(bitsOf(outs[r]), bitsOf(outs[0])) << algo << ": rank " << r;
   }
 }
 
