@@ -51,20 +51,6 @@ namespace {
 
 size_t bytesOf(const Task& t) { return t.count * dataTypeSize(t.dtype); }
 
-bool mentionsDda(const std::string& s) {
-  std::string lower;
-  for (char c : s) lower += static_cast<char>(c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c);
-  return lower.find("dda") != std::string::npos;
-}
-
-// On a GPU communicator the tuner has no direct-lane cost model yet, and the direct-lane kernels
-// have never run on a GPU: it weighs DDA there only where NCCL_ALGO or RCCL_OVERRIDE_ALGO names it
-// (settings that force DDA, RCCL_ENABLE_DDA_*, force it on GPUs too).
-Eligibility byModel(const CommShape& sh) {
-  if (sh.hostMode || mentionsDda(sh.agreed->algo) || mentionsDda(sh.agreed->overrideAlgo)) return Eligibility::kModel;
-  return Eligibility::kNo;
-}
-
 Eligibility flatEligible(const CommShape& sh, const Task& t) {
   if (!directLaneUsable(sh)) return Eligibility::kNo;
   const param::Agreed& a = *sh.agreed;
@@ -72,7 +58,7 @@ Eligibility flatEligible(const CommShape& sh, const Task& t) {
   auto forcedIf = [](bool on) { return on ? Eligibility::kForced : Eligibility::kNo; };
   switch (t.kind) {
     case CollKind::kAllReduce:
-      return a.ddaAllReduce && bytes <= size_t(a.ddaFlatMaxBytes) ? byModel(sh) : Eligibility::kNo;
+      return a.ddaAllReduce && bytes <= size_t(a.ddaFlatMaxBytes) ? Eligibility::kModel : Eligibility::kNo;
     case CollKind::kAllGather: return forcedIf(a.ddaAllGather && all <= size_t(a.ddaAllGatherMaxBytes));
     case CollKind::kReduceScatter: return forcedIf(a.ddaReduceScatter && all <= size_t(a.ddaReduceScatterMaxBytes));
     case CollKind::kAlltoAll: return forcedIf(a.ddaAllToAll && all <= size_t(a.ddaAllToAllMaxBytes));
@@ -80,16 +66,17 @@ Eligibility flatEligible(const CommShape& sh, const Task& t) {
     // for DDA; elsewhere the model weighs DDA against the ring (and, for AllGatherv, the direct
     // point-to-point pattern).
     case CollKind::kAllGatherv:
-      return a.ddaAllGather && bytes <= size_t(a.ddaAllGatherMaxBytes) ? Eligibility::kForced : byModel(sh);
+      return a.ddaAllGather && bytes <= size_t(a.ddaAllGatherMaxBytes) ? Eligibility::kForced : Eligibility::kModel;
     case CollKind::kReduceScatterv:
-      return a.ddaReduceScatter && bytes <= size_t(a.ddaReduceScatterMaxBytes) ? Eligibility::kForced : byModel(sh);
+      return a.ddaReduceScatter && bytes <= size_t(a.ddaReduceScatterMaxBytes) ? Eligibility::kForced
+                                                                               : Eligibility::kModel;
     default: return Eligibility::kNo;
   }
 }
 
 Eligibility treeEligible(const CommShape& sh, const Task& t) {
   const param::Agreed& a = *sh.agreed;
-  return directLaneUsable(sh) && a.ddaAllReduce && bytesOf(t) <= size_t(a.ddaTreeMaxBytes) ? byModel(sh)
+  return directLaneUsable(sh) && a.ddaAllReduce && bytesOf(t) <= size_t(a.ddaTreeMaxBytes) ? Eligibility::kModel
                                                                                            : Eligibility::kNo;
 }
 

@@ -57,6 +57,9 @@ struct ModelInput {
   int maxChannels = 1;
   size_t slotBytes = 128 * 1024;  // FIFO slot: the piece size of ring and tree schedules
   size_t oneShotMaxBytes = 0;     // the one-shot ring's limit per rank (0 = never)
+  // GPU ranks: every channel is a thread block of its own, so channels run side by side instead
+  // of taking turns on one thread.
+  bool channelsInParallel = false;
 };
 
 // The collectives the tuner chooses for (point-to-point patterns have one way to run).

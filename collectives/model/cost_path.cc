@@ -34,7 +34,7 @@ double pipelined(const ModelInput& in, const Path& p, int c, double fillHops, do
   double loops = std::max(1.0, std::ceil(perChannel / double(in.slotBytes)));
   double pieceBytes = perChannel / loops;
   double pieces = loops * stepsPerLoop;  // per channel
-  double work = c * pieces * (p.stepUs + pieceBytes * perByte) * p.workScale;
+  double work = (in.channelsInParallel ? 1 : c) * pieces * (p.stepUs + pieceBytes * perByte) * p.workScale;
   double chain = pieces * (p.latUs + p.stepUs);
   return fillHops * p.latUs + std::max(work, chain);
 }

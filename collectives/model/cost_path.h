@@ -23,7 +23,8 @@ Path pathFor(const ModelInput& in, const HostConstants& hc, bool crossesHosts, d
 // per step in pieces of at most one slot, `stepsPerLoop` steps per pass over its share. A channel
 // waits `latUs` for every piece from its predecessor; the thread can fill that wait with other
 // channels' pieces, so the time is the larger of the thread's total work and one channel's chain
-// of waits, plus the pipeline fill of `fillHops` hops.
+// of waits, plus the pipeline fill of `fillHops` hops. On GPUs (in.channelsInParallel) each
+// channel is a block of its own, and the work is one channel's.
 double pipelined(const ModelInput& in, const Path& p, int c, double fillHops, double stepsPerLoop, double stepBytes,
                  double perByte);
 

@@ -1,5 +1,6 @@
 #include "comm/comm_algorithms.h"
 
+#include <cstring>
 #include <memory>
 #include <vector>
 
@@ -8,6 +9,7 @@
 #include "comm/agreement.h"
 #include "comm/comm.h"
 #include "comm/comm_error.h"
+#include "runtime/device_runtime.h"
 #include "tuning/select.h"
 #include "tuning/tuner.h"
 #include "tuning/tuner_setup.h"
@@ -29,6 +31,10 @@ TunerInit tunerInitFor(const ncclComm* comm) {
   init.minChannels = comm->config.minCTAs;
   init.slotBytes = comm->slotBytes;
   init.agreed = &comm->agreed;
+  const int device = comm->ranks.empty() ? -1 : comm->ranks[comm->rank].device;
+  dev::DeviceInfo info;
+  if (!comm->hostMode && device >= 0 && dev::runtime().deviceInfo(device, &info) == ncclSuccess)
+    init.gpu = GpuDescription{strcmp(dev::runtime().name(), "hip") == 0, info.computeMajor, info.computeMinor};
   return init;
 }
 

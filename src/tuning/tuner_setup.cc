@@ -13,6 +13,9 @@
 namespace weft {
 namespace {
 
+// What a GPU rank contributes as its cores: enough that the model never shares a core out.
+constexpr int32_t kGpuCores = 1 << 16;
+
 int usableCores() {
   cpu_set_t set;
   if (sched_getaffinity(0, sizeof(set), &set) == 0) return std::max(1, CPU_COUNT(&set));
@@ -28,7 +31,9 @@ std::string initError(int rank, const std::string& what) {
 ncclResult_t agreeOnMachine(Bootstrap& bootstrap, const TunerInit& init, void (*warn)(const std::string&),
                             AgreedMachine* out, std::string* why) {
   std::vector<HostContribution> all(init.nranks);
-  all[init.rank] = HostContribution{hostConstants(), usableCores(), 0};
+  // A GPU rank's work runs in its kernel's blocks, not on the host's cores: no core limit.
+  all[init.rank] = init.gpu ? HostContribution{gpuConstants(*init.gpu, nullptr), kGpuCores, 0}
+                            : HostContribution{hostConstants(), usableCores(), 0};
   std::string err;
   ncclResult_t r = bootstrap.allGather(all.data(), sizeof(HostContribution), &err);
   if (r != ncclSuccess) {
@@ -99,6 +104,10 @@ ModelInput modelInputFor(const TunerInit& init) {
   in.minChannels = std::clamp(init.minChannels, 1, in.maxChannels);
   in.slotBytes = std::max<size_t>(1, init.slotBytes);
   in.oneShotMaxBytes = static_cast<size_t>(init.agreed->oneShotMaxBytes);
+  if (init.gpu) {
+    in.cores = kGpuCores;
+    in.channelsInParallel = true;
+  }
   return in;
 }
 
@@ -116,12 +125,14 @@ ncclResult_t makeTuner(Bootstrap& bootstrap, const TunerInit& init, const std::s
   const Tuner& tuner = **out;
   r = checkPluginAgreement(bootstrap, init, tuner, why);
   if (r != ncclSuccess) return r;
+  std::string source = hostConstantsSource();
+  if (init.gpu) gpuConstants(*init.gpu, &source);
   if (init.rank == 0)
     WEFT_INFO(kLogTuning | kLogInit,
               "tuner ready: %d ranks on %d host(s), %d cores, channels %d..%d%s%s; constants "
               "agreed from every host (%s here): %s",
               in.nranks, in.nHosts, in.cores, in.minChannels, in.maxChannels, tuner.plugin() ? ", plugin " : "",
-              tuner.plugin() ? tuner.plugin()->name().c_str() : "", hostConstantsSource().c_str(),
+              tuner.plugin() ? tuner.plugin()->name().c_str() : "", source.c_str(),
               formatHostConstants(machine.constants).c_str());
   return ncclSuccess;
 }

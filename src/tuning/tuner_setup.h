@@ -6,12 +6,14 @@
 #pragma once
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "base/params.h"
 #include "bootstrap/bootstrap.h"
 #include "collectives/model/cost_model.h"
+#include "collectives/model/gpu_constants.h"
 #include "nccl.h"
 #include "tuning/tuner.h"
 
@@ -27,6 +29,9 @@ struct TunerInit {
   int minChannels = 1;           // ncclConfig_t.minCTAs as agreed
   size_t slotBytes = 0;          // FIFO slot size
   const param::Agreed* agreed = nullptr;
+  // Set for a GPU communicator: this rank's GPU, whose family's constants it contributes
+  // (collectives/model/gpu_constants.h) instead of its host's.
+  std::optional<GpuDescription> gpu;
 };
 
 // The model's view of the communicator, with this process's usable cores (weft-info describes a

@@ -374,13 +374,18 @@ TEST(DirectLaneEmulation, MismatchedCallsMeetAtTheBarrier) {
   });
 }
 
-// Without a setting that names or forces it, a GPU communicator keeps to ring and tree: the
-// direct lane has no GPU cost model yet.
-TEST(DirectLaneEmulation, TheModelLeavesGpuCommunicatorsOffTheDirectLane) {
+// With no setting, the tuner weighs the direct lane on GPU communicators with the GPU family's
+// constants (an unknown family here): DDA for a small AllReduce, ring or tree for a large one.
+TEST(DirectLaneEmulation, TheGpuModelPicksTheDirectLaneForSmallAllReduce) {
   Scope s(Env{});
-  runRanks(2, [&](int, ncclComm_t comm) {
-    const std::string algo = chosen(comm, kFuncAllReduce, 16, ncclFloat32);
-    EXPECT_TRUE(algo == "RING" || algo == "TREE") << algo;
+  runRanks(4, [&](int, ncclComm_t comm) {
+    const std::string small = chosen(comm, kFuncAllReduce, 64, ncclFloat32);
+    EXPECT_TRUE(small == "DDAFlat" || small == "DDATree") << small;
+    const std::string large = chosen(comm, kFuncAllReduce, size_t(16) << 20, ncclFloat32);
+    EXPECT_TRUE(large == "RING" || large == "TREE") << large;
+    std::vector<float> buf(64, 1.f);
+    ASSERT_EQ(ncclAllReduce(buf.data(), buf.data(), buf.size(), ncclFloat32, ncclSum, comm, nullptr), ncclSuccess);
+    EXPECT_EQ(buf[63], 4.f);
   });
 }
 
