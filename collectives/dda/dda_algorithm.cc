@@ -9,7 +9,7 @@ namespace weft {
 
 bool directLaneUsable(const CommShape& sh) {
   // Steps name the peer they read in 16 bits.
-  if (sh.nranks < 2 || sh.nranks > 65535 || !sh.allRanksLocal()) return false;
+  if (sh.nranks < 2 || sh.nranks > 65535 || !sh.allRanksLocal() || sh.mixedExecutors) return false;
   // Host mode stages in shared memory; GPU ranks stage in device memory that their peers map as
   // the P2P transport maps FIFOs (gpu_executor/device_direct.h).
   return sh.hostMode ? !sh.agreed->shmDisable : !sh.agreed->p2pDisable;
@@ -37,6 +37,8 @@ std::string directLaneRefusal(const CommShape& sh) {
   else if (!sh.allRanksLocal())
     why = "only " + std::to_string(sh.nLocal) + " of its " + std::to_string(sh.nranks) +
           " ranks share this host, and direct reads need every rank on one host";
+  else if (sh.mixedExecutors)
+    why = "some of its ranks run on GPUs and others in host mode, and they cannot share staging areas";
   else if (sh.hostMode && a.shmDisable)
     why = "NCCL_SHM_DISABLE=1 turns off the shared memory that direct reads go through";
   else if (!sh.hostMode && a.p2pDisable)

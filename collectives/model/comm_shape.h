@@ -16,8 +16,11 @@ struct CommShape {
   // Ranks of the communicator on this rank's host, itself included (0 where local peers were never
   // set up). The direct lane needs every rank here.
   int nLocal = 0;
-  int nChannels = 1;       // the communicator's channels: the most one collective may use
-  bool hostMode = true;    // the host executor runs its operations (false: the GPU executor)
+  int nChannels = 1;     // the communicator's channels: the most one collective may use
+  bool hostMode = true;  // the host executor runs its operations (false: the GPU executor)
+  // Some ranks run on GPUs and others in host mode (the same on every rank): their executors
+  // cannot share direct-lane staging areas.
+  bool mixedExecutors = false;
   uint32_t slotBytes = 0;  // one FIFO slot: the most a ring or tree step moves per piece
   // The settings rank 0 put in force at init. Choosing code reads these, never a per-rank value,
   // so that every rank decides the same (src/comm/agreement.h).

@@ -31,6 +31,9 @@ TunerInit tunerInitFor(const ncclComm* comm) {
   init.minChannels = comm->config.minCTAs;
   init.slotBytes = comm->slotBytes;
   init.agreed = &comm->agreed;
+  // Every rank knows every rank's device, so all agree on whether all of them run on GPUs.
+  init.allOnGpus = !comm->ranks.empty();
+  for (const RankInfo& r : comm->ranks) init.allOnGpus = init.allOnGpus && r.device >= 0;
   const int device = comm->ranks.empty() ? -1 : comm->ranks[comm->rank].device;
   dev::DeviceInfo info;
   if (!comm->hostMode && device >= 0 && dev::runtime().deviceInfo(device, &info) == ncclSuccess)
@@ -47,6 +50,7 @@ CommShape commShape(ncclComm* comm) {
   s.nLocal = comm->peers.nLocal();
   s.nChannels = comm->nChannels;
   s.hostMode = comm->hostMode;
+  for (const RankInfo& r : comm->ranks) s.mixedExecutors = s.mixedExecutors || (r.device >= 0) == comm->hostMode;
   s.slotBytes = comm->slotBytes;
   s.agreed = &comm->agreed;
   s.direct = &comm->direct;

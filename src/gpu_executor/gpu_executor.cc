@@ -158,7 +158,7 @@ class DescriptorBuilder {
       : comm_(comm), gpu_(gpu), tasks_(tasks) {}
   // The links the sequences in `order` use, appended to *links (to be connected before add).
   ncclResult_t collect(const Program& prog, const std::vector<uint32_t>& order, std::vector<PendingLink>* links);
-  // capturing: the launch goes into a graph (direct-lane sequences get their closing barriers).
+  // capturing: the launch goes into a graph (direct-lane sequences get a barrier before and after).
   ncclResult_t add(const Program& prog, const std::vector<uint32_t>& order, bool capturing);
   std::vector<unsigned char> finish(size_t* bytes, uint32_t* nChains);
   // The first task with a direct-lane sequence in this launch (null: none, no areas needed).

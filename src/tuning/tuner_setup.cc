@@ -104,10 +104,8 @@ ModelInput modelInputFor(const TunerInit& init) {
   in.minChannels = std::clamp(init.minChannels, 1, in.maxChannels);
   in.slotBytes = std::max<size_t>(1, init.slotBytes);
   in.oneShotMaxBytes = static_cast<size_t>(init.agreed->oneShotMaxBytes);
-  if (init.gpu) {
-    in.cores = kGpuCores;
-    in.channelsInParallel = true;
-  }
+  if (init.gpu) in.cores = kGpuCores;  // makeTuner replaces it with the agreed figure
+  in.channelsInParallel = init.allOnGpus;
   return in;
 }
 

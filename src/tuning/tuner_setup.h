@@ -32,6 +32,8 @@ struct TunerInit {
   // Set for a GPU communicator: this rank's GPU, whose family's constants it contributes
   // (collectives/model/gpu_constants.h) instead of its host's.
   std::optional<GpuDescription> gpu;
+  // Every rank of the communicator runs on a GPU (the same on every rank): channels are blocks.
+  bool allOnGpus = false;
 };
 
 // The model's view of the communicator, with this process's usable cores (weft-info describes a

@@ -54,6 +54,13 @@ TEST(DirectLaneRefusal, EachReasonAndEachSetting) {
   EXPECT_FALSE(has(why, "NCCL_SHM_DISABLE")) << why;
   gpu.agreed.p2pDisable = false;
   EXPECT_EQ(directLaneRefusal(gpu.shape), "");
+  // Ranks on GPUs beside ranks in host mode: no common staging areas, on either side.
+  for (bool hostMode : {true, false}) {
+    Shape mixed(2, 2, hostMode);
+    mixed.shape.mixedExecutors = true;
+    mixed.agreed.ddaAllGather = true;
+    EXPECT_TRUE(has(directLaneRefusal(mixed.shape), "others in host mode")) << hostMode;
+  }
 }
 
 TEST(DirectLaneRefusal, SilentWhereTheLaneRunsOrNothingAsks) {
