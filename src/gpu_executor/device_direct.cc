@@ -1,8 +1,5 @@
 #include "gpu_executor/device_direct.h"
 
-#include <unistd.h>
-
-#include <atomic>
 #include <chrono>
 #include <cinttypes>
 #include <cstdio>
@@ -12,23 +9,12 @@
 
 #include "base/clock.h"
 #include "runtime/device_runtime.h"
+#include "transports/p2p/device_share.h"
 
 namespace weft::gpu {
 namespace {
 
 constexpr uint64_t kRendezvousMagic = 0x5745465447444131ull;  // "WEFTGDA1"
-
-// What a rank publishes about its area. `ready` goes to 1 last, with release order.
-struct Rendezvous {
-  uint64_t magic;
-  std::atomic<uint32_t> ready;
-  int32_t ownerPid;
-  int32_t ownerDevice;
-  uint32_t pad;
-  uint64_t ownerAddress;  // valid in the owner's process (and so in a peer of the same process)
-  uint64_t dataBytes;
-  dev::IpcHandle handle;
-};
 
 // Areas mapped by address within this process, with their users: the owner and each rank of the
 // process that maps it. A rank's kernels are finished when its communicator goes (destroy waits
@@ -96,67 +82,39 @@ ncclResult_t DeviceDirectAreas::create(uint64_t commHash, int device, size_t dat
   ownedBytes_ = bytes;
   table_[rank_] = areaAt(mine_);
   if (nranks_ == 1) return ncclSuccess;
-  dev::IpcHandle handle{};
-  if (rt.ipcGetHandle(mine_, &handle) != ncclSuccess) {
-    *why = "rank " + std::to_string(rank_) + " cannot export its direct-access staging area as an IPC handle";
-    return ncclUnhandledCudaError;
-  }
-  ncclResult_t r = rendezvous_.create(deviceDirectRendezvousName(commHash, rank_), sizeof(Rendezvous), nranks_ - 1,
-                                      why);
-  if (r != ncclSuccess) return r;
-  auto* rv = new (rendezvous_.data()) Rendezvous();
-  rv->magic = kRendezvousMagic;
-  rv->ownerPid = static_cast<int32_t>(getpid());
-  rv->ownerDevice = device;
-  rv->ownerAddress = reinterpret_cast<uint64_t>(mine_);
-  rv->dataBytes = dataBytes;
-  rv->handle = handle;
-  rv->ready.store(1, std::memory_order_release);
-  return ncclSuccess;
+  // dataBytes travels in two words (it may pass 4 GiB).
+  return publishDeviceMemory(rendezvous_, deviceDirectRendezvousName(commHash, rank_), nranks_ - 1, kRendezvousMagic,
+                             mine_, device, bytes, static_cast<uint32_t>(dataBytes),
+                             static_cast<uint32_t>(uint64_t(dataBytes) >> 32),
+                             "rank " + std::to_string(rank_) + "'s direct-access staging area", why);
 }
 
 ncclResult_t DeviceDirectAreas::tryMapPeer(uint64_t commHash, int p, int device, size_t dataBytes, std::string* why) {
   if (peerRendezvous_[p] == nullptr) peerRendezvous_[p] = std::make_unique<ShmSegment>();
-  ShmSegment& seg = *peerRendezvous_[p];
-  if (seg.data() == nullptr) {
-    bool notYet = false;
-    ncclResult_t r = seg.tryOpen(deviceDirectRendezvousName(commHash, p), sizeof(Rendezvous), &notYet, why);
-    if (r != ncclSuccess || notYet) return r;
-  }
-  auto* rv = static_cast<Rendezvous*>(seg.data());
-  if (rv->ready.load(std::memory_order_acquire) == 0) return ncclSuccess;
-  if (rv->magic != kRendezvousMagic) {
-    *why = "the GPU direct-access rendezvous of rank " + std::to_string(p) + " has a bad header";
-    return ncclInternalError;
-  }
-  if (rv->dataBytes != dataBytes) {
+  const std::string what = "rank " + std::to_string(p) + "'s direct-access staging area";
+  const DeviceShareRecord* rv = nullptr;
+  ncclResult_t r = tryFetchDeviceShare(*peerRendezvous_[p], deviceDirectRendezvousName(commHash, p), kRendezvousMagic,
+                                       &rv, what, why);
+  if (r != ncclSuccess || rv == nullptr) return r;
+  const uint64_t theirBytes = rv->word0 | (uint64_t(rv->word1) << 32);
+  if (theirBytes != dataBytes) {
     *why = "rank " + std::to_string(rank_) + " has a direct-access staging area of " + std::to_string(dataBytes) +
-           " bytes but rank " + std::to_string(p) + " has " + std::to_string(rv->dataBytes) +
+           " bytes but rank " + std::to_string(p) + " has " + std::to_string(theirBytes) +
            " (set RCCL_DDA_SENDBUF_BYTES alike on every rank)";
     return ncclInvalidUsage;
   }
-  dev::Runtime& rt = dev::runtime();
   void* base = nullptr;
-  if (rv->ownerPid == static_cast<int32_t>(getpid())) {
-    // Same process: the address is valid here; another GPU's memory needs peer access.
-    if (rv->ownerDevice != device && rt.enablePeerAccess(rv->ownerDevice) != ncclSuccess) {
-      *why = "GPU " + std::to_string(device) + " cannot access GPU " + std::to_string(rv->ownerDevice) + " for rank " +
-             std::to_string(p) + "'s direct-access staging area";
-      return ncclUnhandledCudaError;
-    }
-    base = reinterpret_cast<void*>(rv->ownerAddress);
+  bool ipcMapped = false;
+  r = mapDeviceShare(*rv, device, &base, &ipcMapped, what, why);
+  if (r != ncclSuccess) return r;
+  if (ipcMapped) {
+    ipcMapped_[p] = base;
+  } else {
     if (!holdPeerShared(base)) {
       *why = "rank " + std::to_string(p) + " destroyed its communicator before its direct-access area was mapped";
       return ncclRemoteError;
     }
     heldShared_.push_back(base);
-  } else {
-    if (rt.ipcOpen(rv->handle, &base) != ncclSuccess) {
-      *why = "cannot map rank " + std::to_string(p) + "'s direct-access staging area (IPC handle) on GPU " +
-             std::to_string(device);
-      return ncclUnhandledCudaError;
-    }
-    ipcMapped_[p] = base;
   }
   table_[p] = areaAt(base);
   return ncclSuccess;

@@ -1,9 +1,6 @@
 #include "transports/p2p/p2p_connection.h"
 
-#include <unistd.h>
-
 #include <algorithm>
-#include <atomic>
 #include <chrono>
 #include <cstring>
 #include <thread>
@@ -11,22 +8,12 @@
 
 #include "base/clock.h"
 #include "base/log.h"
+#include "transports/p2p/device_share.h"
 
 namespace weft {
 namespace {
 
 constexpr uint64_t kRendezvousMagic = 0x5745465450325030ull;  // "WEFTP2P0"
-
-struct Rendezvous {
-  uint64_t magic;
-  std::atomic<uint32_t> ready;
-  int32_t ownerPid;
-  int32_t ownerDevice;
-  uint32_t nslots, slotBytes;
-  uint64_t ownerAddress;  // for a peer in the same process, which cannot open its own IPC handle
-  uint64_t bytes;
-  dev::IpcHandle handle;
-};
 
 std::string rendezvousName(const ConnectionId& id) { return id.shmName() + "-p2p"; }
 
@@ -102,23 +89,10 @@ ncclResult_t P2pConnection::create(FifoView* view, std::string* why) {
     return ncclUnhandledCudaError;
   }
   publishOwnedBytes(fifoBytes_);
-  dev::IpcHandle handle;
-  if (rt.ipcGetHandle(fifo_, &handle) != ncclSuccess) {
-    *why = "cannot export the P2P FIFO of " + spec_.id.describe() + " as an IPC handle";
-    return ncclUnhandledCudaError;
-  }
-  ncclResult_t r = rendezvous_.create(rendezvousName(spec_.id), sizeof(Rendezvous), 1, why);
+  ncclResult_t r = publishDeviceMemory(rendezvous_, rendezvousName(spec_.id), 1, kRendezvousMagic, fifo_, spec_.device,
+                                       fifoBytes_, spec_.nslots, spec_.slotBytes,
+                                       "the P2P FIFO of " + spec_.id.describe(), why);
   if (r != ncclSuccess) return r;
-  auto* rv = static_cast<Rendezvous*>(rendezvous_.data());
-  rv->magic = kRendezvousMagic;
-  rv->ownerPid = static_cast<int32_t>(getpid());
-  rv->ownerDevice = spec_.device;
-  rv->nslots = spec_.nslots;
-  rv->slotBytes = spec_.slotBytes;
-  rv->ownerAddress = reinterpret_cast<uint64_t>(fifo_);
-  rv->bytes = fifoBytes_;
-  rv->handle = handle;
-  rv->ready.store(1, std::memory_order_release);
   *view = FifoView::at(fifo_, spec_.nslots, spec_.slotBytes);
   WEFT_INFO(kLogP2P, "P2P FIFO of %s in GPU %d memory (%u slots x %u bytes, %s mode)", spec_.id.describe().c_str(),
             spec_.device, spec_.nslots, spec_.slotBytes, spec_.readMode ? "read" : "write");
@@ -126,39 +100,18 @@ ncclResult_t P2pConnection::create(FifoView* view, std::string* why) {
 }
 
 ncclResult_t P2pConnection::attach(FifoView* view, bool* ready, std::string* why) {
-  const std::string name = rendezvousName(spec_.id);
-  if (rendezvous_.data() == nullptr) {
-    bool notYet = false;
-    ncclResult_t r = rendezvous_.tryOpen(name, sizeof(Rendezvous), &notYet, why);
-    if (r != ncclSuccess || notYet) return r;
-  }
-  auto* rv = static_cast<Rendezvous*>(rendezvous_.data());
-  if (rv->ready.load(std::memory_order_acquire) == 0) return ncclSuccess;
-  if (rv->magic != kRendezvousMagic) {
-    *why = "P2P rendezvous segment " + name + " has a bad header";
-    return ncclInternalError;
-  }
-  dev::Runtime& rt = dev::runtime();
-  if (rv->ownerPid == static_cast<int32_t>(getpid())) {
-    // Same process: the pointer is valid here already; another GPU's memory needs peer access.
-    if (rv->ownerDevice != spec_.device && rt.enablePeerAccess(rv->ownerDevice) != ncclSuccess) {
-      *why = "GPU " + std::to_string(spec_.device) + " cannot access GPU " + std::to_string(rv->ownerDevice) + " for " +
-             spec_.id.describe();
-      return ncclUnhandledCudaError;
-    }
-    fifo_ = reinterpret_cast<void*>(rv->ownerAddress);
-  } else {
-    if (rt.ipcOpen(rv->handle, &fifo_) != ncclSuccess) {
-      *why = "cannot map the peer's P2P FIFO (IPC handle) for " + spec_.id.describe() + " on GPU " +
-             std::to_string(spec_.device);
-      fifo_ = nullptr;
-      return ncclUnhandledCudaError;
-    }
-    ipcMapped_ = true;
+  const std::string what = "the peer's P2P FIFO for " + spec_.id.describe();
+  const DeviceShareRecord* rv = nullptr;
+  ncclResult_t r = tryFetchDeviceShare(rendezvous_, rendezvousName(spec_.id), kRendezvousMagic, &rv, what, why);
+  if (r != ncclSuccess || rv == nullptr) return r;
+  r = mapDeviceShare(*rv, spec_.device, &fifo_, &ipcMapped_, what, why);
+  if (r != ncclSuccess) {
+    fifo_ = nullptr;
+    return r;
   }
   // The owner chose the geometry; this side follows it.
-  spec_.nslots = rv->nslots;
-  spec_.slotBytes = rv->slotBytes;
+  spec_.nslots = rv->word0;
+  spec_.slotBytes = rv->word1;
   fifoBytes_ = rv->bytes;
   *view = FifoView::at(fifo_, spec_.nslots, spec_.slotBytes);
   *ready = true;
