@@ -43,9 +43,11 @@ void usage(const char* tool) {
       "    -N,--nranks <n>            fork n processes, one rank each (the parent only waits)\n"
       "    -T,-t,--threads <n>        n ranks as threads of each process\n"
       "    (under mpirun or torchrun every process is a rank; see README.md)\n"
+      "    -R,--local_register <0/1/2>  register the buffers: 1 ncclCommRegister, 2 symmetric\n"
+      "                               windows (default 0)\n"
       "  Accepted for nccl-tests compatibility, no effect in host mode\n"
       "    -z,--blocking  -G,--cudagraph  -C,--report_cputime  -p,--parallel_init\n"
-      "    -R,--local_register  -y,--stream_null  -g,--ngpus 1  -x -D -V -S -J -M -I -K\n"
+      "    -y,--stream_null  -g,--ngpus 1  -x -D -V -S -J -M -I -K\n"
       "    -h,--help\n",
       tool);
 }
@@ -228,7 +230,6 @@ bool parseOptions(int argc, char** argv, const char* tool, Options* o, int* exit
         break;
       case 'R':
         if (!parseInt(optarg, 0, 2, &o->localRegister)) return bad("-R (local_register)", optarg);
-        if (o->localRegister) o->notes.push_back("# Option -R (buffer registration) ignored in host mode");
         break;
       case 'y': break;  // host mode always passes a NULL stream
       case 'x':

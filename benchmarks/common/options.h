@@ -31,10 +31,11 @@ struct Options {
   bool rotate = true;  // walk through the whole buffer from iteration to iteration (nccl-tests)
   int timeoutSec = 0;
   // Ranks
-  int forkRanks = 0;  // -N: processes forked by this program
-  int threads = 0;    // -T / -t: ranks as threads of each process
+  int forkRanks = 0;      // -N: processes forked by this program
+  int threads = 0;        // -T / -t: ranks as threads of each process
+  int localRegister = 0;  // -R: 1 ncclCommRegister, 2 symmetric windows
   // Accepted for nccl-tests compatibility; these change nothing in host mode.
-  int blocking = 0, graphLaunches = 0, cpuTime = 0, parallelInit = 0, localRegister = 0;
+  int blocking = 0, graphLaunches = 0, cpuTime = 0, parallelInit = 0;
   std::vector<std::string> notes;  // "# ..." lines rank 0 prints before the header
 };
 

@@ -74,6 +74,26 @@ class RankBench {
   void benchTime(bool inPlace);
   void initData(bool inPlace);
   int64_t verify(bool inPlace);
+  // -R 1: ncclCommRegister both buffers; -R 2: register them as symmetric windows (collective).
+  // Weft reads a registered input in place where it can (DDA AllReduce between threads of one
+  // process), as nccl-tests' -R lets NCCL use its zero-copy paths.
+  void registerBuffers() {
+    void* bufs[2] = {send_.get(), recv_.get()};
+    for (int i = 0; i < 2; ++i) {
+      if (o_.localRegister == 1) call("ncclCommRegister", ncclCommRegister(comm_, bufs[i], allocBytes_, &handles_[i]));
+      if (o_.localRegister == 2)
+        call("ncclCommWindowRegister",
+             ncclCommWindowRegister(comm_, bufs[i], allocBytes_, &windows_[i], NCCL_WIN_COLL_SYMMETRIC));
+    }
+  }
+  void deregisterBuffers() {
+    for (int i = 0; i < 2; ++i) {
+      if (handles_[i] != nullptr) call("ncclCommDeregister", ncclCommDeregister(comm_, handles_[i]));
+      if (windows_[i] != nullptr) call("ncclCommWindowDeregister", ncclCommWindowDeregister(comm_, windows_[i]));
+      handles_[i] = nullptr;
+      windows_[i] = nullptr;
+    }
+  }
   char* sendBase() const { return static_cast<char*>(send_.get()) + o_.unalign * ts_; }
   char* recvBase() const { return static_cast<char*>(recv_.get()) + o_.unalign * ts_; }
 
@@ -84,7 +104,9 @@ class RankBench {
   const bool printer_;
 
   std::unique_ptr<void, FreeDeleter> send_, recv_;
-  size_t allocBytes_ = 0;  // of each
+  size_t allocBytes_ = 0;                         // of each
+  void* handles_[2] = {nullptr, nullptr};         // -R 1
+  ncclWindow_t windows_[2] = {nullptr, nullptr};  // -R 2
   size_t bufBytes_ = 0;
 
   // The test in progress.
@@ -360,6 +382,7 @@ int RankBench::run() {
   }
   std::memset(send_.get(), 0, alloc);
   std::memset(recv_.get(), 0, alloc);
+  registerBuffers();
 
   printHeader();
 
@@ -377,6 +400,7 @@ int RankBench::run() {
     for (OpKind op : ops)
       for (int r : roots) timeTest(t, op, r);
 
+  deregisterBuffers();
   const int64_t errors = sumAcrossRanks(errors_);
   const double avgBw = bwCount_ ? bwSum_ / static_cast<double>(bwCount_) : 0;
   print("# %-20s : %lld %s\n", "Out of bounds values", static_cast<long long>(errors), errors ? "FAILED" : "OK");

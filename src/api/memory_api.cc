@@ -2,8 +2,8 @@
 // returns device memory of the current GPU and registration checks that the buffer is memory the
 // communicator's GPU can use. In host mode memory is ordinary host memory: ncclMemAlloc returns
 // page-aligned memory. Either way registration records the buffer, so that a matching
-// deregistration can be checked. (Registered buffers are not yet used in place by any algorithm:
-// data still moves through the FIFOs.)
+// deregistration can be checked, and so that DDA AllReduce can let peers read a registered input
+// in place (comm/shared_input.h).
 #include <sys/mman.h>
 
 #include <algorithm>
@@ -86,8 +86,7 @@ WEFT_API ncclResult_t pncclCommRegister(const ncclComm_t comm, void* buff, size_
     if (buff == nullptr && size > 0) return setError(comm, ncclInvalidArgument, "%s: buff is NULL", fn);
     // A GPU communicator takes only memory its GPU can use, as its collectives do.
     WEFT_CHECK(checkBuffer(fn, comm, buff, size, "buff"));
-    // The record lets deregistration catch a bad handle, and is where a zero-copy path will look
-    // buffers up.
+    // The record lets deregistration catch a bad handle, and DDA look inputs up (comm/shared_input.h).
     auto rec = std::make_unique<Registration>(Registration{buff, size});
     std::lock_guard<std::mutex> lock(comm->regMutex);
     *handle = rec.get();

@@ -16,6 +16,7 @@
 #include "comm/comm_algorithms.h"
 #include "comm/comm_error.h"
 #include "comm/op_stamp.h"
+#include "comm/shared_input.h"
 #include "enqueue/profile_events.h"
 #include "gpu_executor/gpu_executor.h"
 #include "host_executor/host_executor.h"
@@ -167,6 +168,7 @@ ncclResult_t runTasks(GroupState& g) {
     // The algorithms see the communicator only through its shape (collectives/model/comm_shape.h).
     const CommShape shape = commShape(t.comm);
     selectAlgorithm(t.comm->tuner.get(), shape, &t);
+    t.directInput = sharedInputOf(t.comm, t);
     t.stamp = makeStamp(t);  // once per task: the hot path copies it, never rebuilds it
     rememberStamp(t.comm, t.stamp);
     size_t need = algorithmScratchBytes(shape, t);

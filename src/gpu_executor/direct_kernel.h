@@ -27,6 +27,13 @@ __device__ inline OpStamp loadStamp(const OpStamp* p) {
   return s;
 }
 
+// After a barrier (until this rank arrives at the next): the input `r` published there, or null.
+// The owner wrote the slot before the arrival this rank saw and cannot rewrite it sooner.
+__device__ inline const unsigned char* publishedInput(const DevDirectArea* areas, int rank, int r) {
+  const uint64_t slot = loadVolatile(&areas[rank].head->arrived) & 1;
+  return reinterpret_cast<const unsigned char*>(loadVolatile(&areas[r].head->inputs[slot]));
+}
+
 // Thread 0 only: arrives at the next direct barrier and waits for every peer. False (reported) on
 // abort, timeout, or a peer that arrived from a different call.
 __device__ inline bool directBarrierLeader(const LaunchHeader* h, const DevDirectArea* areas, const DevSequence& q,
@@ -34,7 +41,10 @@ __device__ inline bool directBarrierLeader(const LaunchHeader* h, const DevDirec
   DevDirectHeader* mine = areas[h->rank].head;
   const uint64_t n = loadVolatile(&mine->arrived) + 1;
   mine->stamps[n & 1] = t.stamp;
-  __threadfence_system();  // the stamp and the block's staged data before the arrival
+  // Every barrier writes its input slot, so a peer never reads one left from an earlier barrier.
+  storeVolatile(&mine->inputs[n & 1],
+                (st.flags & kStepPublish) ? reinterpret_cast<uint64_t>(t.directInput) : uint64_t(0));
+  __threadfence_system();  // the stamp, the input and the block's staged data before the arrival
   storeVolatile(&mine->arrived, n);
   int64_t start = 0;
   unsigned spins = 0;
@@ -75,7 +85,13 @@ __device__ inline bool directBarrier(const LaunchHeader* h, const DevDirectArea*
                                      const DevTask& t, const Step& st, uint32_t stepIndex, int* failed) {
   __threadfence_system();  // each thread's staging writes, before thread 0 arrives
   __syncthreads();
-  if (threadIdx.x == 0) *failed = directBarrierLeader(h, areas, q, t, st, stepIndex) ? 0 : 1;
+  if (threadIdx.x == 0) {
+    // The barrier that ends a fold of published inputs runs only if a rank published; every rank
+    // reads the same slots, so all skip it or all meet at it.
+    bool needed = (st.flags & kStepIfShared) == 0;
+    for (int r = 0; r < h->nranks && !needed; ++r) needed = publishedInput(areas, h->rank, r) != nullptr;
+    *failed = !needed || directBarrierLeader(h, areas, q, t, st, stepIndex) ? 0 : 1;
+  }
   __syncthreads();
   return *failed == 0;
 }
@@ -128,7 +144,11 @@ __device__ inline void directDataStep(const DevTask& t, const Step& st, const De
       // every rank, so every rank computes the same bits.
       char* d = static_cast<char*>(bufferOf(t, st.dstBuf)) + st.dstOffset * es;
       const unsigned post = (st.flags & kStepPost) ? kApplyPost : 0u;
-      auto src = [&](int r) { return areas[r].data + st.srcOffset * es; };
+      // A rank that published its input is read there (kStepInput: at the result's own offset).
+      auto src = [&](int r) -> const unsigned char* {
+        const unsigned char* in = (st.flags & kStepInput) ? publishedInput(areas, rank, r) : nullptr;
+        return in != nullptr ? in + st.dstOffset * es : areas[r].data + st.srcOffset * es;
+      };
       deviceReduceCopy(spec, d, nullptr, src(0), nullptr, st.count, nranks == 1 ? post : 0u);
       for (int r = 1; r < nranks; ++r) {
         __syncthreads();

@@ -217,6 +217,7 @@ uint32_t DescriptorBuilder::taskIndex(const Task* t) {
   d.nranks = comm_->nranks;
   d.kind = static_cast<uint8_t>(t->kind);
   d.checkMismatch = comm_->agreed.mismatchCheck ? 1 : 0;
+  d.directInput = t->directInput;
   d.stamp = t->stamp;
   const uint32_t id = static_cast<uint32_t>(devTasks_.size());
   devTasks_.push_back(d);

@@ -39,6 +39,8 @@ struct DevTask {
   uint8_t checkMismatch;  // the communicator's WEFT_MISMATCH_CHECK
   uint8_t pad[2];
   OpStamp stamp;  // what this rank called: written into every slot it publishes, compared on receive
+  // Task::directInput: the input as peers may read it in place (program/step.h kStepPublish).
+  const void* directInput;
 };
 
 struct DevSequence {
@@ -63,7 +65,10 @@ struct DevSequence {
 // header, then the data (kDevDirectDataOffset bytes in). Every local rank maps every other's.
 struct DevDirectHeader {
   uint64_t arrived;  // direct barriers this rank's kernels have reached (only they write it)
-  uint64_t pad[7];   // the stamps on a cache line of their own
+  // Beside stamps[k % 2], the input this rank published at barrier k for its peers to read in
+  // place (program/step.h kStepPublish), or 0, as in the host's DirectHeader.
+  uint64_t inputs[2];
+  uint64_t pad[5];  // the stamps on a cache line of their own
   // This rank's op stamp for its barrier k sits in stamps[k % 2], written before the arrival that
   // publishes it (a peer is at most one barrier ahead), as in the host's DirectHeader.
   OpStamp stamps[2];

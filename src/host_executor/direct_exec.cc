@@ -53,7 +53,10 @@ DirectProgress stepDirect(const Task& t, const Step& st, const DirectView& v, si
     return DirectProgress::kDone;
   }
   if (*phase == 0) {
-    directArrive(v, &t.stamp);
+    // The barrier that ends a fold of published inputs is needed only if a rank published; all
+    // ranks read the same slots, so they all skip it or all meet at it.
+    if ((st.flags & kStepIfShared) && !directAnyPublished(v)) return DirectProgress::kDone;
+    directArrive(v, &t.stamp, (st.flags & kStepPublish) ? t.directInput : nullptr);
     *phase = 1;
     wakePeers(t.comm);
     if (!directAllArrived(v)) return DirectProgress::kArrived;

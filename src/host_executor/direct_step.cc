@@ -21,7 +21,11 @@ void foldPeers(const Task& t, const Step& st, const DirectView& v, char* dst) {
   for (size_t at = 0; at < st.count; at += piece) {
     const size_t m = std::min(piece, st.count - at);
     char* d = dst + at * es;
-    auto src = [&](int b) { return v.data[b] + (st.srcOffset + at) * es; };
+    // A rank that published its input is read there (kStepInput: at the result's own offset).
+    auto src = [&](int b) -> const unsigned char* {
+      const unsigned char* in = (st.flags & kStepInput) ? directPublished(v, b) : nullptr;
+      return in != nullptr ? in + (st.dstOffset + at) * es : v.data[b] + (st.srcOffset + at) * es;
+    };
     // The same order on every rank (0, 1, ..., n-1): every rank computes the same bits.
     reduceCopy(t.spec, d, nullptr, src(0), nullptr, m, v.nranks == 1 ? post : 0u);
     for (int b = 1; b < v.nranks; ++b) reduceCopy(t.spec, d, nullptr, d, src(b), m, b == v.nranks - 1 ? post : 0u);
@@ -67,12 +71,28 @@ bool lowpSupportsType(ncclDataType_t dtype) {
   return dtype == ncclFloat32 || dtype == ncclBfloat16 || dtype == ncclFloat16;
 }
 
-void directArrive(const DirectView& v, const OpStamp* stamp) {
+void directArrive(const DirectView& v, const OpStamp* stamp, const void* input) {
   std::atomic<uint64_t>& mine = *v.arrived[v.rank];
-  // Only this rank writes its counter; the stamp goes out with the release of the arrival.
-  if (v.stamps != nullptr && stamp != nullptr)
-    v.stamps[v.rank][(mine.load(std::memory_order_relaxed) + 1) & 1] = *stamp;
+  const uint64_t slot = (mine.load(std::memory_order_relaxed) + 1) & 1;
+  // Only this rank writes its counter; the stamp and the input go out with the release of the
+  // arrival. Every barrier writes its input slot, so a peer never reads one left from an earlier.
+  if (v.stamps != nullptr && stamp != nullptr) v.stamps[v.rank][slot] = *stamp;
+  if (v.inputs != nullptr) v.inputs[v.rank][slot] = reinterpret_cast<uint64_t>(input);
   mine.fetch_add(1, std::memory_order_acq_rel);
+}
+
+const unsigned char* directPublished(const DirectView& v, int rank) {
+  if (v.inputs == nullptr) return nullptr;
+  // As with the stamps: the owner wrote this slot before the arrival this rank has seen, and
+  // cannot write it again before this rank arrives at the next barrier.
+  const uint64_t slot = v.arrived[v.rank]->load(std::memory_order_relaxed) & 1;
+  return reinterpret_cast<const unsigned char*>(v.inputs[rank][slot]);
+}
+
+bool directAnyPublished(const DirectView& v) {
+  for (int p = 0; p < v.nranks; ++p)
+    if (directPublished(v, p) != nullptr) return true;
+  return false;
 }
 
 int directStampMismatch(const DirectView& v, const OpStamp& mine, OpStamp* theirs) {

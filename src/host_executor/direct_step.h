@@ -12,8 +12,13 @@
 namespace weft {
 
 // Barrier, first half: this rank arrives (its counter goes up by one), publishing `stamp` (what
-// it called, op_stamp.h) for this barrier first when the view carries stamps and one is given.
-void directArrive(const DirectView& v, const OpStamp* stamp = nullptr);
+// it called, op_stamp.h) for this barrier first when the view carries stamps and one is given,
+// and `input` (its input for peers to read in place, or null) when the view carries inputs.
+void directArrive(const DirectView& v, const OpStamp* stamp = nullptr, const void* input = nullptr);
+// After a barrier (until this rank arrives at the next): what `rank` published there, or null.
+const unsigned char* directPublished(const DirectView& v, int rank);
+// Whether any rank published its input at the last barrier (step.h kStepIfShared).
+bool directAnyPublished(const DirectView& v);
 // Once every rank has arrived: the first rank whose stamp for this barrier disagrees with `mine`,
 // or -1 (also when the view carries no stamps). *theirs receives its stamp.
 int directStampMismatch(const DirectView& v, const OpStamp& mine, OpStamp* theirs);

@@ -23,6 +23,7 @@ enum class StepOp : uint8_t {
   kDirectStage,    // src -> own staging at dstOffset (pre-multiplied with kStepPre)
   kDirectBarrier,  // arrive, then wait until every local rank has arrived as often
   kDirectReduce,   // dst = staging[0] (+) ... (+) staging[nranks-1] at srcOffset, in rank order
+                   // (with kStepInput, published inputs in place of staging; see StepFlags)
   kDirectCopy,     // staging of rank `peer` at srcOffset -> dst
   kLowpQuantize,   // src -> own staging as FP8 blocks starting at block dstOffset
   kLowpReduce,     // dst = sum in float of every rank's FP8 blocks at srcOffset, rank order;
@@ -45,6 +46,16 @@ enum StepFlags : uint8_t {
   kStepPre = 1,      // this rank's own input enters the reduction here (apply pre-multiply)
   kStepPost = 2,     // the final value is produced here (apply post-divide)
   kStepRequant = 4,  // kLowpReduce: re-quantize the sum into own staging (AllReduce)
+  // Registered inputs read in place (DDA AllReduce). At every direct barrier each rank publishes,
+  // beside its stamp, either its input's address (the barrier has kStepPublish and the task has a
+  // directInput) or nothing. A kDirectReduce with kStepInput reads a publishing rank's element i
+  // from its input at dstOffset + i (AllReduce: the element the result's i-th comes from) and the
+  // others from staging at srcOffset + i. A kDirectBarrier with kStepIfShared runs only when some
+  // rank published at the previous barrier: it holds every rank until no peer still reads its
+  // input. The builder omits the stage of a rank that publishes.
+  kStepInput = 8,
+  kStepPublish = 16,
+  kStepIfShared = 32,
 };
 
 // Which buffer a step offset refers to: the task's send or receive buffer, or the communicator's

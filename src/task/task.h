@@ -69,6 +69,11 @@ struct Task {
   // the operation outgrows the last-level cache. Changes no result and no message, only how this
   // rank writes its memory, so it is decided per rank (it depends on the rank's own buffers).
   bool streamOutput = false;
+  // The input as the direct lane's peers may read it in place instead of a staged copy (step.h
+  // kStepPublish): the send buffer when it lies in a buffer this rank registered and every rank is
+  // in this process; null otherwise. Decided per rank: a rank says at each barrier whether it
+  // publishes, so its peers read whichever copy it made (comm/shared_input.h).
+  const void* directInput = nullptr;
   // What the nccl<Coll>Config calls (ncclCollConfig_t) set for this call alone: the algSelection
   // text until enqueue resolves it (the caller keeps it valid during the call), then the
   // (algorithm, protocol) rows it allows (tuning/call_selection.h; 0: automatic); channel bounds

@@ -144,12 +144,14 @@ std::vector<Variant> threadsVariants() {
                onThreads({.colls = {Coll::kAlltoAll}}),
                matrix({.modes = {Mode::kClique}, .colls = {kAllReduce}, .nranks = {3}}),
                test("Complex", "DataMovement"), test("CommSuspend", "ReleasesMemoryAndResumes"),
-               test("Api", "QueriesFromAWatchdogThreadWhileCollectivesRun")} +
+               test("Api", "QueriesFromAWatchdogThreadWhileCollectivesRun"), suite("RegisteredInputs")} +
            kComplexReductions},
       {.name = "ddatree",
        .prefix = "ddatree.",
        .env = kDdaTree,
-       .picks = std::vector<Pick>{onThreads({.colls = {kAllReduce}, .nranks = {3, 4, 7, 16}})} + kComplexReductions},
+       .picks = std::vector<Pick>{onThreads({.colls = {kAllReduce}, .nranks = {3, 4, 7, 16}}),
+                                  suite("RegisteredInputs")} +
+                kComplexReductions},
       // Small sizes and one large AllReduce, plus groups (trees beside rings and p2p). ~30 s.
       {.name = "tree",
        .prefix = "tree.",
@@ -216,7 +218,7 @@ std::vector<Variant> procsVariants() {
                                   matrix({.colls = {Coll::kReduceScatter}, .nranks = {2}}),
                                   matrix({.colls = {Coll::kAlltoAll}, .nranks = {3}}),
                                   test("Complex", "ReductionsComplex64"),
-                                  test("CommSuspend", "ReleasesMemoryAndResumes")} +
+                                  test("CommSuspend", "ReleasesMemoryAndResumes"), suite("RegisteredInputs")} +
                 ddaAlone,
        .serial = ddaAlone},
       {.name = "ddatree",

@@ -93,6 +93,62 @@ TEST(DirectLaneEmulation, DdaTreeAllReduce) {
     for (size_t count : {size_t(1), size_t(5), size_t(999), size_t(20001)}) ddaAllReduceExact("DDATree", n, count);
 }
 
+// Registered inputs read in place (program/step.h kStepPublish): the ranks are threads of one
+// process, so a rank whose input lies in a registered buffer stages nothing and its peers' kernels
+// fold straight from it. Odd ranks register with ncclCommRegister and even ranks as windows, but
+// the last rank of three or more does not register; every third call is in place, which stages.
+// Each rank refills its input the moment a call returns: a kernel that left while a peer still
+// folded its input would corrupt that peer's result (flat AllReduce's closing barrier).
+void registeredAllReduce(const char* algo, int n) {
+  runRanks(n, [&](int r, ncclComm_t comm) {
+    // Five rounds of the 64 KiB staging area, and above the 128 KiB from which flat AllReduce on a
+    // GPU publishes its input (below, its closing barrier would cost more than the copy it saves).
+    constexpr size_t kMax = 40001;
+    std::vector<float> in(kMax), out(kMax);
+    const bool registers = n == 2 || r != n - 1;
+    void* handle = nullptr;
+    ncclWindow_t win = nullptr;
+    if (registers && r % 2 == 1) {
+      ASSERT_EQ(ncclCommRegister(comm, in.data(), kMax * sizeof(float), &handle), ncclSuccess);
+    } else if (registers) {
+      ASSERT_EQ(ncclCommWindowRegister(comm, in.data(), kMax * sizeof(float), &win, NCCL_WIN_DEFAULT), ncclSuccess);
+    }
+    int call = 0;
+    for (size_t count : {size_t(1), size_t(1000), kMax})
+      for (int iter = 0; iter < (count == kMax ? 30 : 4); ++iter, ++call) {
+        EXPECT_EQ(chosen(comm, kFuncAllReduce, count, ncclFloat32), algo);
+        for (size_t i = 0; i < count; ++i) in[i] = smallInt(r, i + size_t(call));
+        const bool inPlace = call % 3 == 2;
+        float* dst = inPlace ? in.data() : out.data();
+        const ncclResult_t res = ncclAllReduce(in.data(), dst, count, ncclFloat32, ncclSum, comm, nullptr);
+        ASSERT_EQ(res, ncclSuccess) << ncclGetLastError(comm);
+        size_t bad = 0;
+        for (size_t i = 0; i < count; ++i) {
+          float want = 0;
+          for (int p = 0; p < n; ++p) want += smallInt(p, i + size_t(call));
+          bad += dst[i] != want;
+        }
+        EXPECT_EQ(bad, 0u) << algo << ", rank " << r << " of " << n << ", call " << call << " (" << count << " floats"
+                           << (inPlace ? ", in place)" : ")");
+        std::memset(in.data(), 0xff, count * sizeof(float));
+      }
+    expectNoAsyncError(comm);
+    if (handle != nullptr) {
+      EXPECT_EQ(ncclCommDeregister(comm, handle), ncclSuccess);
+    }
+    if (win != nullptr) {
+      EXPECT_EQ(ncclCommWindowDeregister(comm, win), ncclSuccess);
+    }
+  });
+}
+
+TEST(DirectLaneEmulation, RegisteredInputsAreReadInPlace) {
+  for (const char* algo : {"DDAFlat", "DDATree"}) {
+    Scope s(with(kSmallStaging, "NCCL_ALGO", algo));
+    for (int n : {2, 3, 5}) registeredAllReduce(algo, n);
+  }
+}
+
 std::vector<uint32_t> bitsOf(const std::vector<float>& v) {
   std::vector<uint32_t> out(v.size());
   for (size_t i = 0; i < v.size(); ++i) memcpy(&out[i], &v[i], sizeof(float));

@@ -93,6 +93,62 @@ TEST_F(DdaPrograms, AllReduceMatchesRankOrderFold) {
       }
 }
 
+// Registered inputs read in place (Task::directInput): ranks that publish stage nothing and their
+// peers fold straight from their inputs, beside ranks that stage as before; a rank whose call is
+// in place never publishes. Results must be the rank-order fold, bit for bit, in random orders
+// where ranks run ahead, over several rounds and several operations in a row.
+TEST_F(DdaPrograms, AllReduceReadsPublishedInputsInPlace) {
+  for (Algorithm algo : {Algo::kDdaFlat, Algo::kDdaTree})
+    for (int n : {2, 3, 5})
+      for (size_t count : {size_t(1), size_t(8191), size_t(20011)})
+        for (int pattern = 0; pattern < 3; ++pattern) {  // every rank publishes, even ranks, none
+          auto publishes = [&](int r) { return pattern == 0 || (pattern == 1 && r % 2 == 0); };
+          sim::DirectSim sim(n);
+          std::vector<std::vector<float>> in(n), out(n), inPlace(n);
+          std::mt19937 rng(static_cast<uint32_t>(n * 7 + count + pattern));
+          std::normal_distribution<float> normal;
+          for (int r = 0; r < n; ++r) {
+            in[r].resize(count);
+            for (float& f : in[r]) f = normal(rng);
+            out[r].assign(count, -1);
+            inPlace[r] = in[r];
+          }
+          for (int r = 0; r < n; ++r) {
+            Task t = makeTask(CollKind::kAllReduce, algo, ncclFloat32, ncclSum, count, n, in[r].data(), out[r].data());
+            t.directInput = publishes(r) ? t.sendbuff : nullptr;
+            // Program structure (the closing barrier) must not depend on who publishes.
+            Program prog;
+            prog.startTask(0, 0);
+            t.comm = sim.comm(r);
+            buildProgram(commShape(t.comm), t, &prog);
+            // Flat AllReduce publishes from 8 KiB (below, its closing barrier costs more than the
+            // copy it saves); the tree at every size.
+            const bool expectPublish = publishes(r) && (algo == Algo::kDdaTree || count * sizeof(float) >= 8192);
+            bool stages = false;
+            for (const Step& st : prog.steps) stages |= st.op == StepOp::kDirectStage && (st.flags & kStepPre);
+            ASSERT_EQ(stages, !expectPublish) << algorithmName(algo) << " rank " << r << " count " << count;
+            sim.add(r, t);
+            // In place: the rank stages although its buffer is registered, since its fold
+            // overwrites what peers read.
+            Task ip = makeTask(CollKind::kAllReduce, algo, ncclFloat32, ncclSum, count, n, inPlace[r].data(),
+                               inPlace[r].data());
+            ip.directInput = publishes(r) ? ip.sendbuff : nullptr;
+            sim.add(r, ip);
+            sim.add(r, t);
+          }
+          ASSERT_EQ(sim.run(static_cast<uint32_t>(count + n + pattern)), "") << algorithmName(algo) << " n=" << n;
+          for (size_t i = 0; i < count; ++i) {
+            float f = in[0][i];
+            for (int r = 1; r < n; ++r) f += in[r][i];
+            for (int r = 0; r < n; ++r) {
+              ASSERT_EQ(bits(out[r][i]), bits(f)) << algorithmName(algo) << " n=" << n << " count=" << count
+                                                  << " pattern " << pattern << " rank " << r << " i=" << i;
+              ASSERT_EQ(bits(inPlace[r][i]), bits(f)) << "in place, rank " << r << " i=" << i;
+            }
+          }
+        }
+}
+
 // AllGather, ReduceScatter (sum) and AlltoAll, with counts that need several rounds.
 TEST_F(DdaPrograms, GatherScatterAlltoAll) {
   for (int n : {2, 3, 7})

@@ -165,15 +165,17 @@ class MemNetwork {
     if (data_.empty()) {
       arrived_ = std::make_unique<std::atomic<uint64_t>[]>(nranks_);
       stamps_.assign(size_t(nranks_) * 2, OpStamp{});
+      inputs_.assign(size_t(nranks_) * 2, 0);
       for (int r = 0; r < nranks_; ++r) {
         staging_.emplace_back(stagingBytes_ / 8 + 1, 0xdeadbeefdeadbeefull);
         data_.push_back(reinterpret_cast<unsigned char*>(staging_.back().data()));
         arrived_[r].store(0);
         arrivedPtrs_.push_back(&arrived_[r]);
         stampPtrs_.push_back(&stamps_[size_t(r) * 2]);
+        inputPtrs_.push_back(&inputs_[size_t(r) * 2]);
       }
     }
-    return DirectView{rank, nranks_, data_.data(), arrivedPtrs_.data(), stampPtrs_.data()};
+    return DirectView{rank, nranks_, data_.data(), arrivedPtrs_.data(), stampPtrs_.data(), inputPtrs_.data()};
   }
 
  private:
@@ -191,6 +193,8 @@ class MemNetwork {
   std::vector<std::atomic<uint64_t>*> arrivedPtrs_;
   std::vector<OpStamp> stamps_;  // two per rank, as in DirectHeader::stamps
   std::vector<OpStamp*> stampPtrs_;
+  std::vector<uint64_t> inputs_;  // two per rank, as in DirectHeader::inputs
+  std::vector<uint64_t*> inputPtrs_;
 };
 
 // One rank's view of the network: the fabric its stepping core runs over (step_link.h).

@@ -50,9 +50,11 @@ ncclResult_t DirectAreas::tryConnect(uint64_t commHash, int rank, int nranks, bo
     dataPtrs_.assign(nranks, nullptr);
     arrivedPtrs_.assign(nranks, nullptr);
     stampPtrs_.assign(nranks, nullptr);
+    inputPtrs_.assign(nranks, nullptr);
     dataPtrs_[rank] = static_cast<unsigned char*>(mine_->data()) + kDirectDataOffset;
     arrivedPtrs_[rank] = &h->arrived;
     stampPtrs_[rank] = h->stamps;
+    inputPtrs_[rank] = h->inputs;
   }
   bool all = true;
   for (int p = 0; p < nranks_; ++p) {
@@ -86,6 +88,7 @@ ncclResult_t DirectAreas::tryConnect(uint64_t commHash, int rank, int nranks, bo
     dataPtrs_[p] = static_cast<unsigned char*>(seg->data()) + kDirectDataOffset;
     arrivedPtrs_[p] = &h->arrived;
     stampPtrs_[p] = h->stamps;
+    inputPtrs_[p] = h->inputs;
   }
   connected_ = all;
   *ready = all;
@@ -104,6 +107,7 @@ void DirectAreas::clear() {
   dataPtrs_.clear();
   arrivedPtrs_.clear();
   stampPtrs_.clear();
+  inputPtrs_.clear();
   connected_ = false;
   ownedBytes_.store(0, std::memory_order_relaxed);
   mine_.reset();

@@ -31,6 +31,10 @@ struct alignas(64) DirectHeader {
   // The rank's op stamp for its barrier k sits in stamps[k % 2], written before the arrival that
   // publishes it: a peer can be at most one barrier ahead, so two slots never collide.
   OpStamp stamps[2];
+  // Beside each stamp, the address of the rank's input when it published it at that barrier for
+  // its peers to read in place (program/step.h kStepPublish; valid only among threads of one
+  // process), else 0.
+  uint64_t inputs[2];
 };
 constexpr uint64_t kDirectMagic = 0x5745465444444131ull;  // "WEFTDDA1"
 constexpr size_t kDirectDataOffset = 4096;
@@ -41,7 +45,8 @@ struct DirectView {
   int nranks = 0;
   unsigned char* const* data = nullptr;
   std::atomic<uint64_t>* const* arrived = nullptr;
-  OpStamp* const* stamps = nullptr;  // every rank's DirectHeader::stamps (null: not compared)
+  OpStamp* const* stamps = nullptr;   // every rank's DirectHeader::stamps (null: not compared)
+  uint64_t* const* inputs = nullptr;  // every rank's DirectHeader::inputs (null: none published)
 };
 
 class DirectAreas {
@@ -70,7 +75,7 @@ class DirectAreas {
   // Ranks whose areas are not mapped yet (for messages while waiting).
   std::vector<int> unmapped() const;
   DirectView view() const {
-    return DirectView{rank_, nranks_, dataPtrs_.data(), arrivedPtrs_.data(), stampPtrs_.data()};
+    return DirectView{rank_, nranks_, dataPtrs_.data(), arrivedPtrs_.data(), stampPtrs_.data(), inputPtrs_.data()};
   }
   // Shared memory this rank created. Any thread may ask (weftCommDumpState) while the owning
   // thread creates or clears the area, so the figure is published apart from the segment.
@@ -90,6 +95,7 @@ class DirectAreas {
   std::vector<unsigned char*> dataPtrs_;
   std::vector<std::atomic<uint64_t>*> arrivedPtrs_;
   std::vector<OpStamp*> stampPtrs_;
+  std::vector<uint64_t*> inputPtrs_;
 };
 
 // The shared-memory name of a rank's area.
