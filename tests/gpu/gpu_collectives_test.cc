@@ -23,6 +23,7 @@
 #include "gpu_case.h"
 #include "gpu_test_api.h"
 #include "harness.h"
+#include "lowprec_check.h"
 #include "reference.h"
 
 namespace weft_test {
@@ -560,6 +561,47 @@ TEST(GpuGroups, SeveralOperationsInOneGroup) {
             return;
           for (auto& run : runs) run->verify(&ctx);
           if (in != want) ctx.failf("grouped Send/Recv: the bytes from rank %d differ", prev);
+        },
+        gpuRunOptions()));
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The FP8 low-precision collectives on device buffers (one element past an aligned start), within
+// the host-mode suite's bounds (lowprec_check.h), with every rank holding the same bits. ctest runs
+// it as gpu.<tier>.lowprec, which sets RCCL_LOW_PRECISION_ENABLE=1 and
+// WEFT_LOW_PRECISION_MIN_BYTES=0; without them the exact path would run, so it skips.
+
+TEST(GpuLowPrecision, AllCollectivesWithinTheHostBounds) {
+  WEFT_REQUIRE_GPU();
+  const char* on = getenv("RCCL_LOW_PRECISION_ENABLE");
+  if (on == nullptr || strcmp(on, "1") != 0)
+    GTEST_SKIP() << "run as gpu.<tier>.lowprec, which sets RCCL_LOW_PRECISION_ENABLE=1";
+  for (int n : rankCounts()) {
+    EXPECT_RUN_OK(runRanks(
+        kTier, n,
+        [](RankCtx& ctx) {
+          OwnedStream s;
+          if (!openRank(ctx, &s)) return;
+          for (ncclDataType_t dt : {ncclFloat32, ncclBfloat16, ncclFloat16})
+            for (LowpData d : {LowpData::kNormal, LowpData::kHuge, LowpData::kEqual})
+              for (LowpOp op : {LowpOp::kAllReduce, LowpOp::kAllGather, LowpOp::kReduceScatter, LowpOp::kAlltoAll})
+                for (size_t count : {size_t(1), size_t(257), size_t(4099), size_t(50003)}) {
+                  if (d != LowpData::kNormal && count > 5000) continue;
+                  const LowpCase c{op, dt, d, count, ctx.rank, ctx.nranks};
+                  const size_t es = c.elemBytes();
+                  std::vector<unsigned char> host(c.inElems() * es), got;
+                  c.fillInput(host.data());
+                  DeviceBuffer in, out;
+                  ctx.step(c.what());
+                  if (!in.allocate(es, host.size(), &ctx) || !in.upload(host, &ctx) ||
+                      !out.allocate(es, c.outElems() * es, &ctx) ||
+                      !ctx.ok(c.issue(in.data(), out.data(), ctx.comm, s.s), c.what().c_str(), ctx.comm) ||
+                      !gpuOk(&ctx, gpuStreamSynchronize(s.s), "gpuStreamSynchronize") || !out.download(&got, &ctx))
+                    return;
+                  c.check(got.data(), &ctx);
+                  if (ctx.failed()) return;
+                }
         },
         gpuRunOptions()));
   }
