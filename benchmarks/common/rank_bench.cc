@@ -43,9 +43,15 @@ struct RankInfo {
 };
 static_assert(sizeof(RankInfo) == 128, "RankInfo is gathered as 128 bytes");
 
-// Frees with std::free (buffers come from std::aligned_alloc).
+// Frees with std::free (buffers from std::aligned_alloc) or, for -R 2, ncclMemFree.
 struct FreeDeleter {
-  void operator()(void* p) const { std::free(p); }
+  bool ncclMemory = false;
+  void operator()(void* p) const {
+    if (ncclMemory)
+      (void)ncclMemFree(p);
+    else
+      std::free(p);
+  }
 };
 
 class RankBench {
@@ -74,9 +80,10 @@ class RankBench {
   void benchTime(bool inPlace);
   void initData(bool inPlace);
   int64_t verify(bool inPlace);
-  // -R 1: ncclCommRegister both buffers; -R 2: register them as symmetric windows (collective).
-  // Weft reads a registered input in place where it can (DDA AllReduce between threads of one
-  // process), as nccl-tests' -R lets NCCL use its zero-copy paths.
+  // -R 1: ncclCommRegister both buffers; -R 2: register them (from ncclMemAlloc) as symmetric
+  // windows (collective). Weft reads a registered input in place where it can (DDA AllReduce:
+  // between threads with either, between processes with windows), as nccl-tests' -R lets NCCL use
+  // its zero-copy paths.
   void registerBuffers() {
     void* bufs[2] = {send_.get(), recv_.get()};
     for (int i = 0; i < 2; ++i) {
@@ -374,8 +381,19 @@ int RankBench::run() {
   bufBytes_ = o_.maxBytes + o_.unalign * 8 + 64;
   const size_t alloc = (bufBytes_ + 4095) / 4096 * 4096;
   allocBytes_ = alloc;
-  send_.reset(std::aligned_alloc(4096, alloc));
-  recv_.reset(std::aligned_alloc(4096, alloc));
+  if (o_.localRegister == 2) {
+    // Windows over ncclMemAlloc memory, as NCCL's symmetric kernels require; in host mode the
+    // other processes of the host can then map them and read inputs in place.
+    void* s = nullptr;
+    void* r = nullptr;
+    call("ncclMemAlloc", ncclMemAlloc(&s, alloc));
+    call("ncclMemAlloc", ncclMemAlloc(&r, alloc));
+    send_ = std::unique_ptr<void, FreeDeleter>(s, FreeDeleter{true});
+    recv_ = std::unique_ptr<void, FreeDeleter>(r, FreeDeleter{true});
+  } else {
+    send_.reset(std::aligned_alloc(4096, alloc));
+    recv_.reset(std::aligned_alloc(4096, alloc));
+  }
   if (!send_ || !recv_) {
     std::fprintf(stderr, "%s: rank %d: cannot allocate 2 x %zu bytes\n", coll_.name, rank_, alloc);
     return 1;

@@ -45,7 +45,7 @@ constexpr size_t kFlatPublishMinBytesGpu = 128 * 1024;
 bool publishesInput(const CommShape& sh, const Task& t, bool flat) {
   const size_t bytes = t.count * dataTypeSize(t.dtype);
   const auto in = reinterpret_cast<uintptr_t>(t.sendbuff), out = reinterpret_cast<uintptr_t>(t.recvbuff);
-  if (t.directInput == nullptr || (in < out + bytes && out < in + bytes)) return false;
+  if (t.directInput == 0 || (in < out + bytes && out < in + bytes)) return false;
   return !flat || bytes >= (sh.hostMode ? kFlatPublishMinBytesHost : kFlatPublishMinBytesGpu);
 }
 

@@ -1,9 +1,10 @@
 // Memory, registration, window and reduction-op entry points. With a usable GPU, ncclMemAlloc
 // returns device memory of the current GPU and registration checks that the buffer is memory the
-// communicator's GPU can use. In host mode memory is ordinary host memory: ncclMemAlloc returns
-// page-aligned memory. Either way registration records the buffer, so that a matching
-// deregistration can be checked, and so that DDA AllReduce can let peers read a registered input
-// in place (comm/shared_input.h).
+// communicator's GPU can use. In host mode ncclMemAlloc returns page-aligned host memory that the
+// host's other processes can map (transports/shm/shared_alloc.h), so that peers read a window
+// registered over it in place; ordinary memory where that cannot be had. Either way registration records the buffer, so
+// that a matching deregistration can be checked, and so that DDA AllReduce can let peers read a registered input in
+// place (comm/shared_input.h).
 #include <sys/mman.h>
 
 #include <algorithm>
@@ -14,9 +15,11 @@
 #include <unordered_map>
 
 #include "api/api_support.h"
+#include "base/log.h"
 #include "enqueue/group.h"
 #include "rma/window.h"
 #include "runtime/device_runtime.h"
+#include "transports/shm/shared_alloc.h"
 
 using namespace weft;
 
@@ -36,7 +39,9 @@ bool gpuMemory() { return dev::runtime().deviceCount() > 0; }
 void dropWindow(ncclComm* comm, const ncclWindow_vidmem* win) {
   std::lock_guard<std::mutex> lock(comm->regMutex);
   auto& all = comm->windowHandles;
+  const size_t before = all.size();
   all.erase(std::remove_if(all.begin(), all.end(), [win](const auto& w) { return w.get() == win; }), all.end());
+  comm->registeredBuffers.fetch_sub(static_cast<int>(before - all.size()));
 }
 }  // namespace
 
@@ -51,8 +56,15 @@ WEFT_API ncclResult_t pncclMemAlloc(void** ptr, size_t size) {
     if (device) {
       if (dev::runtime().deviceAlloc(&p, size) != ncclSuccess)
         return setError(nullptr, ncclUnhandledCudaError, "ncclMemAlloc: cannot allocate %zu bytes of GPU memory", size);
-    } else if (posix_memalign(&p, 4096, size) != 0) {
-      return setError(nullptr, ncclSystemError, "ncclMemAlloc: cannot allocate %zu bytes of host memory", size);
+    } else {
+      std::string why;
+      p = sharedAlloc(size, &why);
+      if (p == nullptr) {
+        WEFT_INFO(kLogShm, "ncclMemAlloc: %zu bytes of ordinary memory, which other processes cannot map: %s", size,
+                  why.c_str());
+        if (posix_memalign(&p, 4096, size) != 0)
+          return setError(nullptr, ncclSystemError, "ncclMemAlloc: cannot allocate %zu bytes of host memory", size);
+      }
     }
     std::lock_guard<std::mutex> lock(gAllocMutex);
     allocations()[p] = Allocation{size, device};
@@ -72,7 +84,7 @@ WEFT_API ncclResult_t pncclMemFree(void* ptr) {
     const bool device = it->second.device;
     allocations().erase(it);
     if (device) return dev::runtime().deviceFree(ptr);
-    free(ptr);
+    if (!sharedFree(ptr)) free(ptr);
     return ncclSuccess;
   });
 }
@@ -91,6 +103,7 @@ WEFT_API ncclResult_t pncclCommRegister(const ncclComm_t comm, void* buff, size_
     std::lock_guard<std::mutex> lock(comm->regMutex);
     *handle = rec.get();
     comm->registrations.push_back(std::move(rec));
+    comm->registeredBuffers.fetch_add(1);
     return ncclSuccess;
   });
 }
@@ -105,6 +118,7 @@ WEFT_API ncclResult_t pncclCommDeregister(const ncclComm_t comm, void* handle) {
     for (auto it = comm->registrations.begin(); it != comm->registrations.end(); ++it)
       if (it->get() == handle) {
         comm->registrations.erase(it);
+        comm->registeredBuffers.fetch_sub(1);
         return ncclSuccess;
       }
     return setError(comm, ncclInvalidArgument, "%s: handle %p is not registered on this communicator", fn, handle);
@@ -132,8 +146,9 @@ WEFT_API ncclResult_t pncclCommWindowRegister(ncclComm_t comm, void* buff, size_
       // The communicator owns its windows: those never deregistered go with it.
       std::lock_guard<std::mutex> lock(comm->regMutex);
       comm->windowHandles.push_back(
-          std::make_unique<ncclWindow_vidmem>(ncclWindow_vidmem{comm, buff, size, winFlags, 0, {}}));
+          std::make_unique<ncclWindow_vidmem>(ncclWindow_vidmem{comm, buff, size, winFlags, 0, {}, {}, {}, false}));
       w = comm->windowHandles.back().get();
+      comm->registeredBuffers.fetch_add(1);
     }
     *win = w;
     if (!comm->hostMode) return ncclSuccess;  // GPU communicators have no one-sided operations yet

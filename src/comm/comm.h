@@ -136,6 +136,8 @@ struct ncclComm {
   std::mutex regMutex;
   std::vector<std::unique_ptr<weft::Registration>> registrations;  // ncclCommRegister handles
   std::vector<std::unique_ptr<ncclWindow_vidmem>> windowHandles;   // ncclCommWindowRegister handles
+  // How many of both there are, read without the lock by every collective (comm/shared_input.h).
+  std::atomic<int> registeredBuffers{0};
   // GPU communicators only (hostMode false): device resources of the GPU executor.
   std::unique_ptr<weft::gpu::DeviceState, weft::gpu::DeviceStateDeleter> gpu;
   int64_t gpuTimerTicksPerMs = 0;

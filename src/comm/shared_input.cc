@@ -3,6 +3,7 @@
 #include <mutex>
 
 #include "comm/comm.h"
+#include "transports/shm/direct_area.h"
 
 namespace weft {
 namespace {
@@ -19,18 +20,36 @@ bool within(const void* p, size_t bytes, const void* buff, size_t size) {
   return a >= b && a - b <= size && bytes <= size - (a - b);
 }
 
+// Below this an input is staged whatever its buffer: the copy costs less than looking the buffer up
+// under the registration lock on every call (benchmarks/run_register_compare.sh: publishing gained
+// nothing up to 512 B, and DDA flat publishes only from 8 KiB anyway).
+constexpr size_t kMinBytes = 2048;
+
 }  // namespace
 
-const void* sharedInputOf(ncclComm* comm, const Task& t) {
+uint64_t sharedInputOf(ncclComm* comm, const Task& t) {
   const size_t bytes = t.count * dataTypeSize(t.dtype);
-  if (t.kind != CollKind::kAllReduce || t.spec.preMul || bytes == 0 || comm->nranks < 2) return nullptr;
-  if (!comm->agreed.mismatchCheck || !allRanksInThisProcess(comm)) return nullptr;
+  // Read without the lock: most communicators register nothing, and this runs on every call.
+  if (comm->registeredBuffers.load(std::memory_order_relaxed) == 0) return 0;
+  if (t.kind != CollKind::kAllReduce || t.spec.preMul || bytes < kMinBytes || comm->nranks < 2) return 0;
+  if (!comm->agreed.mismatchCheck) return 0;
+  const bool oneProcess = allRanksInThisProcess(comm);
+  const auto address = reinterpret_cast<uint64_t>(t.sendbuff);
   std::lock_guard<std::mutex> lock(comm->regMutex);
-  for (const auto& r : comm->registrations)
-    if (within(t.sendbuff, bytes, r->buff, r->size)) return t.sendbuff;
-  for (const auto& w : comm->windowHandles)
-    if (within(t.sendbuff, bytes, w->buff, w->size)) return t.sendbuff;
-  return nullptr;
+  if (oneProcess) {
+    for (const auto& r : comm->registrations)
+      if (within(t.sendbuff, bytes, r->buff, r->size)) return address;
+    for (const auto& w : comm->windowHandles)
+      if (within(t.sendbuff, bytes, w->buff, w->size)) return address;
+    return 0;
+  }
+  if (!comm->hostMode) return 0;  // GPU ranks in several processes would need IPC mappings
+  for (const auto& w : comm->windowHandles) {
+    if (!w->readableByPeers || w->id > kPublishedMaxWindowId || !within(t.sendbuff, bytes, w->buff, w->size)) continue;
+    const uint64_t offset = address - reinterpret_cast<uint64_t>(w->buff);
+    if (offset <= kPublishedMaxOffset) return publishedWindowRef(w->id, offset);
+  }
+  return 0;
 }
 
 }  // namespace weft

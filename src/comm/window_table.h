@@ -7,12 +7,14 @@
 #pragma once
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <unordered_map>
 #include <vector>
 
 #include "nccl.h"
+#include "transports/shm/shm_segment.h"
 
 namespace weft {
 
@@ -43,4 +45,12 @@ struct ncclWindow_vidmem {
   // Every rank's buffer, by rank, once the registration's exchange ran (host mode); empty before,
   // and on GPU communicators, which have no one-sided operations yet.
   std::vector<weft::WindowSpan> spans;
+  // Host mode, every rank on this host: each rank's buffer as this process addresses it (null where
+  // it cannot: memory not from ncclMemAlloc in another process), the mappings of the other
+  // processes' buffers (kept until deregistration), and whether every rank reaches this rank's
+  // buffer, so that this rank may publish an input in it for its peers to read in place
+  // (comm/shared_input.h).
+  std::vector<const unsigned char*> mapped;
+  std::vector<std::unique_ptr<weft::ShmSegment>> peerSegments;
+  bool readableByPeers = false;
 };

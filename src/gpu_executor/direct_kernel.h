@@ -42,8 +42,7 @@ __device__ inline bool directBarrierLeader(const LaunchHeader* h, const DevDirec
   const uint64_t n = loadVolatile(&mine->arrived) + 1;
   mine->stamps[n & 1] = t.stamp;
   // Every barrier writes its input slot, so a peer never reads one left from an earlier barrier.
-  storeVolatile(&mine->inputs[n & 1],
-                (st.flags & kStepPublish) ? reinterpret_cast<uint64_t>(t.directInput) : uint64_t(0));
+  storeVolatile(&mine->inputs[n & 1], (st.flags & kStepPublish) ? t.directInput : uint64_t(0));
   __threadfence_system();  // the stamp, the input and the block's staged data before the arrival
   storeVolatile(&mine->arrived, n);
   int64_t start = 0;

@@ -39,8 +39,9 @@ struct DevTask {
   uint8_t checkMismatch;  // the communicator's WEFT_MISMATCH_CHECK
   uint8_t pad[2];
   OpStamp stamp;  // what this rank called: written into every slot it publishes, compared on receive
-  // Task::directInput: the input as peers may read it in place (program/step.h kStepPublish).
-  const void* directInput;
+  // Task::directInput: the input's address for peers to read in place (program/step.h
+  // kStepPublish), or 0. Always an address: GPU ranks publish only when all are in one process.
+  uint64_t directInput;
 };
 
 struct DevSequence {

@@ -1,5 +1,8 @@
 #include "host_executor/direct_exec.h"
 
+#include <mutex>
+#include <string>
+
 #include "base/log.h"
 #include "comm/comm.h"
 #include "comm/op_stamp.h"
@@ -18,6 +21,17 @@ bool barrierStampsAgree(const Task& t, const DirectView& v, std::string* why) {
   if (peer < 0) return true;
   *why = mismatchText(comm->commHash, comm->rank, t.stamp, peer, theirs);
   return false;
+}
+
+// A window reference a peer published (transports/shm/direct_area.h): where this process mapped
+// that peer's buffer of the window, plus the offset.
+const unsigned char* resolveWindowRef(void* ctx, int rank, uint64_t word) {
+  ncclComm* comm = static_cast<ncclComm*>(ctx);
+  std::lock_guard<std::mutex> lock(comm->regMutex);
+  for (const auto& w : comm->windowHandles)
+    if (w->id == publishedWindowId(word) && size_t(rank) < w->mapped.size() && w->mapped[rank] != nullptr)
+      return w->mapped[rank] + publishedWindowOffset(word);
+  return nullptr;
 }
 
 // A peer asleep in its own barrier wait must see this rank's arrival.
@@ -43,12 +57,25 @@ DirectProgress advanceDirectStep(const Task& t, const Step& st, size_t* phase, s
     }
     if (!ready) return DirectProgress::kWaiting;
   }
-  return stepDirect(t, st, comm->direct.view(), phase, why, ringLocalPeers);
+  DirectView v = comm->direct.view();
+  v.resolveWindowRef = resolveWindowRef;
+  v.resolveCtx = comm;
+  return stepDirect(t, st, v, phase, why, ringLocalPeers);
 }
 
 DirectProgress stepDirect(const Task& t, const Step& st, const DirectView& v, size_t* phase, std::string* why,
                           void (*wakePeers)(ncclComm*)) {
   if (st.op != StepOp::kDirectBarrier) {
+    // A peer published its input in a window this rank cannot read (it deregistered the window
+    // here, which it must do on every rank alike): the peer staged nothing, so fail, never fold
+    // stale staging data.
+    const int lost = (st.flags & kStepInput) ? directUnresolved(v) : -1;
+    if (lost >= 0) {
+      *why = "rank " + std::to_string(t.comm->rank) + " cannot read the input rank " + std::to_string(lost) +
+             " published in a window for " + collName(t.kind) + " #" + std::to_string(t.seq) +
+             ": the window is not registered here (deregister windows on every rank alike)";
+      return DirectProgress::kFailed;
+    }
     runDirectData(t, st, v);
     return DirectProgress::kDone;
   }
@@ -56,7 +83,7 @@ DirectProgress stepDirect(const Task& t, const Step& st, const DirectView& v, si
     // The barrier that ends a fold of published inputs is needed only if a rank published; all
     // ranks read the same slots, so they all skip it or all meet at it.
     if ((st.flags & kStepIfShared) && !directAnyPublished(v)) return DirectProgress::kDone;
-    directArrive(v, &t.stamp, (st.flags & kStepPublish) ? t.directInput : nullptr);
+    directArrive(v, &t.stamp, (st.flags & kStepPublish) ? t.directInput : 0);
     *phase = 1;
     wakePeers(t.comm);
     if (!directAllArrived(v)) return DirectProgress::kArrived;

@@ -71,13 +71,13 @@ bool lowpSupportsType(ncclDataType_t dtype) {
   return dtype == ncclFloat32 || dtype == ncclBfloat16 || dtype == ncclFloat16;
 }
 
-void directArrive(const DirectView& v, const OpStamp* stamp, const void* input) {
+void directArrive(const DirectView& v, const OpStamp* stamp, uint64_t input) {
   std::atomic<uint64_t>& mine = *v.arrived[v.rank];
   const uint64_t slot = (mine.load(std::memory_order_relaxed) + 1) & 1;
   // Only this rank writes its counter; the stamp and the input go out with the release of the
   // arrival. Every barrier writes its input slot, so a peer never reads one left from an earlier.
   if (v.stamps != nullptr && stamp != nullptr) v.stamps[v.rank][slot] = *stamp;
-  if (v.inputs != nullptr) v.inputs[v.rank][slot] = reinterpret_cast<uint64_t>(input);
+  if (v.inputs != nullptr) v.inputs[v.rank][slot] = input;
   mine.fetch_add(1, std::memory_order_acq_rel);
 }
 
@@ -86,12 +86,25 @@ const unsigned char* directPublished(const DirectView& v, int rank) {
   // As with the stamps: the owner wrote this slot before the arrival this rank has seen, and
   // cannot write it again before this rank arrives at the next barrier.
   const uint64_t slot = v.arrived[v.rank]->load(std::memory_order_relaxed) & 1;
-  return reinterpret_cast<const unsigned char*>(v.inputs[rank][slot]);
+  const uint64_t word = v.inputs[rank][slot];
+  if (!isPublishedWindowRef(word)) return reinterpret_cast<const unsigned char*>(word);
+  return v.resolveWindowRef != nullptr ? v.resolveWindowRef(v.resolveCtx, rank, word) : nullptr;
+}
+
+int directUnresolved(const DirectView& v) {
+  if (v.inputs == nullptr) return -1;
+  const uint64_t slot = v.arrived[v.rank]->load(std::memory_order_relaxed) & 1;
+  for (int p = 0; p < v.nranks; ++p)
+    if (isPublishedWindowRef(v.inputs[p][slot]) && directPublished(v, p) == nullptr) return p;
+  return -1;
 }
 
 bool directAnyPublished(const DirectView& v) {
+  if (v.inputs == nullptr) return false;
+  // The words, not what this process makes of them: every rank must reach the same answer.
+  const uint64_t slot = v.arrived[v.rank]->load(std::memory_order_relaxed) & 1;
   for (int p = 0; p < v.nranks; ++p)
-    if (directPublished(v, p) != nullptr) return true;
+    if (v.inputs[p][slot] != 0) return true;
   return false;
 }
 

@@ -14,9 +14,13 @@ namespace weft {
 // Barrier, first half: this rank arrives (its counter goes up by one), publishing `stamp` (what
 // it called, op_stamp.h) for this barrier first when the view carries stamps and one is given,
 // and `input` (its input for peers to read in place, or null) when the view carries inputs.
-void directArrive(const DirectView& v, const OpStamp* stamp = nullptr, const void* input = nullptr);
-// After a barrier (until this rank arrives at the next): what `rank` published there, or null.
+void directArrive(const DirectView& v, const OpStamp* stamp = nullptr, uint64_t input = 0);
+// After a barrier (until this rank arrives at the next): where this process reads the input `rank`
+// published there, or null when it published none (or a window reference this view cannot
+// resolve: directUnresolved says so before any read).
 const unsigned char* directPublished(const DirectView& v, int rank);
+// The first rank whose published window reference this process cannot resolve, or -1.
+int directUnresolved(const DirectView& v);
 // Whether any rank published its input at the last barrier (step.h kStepIfShared).
 bool directAnyPublished(const DirectView& v);
 // Once every rank has arrived: the first rank whose stamp for this barrier disagrees with `mine`,

@@ -99,6 +99,10 @@ ncclResult_t putToWindow(ncclComm* comm, int peer, const ncclWindow_vidmem& win,
     // Threads of one process (this rank included) share the address space.
     if (peer == comm->rank || comm->peers.samePid(peer)) {
       memmove(reinterpret_cast<void*>(dst), src, bytes);
+    } else if (size_t(peer) < win.mapped.size() && win.mapped[peer] != nullptr) {
+      // The peer's buffer is ncclMemAlloc memory this process mapped at registration (rma/window.h):
+      // a plain copy, and no cross-memory attach, which a ptrace policy may forbid.
+      memmove(const_cast<unsigned char*>(win.mapped[peer]) + offset, src, bytes);
     } else {
       WEFT_CHECK(writeOtherProcess(comm, peer, dst, static_cast<const char*>(src), bytes, why));
     }

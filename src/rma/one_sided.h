@@ -1,8 +1,9 @@
 // One-sided operations in host mode: NCCL 2.30's ncclPutSignal, ncclSignal and ncclWaitSignal.
 //
 // Between ranks of one host the origin writes a put straight into the target's window: with
-// memcpy when both ranks are threads of one process, with cross-memory attach (process_vm_writev)
-// between processes. The signal that follows is an atomic add to a counter in the target's shared
+// memcpy when both ranks are threads of one process or the target's window is ncclMemAlloc memory
+// this process mapped at registration (rma/window.h), otherwise with cross-memory attach
+// (process_vm_writev) between processes. The signal that follows is an atomic add to a counter in the target's shared
 // rank block (transports/rank_block.h), made after the data, so a target that sees the count sees
 // the bytes. Ranks reached over the network get the put through the proxies (rma/net_puts.h),
 // which count the signal in the same counter. Either way the target takes no part until it waits.

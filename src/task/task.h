@@ -69,11 +69,12 @@ struct Task {
   // the operation outgrows the last-level cache. Changes no result and no message, only how this
   // rank writes its memory, so it is decided per rank (it depends on the rank's own buffers).
   bool streamOutput = false;
-  // The input as the direct lane's peers may read it in place instead of a staged copy (step.h
-  // kStepPublish): the send buffer when it lies in a buffer this rank registered and every rank is
-  // in this process; null otherwise. Decided per rank: a rank says at each barrier whether it
-  // publishes, so its peers read whichever copy it made (comm/shared_input.h).
-  const void* directInput = nullptr;
+  // The word this rank publishes at the direct lane's barriers where it may (program/step.h
+  // kStepPublish) so that its peers read its input in place instead of a staged copy: the input's
+  // address when every rank is a thread of this process, or a reference to it in a window every
+  // rank has mapped (transports/shm/direct_area.h); 0: none. Decided per rank: peers learn at each
+  // barrier what it published, and read whichever copy it made (comm/shared_input.h).
+  uint64_t directInput = 0;
   // What the nccl<Coll>Config calls (ncclCollConfig_t) set for this call alone: the algSelection
   // text until enqueue resolves it (the caller keeps it valid during the call), then the
   // (algorithm, protocol) rows it allows (tuning/call_selection.h; 0: automatic); channel bounds

@@ -115,7 +115,7 @@ TEST_F(DdaPrograms, AllReduceReadsPublishedInputsInPlace) {
           }
           for (int r = 0; r < n; ++r) {
             Task t = makeTask(CollKind::kAllReduce, algo, ncclFloat32, ncclSum, count, n, in[r].data(), out[r].data());
-            t.directInput = publishes(r) ? t.sendbuff : nullptr;
+            t.directInput = publishes(r) ? reinterpret_cast<uint64_t>(t.sendbuff) : 0;
             // Program structure (the closing barrier) must not depend on who publishes.
             Program prog;
             prog.startTask(0, 0);
@@ -132,7 +132,7 @@ TEST_F(DdaPrograms, AllReduceReadsPublishedInputsInPlace) {
             // overwrites what peers read.
             Task ip = makeTask(CollKind::kAllReduce, algo, ncclFloat32, ncclSum, count, n, inPlace[r].data(),
                                inPlace[r].data());
-            ip.directInput = publishes(r) ? ip.sendbuff : nullptr;
+            ip.directInput = publishes(r) ? reinterpret_cast<uint64_t>(ip.sendbuff) : 0;
             sim.add(r, ip);
             sim.add(r, t);
           }

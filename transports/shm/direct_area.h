@@ -31,11 +31,22 @@ struct alignas(64) DirectHeader {
   // The rank's op stamp for its barrier k sits in stamps[k % 2], written before the arrival that
   // publishes it: a peer can be at most one barrier ahead, so two slots never collide.
   OpStamp stamps[2];
-  // Beside each stamp, the address of the rank's input when it published it at that barrier for
-  // its peers to read in place (program/step.h kStepPublish; valid only among threads of one
-  // process), else 0.
+  // Beside each stamp, the rank's input when it published it at that barrier for its peers to read
+  // in place (program/step.h kStepPublish), as below; else 0.
   uint64_t inputs[2];
 };
+
+// What a rank publishes beside a stamp: 0 (nothing: it staged), its input's address (every rank is
+// a thread of its process), or a reference into a window every rank has mapped (ranks in several
+// processes; rma/window.h): kPublishedWindow | id << 40 | the byte offset in the publisher's
+// window buffer. Addresses of user space never have the top bit set.
+constexpr uint64_t kPublishedWindow = 1ull << 63;
+constexpr uint64_t kPublishedMaxWindowId = (1ull << 23) - 1;
+constexpr uint64_t kPublishedMaxOffset = (1ull << 40) - 1;
+inline uint64_t publishedWindowRef(uint64_t id, uint64_t offset) { return kPublishedWindow | id << 40 | offset; }
+inline bool isPublishedWindowRef(uint64_t word) { return (word & kPublishedWindow) != 0; }
+inline uint64_t publishedWindowId(uint64_t word) { return (word & ~kPublishedWindow) >> 40; }
+inline uint64_t publishedWindowOffset(uint64_t word) { return word & kPublishedMaxOffset; }
 constexpr uint64_t kDirectMagic = 0x5745465444444131ull;  // "WEFTDDA1"
 constexpr size_t kDirectDataOffset = 4096;
 
@@ -47,6 +58,10 @@ struct DirectView {
   std::atomic<uint64_t>* const* arrived = nullptr;
   OpStamp* const* stamps = nullptr;   // every rank's DirectHeader::stamps (null: not compared)
   uint64_t* const* inputs = nullptr;  // every rank's DirectHeader::inputs (null: none published)
+  // Turns a window reference that `rank` published into an address here (null: not mapped here).
+  // Null: window references are not expected (the unit tests' views).
+  const unsigned char* (*resolveWindowRef)(void* ctx, int rank, uint64_t word) = nullptr;
+  void* resolveCtx = nullptr;
 };
 
 class DirectAreas {
