@@ -232,7 +232,8 @@ std::string renderText() {
   t += "backends:";
   for (const std::string& b : backends()) t += " " + b;
   t += "\nenvironment: " + environmentSource() + "\n";
-  t += "cross-memory attach (one-sided puts between processes): " + weft::crossMemoryAttachProbe() + "\n";
+  t += "cross-memory attach (puts between processes into windows not from ncclMemAlloc): " +
+       weft::crossMemoryAttachProbe() + "\n";
   t += "\n" + renderAlgorithms();
   t += "\nParameters (\"*\" = set by the environment, \"!\" = set but rejected; see docs/env.md):\n";
   std::string group;

@@ -68,13 +68,14 @@ DirectProgress stepDirect(const Task& t, const Step& st, const DirectView& v, si
   if (st.op != StepOp::kDirectBarrier) {
     // A peer published its input in a window this rank cannot read (it deregistered the window
     // here, which it must do on every rank alike): the peer staged nothing, so fail, never fold
-    // stale staging data.
+    // stale staging data. The ranks disagree about the window, as in a mismatch, which every rank
+    // then reports.
     const int lost = (st.flags & kStepInput) ? directUnresolved(v) : -1;
     if (lost >= 0) {
       *why = "rank " + std::to_string(t.comm->rank) + " cannot read the input rank " + std::to_string(lost) +
              " published in a window for " + collName(t.kind) + " #" + std::to_string(t.seq) +
              ": the window is not registered here (deregister windows on every rank alike)";
-      return DirectProgress::kFailed;
+      return DirectProgress::kMismatch;
     }
     runDirectData(t, st, v);
     return DirectProgress::kDone;

@@ -219,6 +219,48 @@ TEST(Failure, DdaBarrierTimeoutNamesTheMissingRank) {
       opts));
 }
 
+// Rank 1 deregisters a window that rank 0 keeps (deregistration is local), then both call an
+// AllReduce whose input lies in it: rank 0 publishes its input there, and rank 1, which no longer
+// maps it, must fail the call saying why instead of folding a staging area rank 0 never filled,
+// and tell rank 0, which waits for it at the closing barrier, as ranks report a mismatch.
+TEST(Failure, WindowDeregisteredOnOneRankFailsItsReads) {
+  const char* algo = getenv("NCCL_ALGO");
+  if (algo == nullptr || std::string(algo) != "DDAFlat") GTEST_SKIP() << "runs under NCCL_ALGO=DDAFlat";
+  WEFT_REQUIRE_FRESH_PROCESS("this test sets WEFT_TIMEOUT_MS");
+  ScopedEnv timeout("WEFT_TIMEOUT_MS", "1500");
+  RunOptions opts;
+  opts.deadlineMs = 30000;
+  EXPECT_RUN_OK(runRanks(
+      Mode::kProcs, 2,
+      [](RankCtx& ctx) {
+        const size_t count = 4096, bytes = count * sizeof(float);  // 16 KiB: flat AllReduce publishes
+        void* in = nullptr;
+        std::vector<float> out(count);
+        ncclWindow_t win = nullptr;
+        if (!ctx.ok(ncclMemAlloc(&in, bytes), "ncclMemAlloc") ||
+            !ctx.ok(ncclCommWindowRegister(ctx.comm, in, bytes, &win, NCCL_WIN_DEFAULT), "ncclCommWindowRegister",
+                    ctx.comm))
+          return;
+        std::fill_n(static_cast<float*>(in), count, 1.0f + ctx.rank);
+        if (!ctx.ok(ncclAllReduce(in, out.data(), count, ncclFloat32, ncclSum, ctx.comm, nullptr), "AllReduce") ||
+            out[count - 1] != 3.0f)
+          return ctx.fail("the AllReduce on the window, before any deregistration, failed or gave a wrong sum");
+        if (ctx.rank == 1) ctx.ok(ncclCommWindowDeregister(ctx.comm, win), "ncclCommWindowDeregister", ctx.comm);
+        ctx.step("AllReduce after rank 1 deregistered the window");
+        const ncclResult_t r = ncclAllReduce(in, out.data(), count, ncclFloat32, ncclSum, ctx.comm, nullptr);
+        const std::string msg = lastError(ctx.comm);
+        if (r != ncclInvalidUsage)
+          ctx.failf("expected ncclInvalidUsage (the ranks disagree about the window), got %s", ncclGetErrorString(r));
+        if (ctx.rank == 1 && (!namesRank(msg, 0) || msg.find("window") == std::string::npos))
+          ctx.failf("rank 1's error does not say that rank 0's window cannot be read: \"%s\"", msg.c_str());
+        if (ctx.rank == 0 && !namesRank(msg, 1)) ctx.failf("rank 0's error does not name rank 1: \"%s\"", msg.c_str());
+        ctx.ok(ncclCommAbort(ctx.comm), "ncclCommAbort");
+        ctx.comm = nullptr;
+        ctx.ok(ncclMemFree(in), "ncclMemFree");
+      },
+      opts));
+}
+
 TEST(Failure, ShrinkWithoutADeadPeer) {
   WEFT_REQUIRE_FRESH_PROCESS("this test sets WEFT_TIMEOUT_MS");
   ScopedEnv timeout("WEFT_TIMEOUT_MS", "3000");

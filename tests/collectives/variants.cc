@@ -196,7 +196,8 @@ std::vector<Variant> procsVariants() {
   // DDA's failure paths and /dev/shm hygiene with DDA staging areas; alone, like the other
   // hygiene checks.
   const std::vector<Pick> ddaAlone = {test("Failure", "PeerKilledDuringAllReduce"),
-                                      test("Failure", "DdaBarrierTimeoutNamesTheMissingRank"), suite("ShmHygiene")};
+                                      test("Failure", "DdaBarrierTimeoutNamesTheMissingRank"),
+                                      test("Failure", "WindowDeregisteredOnOneRankFailsItsReads"), suite("ShmHygiene")};
   std::vector<Variant> v = {
       // The /dev/shm comparisons must not see another test's live segments: those run alone.
       {.name = "default",
