@@ -1,7 +1,7 @@
 // Memory, registration, window and reduction-op entry points. With a usable GPU, ncclMemAlloc
 // returns device memory of the current GPU and registration checks that the buffer is memory the
 // communicator's GPU can use. In host mode ncclMemAlloc returns page-aligned host memory that the
-// host's other processes can map (transports/shm/shared_alloc.h), so that peers read a window
+// host's other processes can map (rma/window.h), so that peers read a window
 // registered over it in place; ordinary memory where that cannot be had. Either way registration records the buffer, so
 // that a matching deregistration can be checked, and so that DDA AllReduce can let peers read a registered input in
 // place (comm/shared_input.h).
@@ -19,7 +19,6 @@
 #include "enqueue/group.h"
 #include "rma/window.h"
 #include "runtime/device_runtime.h"
-#include "transports/shm/shared_alloc.h"
 
 using namespace weft;
 
@@ -58,7 +57,7 @@ WEFT_API ncclResult_t pncclMemAlloc(void** ptr, size_t size) {
         return setError(nullptr, ncclUnhandledCudaError, "ncclMemAlloc: cannot allocate %zu bytes of GPU memory", size);
     } else {
       std::string why;
-      p = sharedAlloc(size, &why);
+      p = allocShareableHostMemory(size, &why);
       if (p == nullptr) {
         WEFT_INFO(kLogShm, "ncclMemAlloc: %zu bytes of ordinary memory, which other processes cannot map: %s", size,
                   why.c_str());
@@ -84,7 +83,7 @@ WEFT_API ncclResult_t pncclMemFree(void* ptr) {
     const bool device = it->second.device;
     allocations().erase(it);
     if (device) return dev::runtime().deviceFree(ptr);
-    if (!sharedFree(ptr)) free(ptr);
+    if (!freeShareableHostMemory(ptr)) free(ptr);
     return ncclSuccess;
   });
 }

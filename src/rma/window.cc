@@ -157,6 +157,10 @@ ncclResult_t exchangeWindow(ncclWindow_vidmem* win, std::string* why) {
   return ncclSuccess;
 }
 
+void* allocShareableHostMemory(size_t bytes, std::string* why) { return sharedAlloc(bytes, why); }
+
+bool freeShareableHostMemory(void* p) { return sharedFree(p); }
+
 void forgetWindow(ncclWindow_vidmem* win) {
   std::lock_guard<std::mutex> lock(win->comm->windows->mutex);
   win->comm->windows->windows.erase(win->id);

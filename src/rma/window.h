@@ -4,6 +4,7 @@
 // peer is busy elsewhere, and every origin can check a put against the target's size. (The target
 // takes no part in a put; it only waits for the signal that follows.)
 #pragma once
+#include <cstddef>
 #include <string>
 
 #include "comm/window_table.h"
@@ -18,5 +19,12 @@ ncclResult_t exchangeWindow(ncclWindow_vidmem* win, std::string* why);
 // Takes the window out of the table: once this returns, no put arriving over the network writes
 // into its buffer.
 void forgetWindow(ncclWindow_vidmem* win);
+
+// ncclMemAlloc's host memory: memory the host's other processes can map, so that a window over it
+// is read and written in place by them (transports/shm/shared_alloc.h). Null, with *why, when it
+// cannot be had.
+void* allocShareableHostMemory(size_t bytes, std::string* why);
+// Frees memory of allocShareableHostMemory; false (nothing done) for any other pointer.
+bool freeShareableHostMemory(void* p);
 
 }  // namespace weft
