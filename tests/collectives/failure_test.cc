@@ -184,15 +184,24 @@ TEST(Failure, PeerKilledDuringAllReduce) {
   EXPECT_RUN_OK(peerKilledInAllReduce(15.0));
 }
 
+// The DDA failure tests run in the procs.ddaflat variant (NCCL_ALGO=DDAFlat), each in a process of
+// its own with a short WEFT_TIMEOUT_MS, so that a wait they provoke ends soon.
+#define WEFT_DDA_FLAT_FAILURE_TEST()                                                                       \
+  const char* algo_ = getenv("NCCL_ALGO");                                                                 \
+  if (algo_ == nullptr || std::string(algo_) != "DDAFlat") GTEST_SKIP() << "runs under NCCL_ALGO=DDAFlat"; \
+  WEFT_REQUIRE_FRESH_PROCESS("this test sets WEFT_TIMEOUT_MS");                                            \
+  ScopedEnv timeout_("WEFT_TIMEOUT_MS", "1500")
+
+RunOptions ddaFailureOptions() {
+  RunOptions opts;
+  opts.deadlineMs = 30000;
+  return opts;
+}
+
 // With DDA forced (the procs.ddaflat variant), a rank that never joins an AllReduce leaves its
 // peers at the direct-access barrier: they time out with a message naming it as not arrived.
 TEST(Failure, DdaBarrierTimeoutNamesTheMissingRank) {
-  const char* algo = getenv("NCCL_ALGO");
-  if (algo == nullptr || std::string(algo) != "DDAFlat") GTEST_SKIP() << "runs under NCCL_ALGO=DDAFlat";
-  WEFT_REQUIRE_FRESH_PROCESS("this test sets WEFT_TIMEOUT_MS");
-  ScopedEnv timeout("WEFT_TIMEOUT_MS", "1500");
-  RunOptions opts;
-  opts.deadlineMs = 30000;
+  WEFT_DDA_FLAT_FAILURE_TEST();
   EXPECT_RUN_OK(runRanks(
       Mode::kProcs, 3,
       [](RankCtx& ctx) {
@@ -216,7 +225,7 @@ TEST(Failure, DdaBarrierTimeoutNamesTheMissingRank) {
         ctx.ok(ncclCommAbort(ctx.comm), "ncclCommAbort");
         ctx.comm = nullptr;
       },
-      opts));
+      ddaFailureOptions()));
 }
 
 // Rank 1 deregisters a window that rank 0 keeps (deregistration is local), then both call an
@@ -224,12 +233,7 @@ TEST(Failure, DdaBarrierTimeoutNamesTheMissingRank) {
 // maps it, must fail the call saying why instead of folding a staging area rank 0 never filled,
 // and tell rank 0, which waits for it at the closing barrier, as ranks report a mismatch.
 TEST(Failure, WindowDeregisteredOnOneRankFailsItsReads) {
-  const char* algo = getenv("NCCL_ALGO");
-  if (algo == nullptr || std::string(algo) != "DDAFlat") GTEST_SKIP() << "runs under NCCL_ALGO=DDAFlat";
-  WEFT_REQUIRE_FRESH_PROCESS("this test sets WEFT_TIMEOUT_MS");
-  ScopedEnv timeout("WEFT_TIMEOUT_MS", "1500");
-  RunOptions opts;
-  opts.deadlineMs = 30000;
+  WEFT_DDA_FLAT_FAILURE_TEST();
   EXPECT_RUN_OK(runRanks(
       Mode::kProcs, 2,
       [](RankCtx& ctx) {
@@ -258,7 +262,7 @@ TEST(Failure, WindowDeregisteredOnOneRankFailsItsReads) {
         ctx.comm = nullptr;
         ctx.ok(ncclMemFree(in), "ncclMemFree");
       },
-      opts));
+      ddaFailureOptions()));
 }
 
 TEST(Failure, ShrinkWithoutADeadPeer) {
