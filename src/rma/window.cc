@@ -104,6 +104,11 @@ ncclResult_t shareWindow(ncclWindow_vidmem* win, WindowRecord* mine, std::vector
     if (offer != 0) {
       mine->allocOffset = reinterpret_cast<uint64_t>(win->buff) - base;
       mine->allocBytes = alloc.size;
+    } else {
+      WEFT_INFO(kLogShm,
+                "comm %p rank %d: its window buffer is not offered to its peers, so its inputs there are "
+                "staged: %s",
+                static_cast<void*>(comm), comm->rank, offerWhy.c_str());
     }
   }
   (*recs)[comm->rank] = *mine;
@@ -130,9 +135,11 @@ ncclResult_t exchangeWindow(ncclWindow_vidmem* win, std::string* why) {
   std::vector<WindowRecord> recs(comm->nranks);
   WindowRecord mine{WindowSpan{reinterpret_cast<uint64_t>(win->buff), win->size}, kNotOffered, 0};
   recs[comm->rank] = mine;
-  // Whether every rank shares this host is the same on every rank, so all make the same exchanges.
-  ncclResult_t r = allOnThisHost(comm) ? shareWindow(win, &mine, &recs, why)
-                                       : comm->bootstrap->allGather(recs.data(), sizeof(WindowRecord), why);
+  // Whether every rank shares this host, and NCCL_SHM_DISABLE (agreed), are the same on every rank,
+  // so all make the same exchanges.
+  const bool share = allOnThisHost(comm) && !comm->agreed.shmDisable;
+  ncclResult_t r = share ? shareWindow(win, &mine, &recs, why)
+                         : comm->bootstrap->allGather(recs.data(), sizeof(WindowRecord), why);
   if (r != ncclSuccess) {
     *why = "rank " + std::to_string(comm->rank) + " cannot exchange its window with its peers: " + *why;
     return r;
