@@ -4,6 +4,7 @@
 #include <string>
 
 #include "base/log.h"
+#include "base/tsan.h"
 #include "comm/comm.h"
 #include "comm/op_stamp.h"
 #include "host_executor/direct_step.h"
@@ -84,6 +85,8 @@ DirectProgress stepDirect(const Task& t, const Step& st, const DirectView& v, si
     // The barrier that ends a fold of published inputs is needed only if a rank published; all
     // ranks read the same slots, so they all skip it or all meet at it.
     if ((st.flags & kStepIfShared) && !directAnyPublished(v)) return DirectProgress::kDone;
+    // What this rank wrote into its input comes before its peers' reads (base/tsan.h).
+    if (st.flags & kStepPublish) tsanRelease(reinterpret_cast<const void*>(t.directInput));
     directArrive(v, &t.stamp, (st.flags & kStepPublish) ? t.directInput : 0);
     *phase = 1;
     wakePeers(t.comm);
@@ -91,6 +94,10 @@ DirectProgress stepDirect(const Task& t, const Step& st, const DirectView& v, si
   } else if (!directAllArrived(v)) {
     return DirectProgress::kWaiting;
   }
+  // Every peer's reads of this rank's input before this barrier come before what this rank writes
+  // there next (base/tsan.h).
+  if (t.directInput != 0 && !isPublishedWindowRef(t.directInput))
+    tsanAcquire(reinterpret_cast<const void*>(t.directInput));
   return barrierStampsAgree(t, v, why) ? DirectProgress::kDone : DirectProgress::kMismatch;
 }
 
