@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <vector>
 
 #include "base/tsan.h"
 #include "host_executor/step_piece.h"
@@ -15,16 +16,17 @@ namespace {
 // in cache between the passes.
 constexpr size_t kFoldPieceBytes = 32 * 1024;
 
-void foldPeers(const Task& t, const Step& st, const DirectView& v, char* dst) {
+// `inputs[b]`, where given and not null, is rank b's published input (read at the result's own
+// offset, kStepInput); every other rank is read from its staging area.
+void foldPeers(const Task& t, const Step& st, const DirectView& v, const unsigned char* const* inputs, char* dst) {
   const size_t es = dataTypeSize(t.dtype);
   const size_t piece = kFoldPieceBytes / es;
   const unsigned post = (st.flags & kStepPost) ? kApplyPost : 0u;
   for (size_t at = 0; at < st.count; at += piece) {
     const size_t m = std::min(piece, st.count - at);
     char* d = dst + at * es;
-    // A rank that published its input is read there (kStepInput: at the result's own offset).
     auto src = [&](int b) -> const unsigned char* {
-      const unsigned char* in = (st.flags & kStepInput) ? directPublished(v, b) : nullptr;
+      const unsigned char* in = inputs != nullptr ? inputs[b] : nullptr;
       return in != nullptr ? in + (st.dstOffset + at) * es : v.data[b] + (st.srcOffset + at) * es;
     };
     // The same order on every rank (0, 1, ..., n-1): every rank computes the same bits.
@@ -33,15 +35,17 @@ void foldPeers(const Task& t, const Step& st, const DirectView& v, char* dst) {
   }
 }
 
-// The barriers order a fold's reads of published inputs after their owners' writes and before the
-// owners' next writes; ThreadSanitizer is told so, keyed by the input's address (base/tsan.h).
+// A fold that may read published inputs finds them once per step (a window reference is looked up
+// under the registration lock). The barriers order its reads after their owners' writes and before
+// the owners' next writes; ThreadSanitizer is told so, keyed by the input's address (base/tsan.h).
 void foldPublished(const Task& t, const Step& st, const DirectView& v, char* dst) {
-  if ((st.flags & kStepInput) == 0) return foldPeers(t, st, v, dst);
+  if ((st.flags & kStepInput) == 0) return foldPeers(t, st, v, nullptr, dst);
+  std::vector<const unsigned char*> inputs(v.nranks);
   for (int b = 0; b < v.nranks; ++b)
-    if (const unsigned char* in = directPublished(v, b)) tsanAcquire(in);
-  foldPeers(t, st, v, dst);
-  for (int b = 0; b < v.nranks; ++b)
-    if (const unsigned char* in = directPublished(v, b)) tsanRelease(in);
+    if ((inputs[b] = directPublished(v, b)) != nullptr) tsanAcquire(inputs[b]);
+  foldPeers(t, st, v, inputs.data(), dst);
+  for (const unsigned char* in : inputs)
+    if (in != nullptr) tsanRelease(in);
 }
 
 LowpBlock* blocksOf(const DirectView& v, int rank, size_t firstBlock) {
