@@ -99,11 +99,15 @@ class Proxy {
   void setEventMode(bool on);
   // Rings the doorbell whether or not the proxy says it sleeps.
   void wake();
+  // An executor polls, and every network rings (so no link needs the proxy's polling).
+  bool executorsMoveAll() const;
   // Sleeps until rung (or a safety timeout), looking once more first; true if that look moved.
   bool sleepUntilRung(bool hot);
-  bool progress(NetLink& link, bool* busy);
+  // forExecutor: an executor's pass (tryProgress), which takes at most one message per receiving
+  // link and returns to its program.
+  bool progress(NetLink& link, bool* busy, bool forExecutor = false);
   // One pass over every link (mutex_ held); true if anything moved.
-  bool passAll(bool* busy);
+  bool passAll(bool* busy, bool forExecutor = false);
   // A sending link with a published slot not yet delivered (mutex_ held).
   static bool sendsPending(const NetLink& link);
   void fail(NetLink& link, ncclResult_t r, const char* call);

@@ -306,13 +306,15 @@ ncclResult_t Comm::post(void* data, size_t size, Request** request) {
   if (send_ && !req->inlinePayload) postChunks(req);
   ctrlQueue_.push_back(req);
   *request = req;
-  (void)progressControl();  // a failure here is reported by test()
+  // A send goes out now, from the caller's thread. A receive waits for its first test: trying it
+  // here would be a recv call that, for a receive posted ahead, almost always finds nothing.
+  if (send_) (void)progressControl(nullptr);  // a failure here is reported by test()
   return ncclSuccess;
 }
 
-ncclResult_t Comm::progressControl() {
+ncclResult_t Comm::progressControl(const Request* until) {
   int fd = ctrl_.fd();
-  while (!ctrlQueue_.empty()) {
+  while (!ctrlQueue_.empty() && (until == nullptr || !until->ctrlFinished)) {
     if (ncclResult_t f = failure(); f != ncclSuccess) return f;
     Request* r = ctrlQueue_.front();
     if (send_) {
@@ -366,7 +368,7 @@ ncclResult_t Comm::progressControl() {
           dst = r->data + off;
           want = r->size - off;
         }
-        ssize_t n = ctrl_.tryRecv(dst, want);
+        ssize_t n = readControl(dst, want);
         if (n == 0 && r->ctrlDone == 0) {
           // A clean close between messages: the sender is done (its communicator went away after
           // its last send completed). Messages already announced still arrive on the data
@@ -409,6 +411,25 @@ ncclResult_t Comm::progressControl() {
   return ncclSuccess;
 }
 
+ssize_t Comm::readControl(char* dst, size_t want) {
+  if (aheadBegin_ == aheadEnd_) {
+    // Nothing read ahead. A want this large is an inline payload's rest: read it in place.
+    if (want >= kReadAhead) return ctrl_.tryRecv(dst, want);
+    if (ahead_ == nullptr) ahead_ = std::make_unique<char[]>(kReadAhead);
+    ssize_t n = ctrl_.tryRecv(ahead_.get(), kReadAhead);
+    if (n <= 0) return n;
+    aheadBegin_ = 0;
+    aheadEnd_ = static_cast<size_t>(n);
+  }
+  // Bytes beyond this request stay here for the next one. A receive is read only when tested, and
+  // reading takes from here first, so no receive waits on the socket (or its watch, in event
+  // mode) while its bytes sit here.
+  const size_t n = std::min(want, aheadEnd_ - aheadBegin_);
+  std::memcpy(dst, ahead_.get() + aheadBegin_, n);
+  aheadBegin_ += n;
+  return static_cast<ssize_t>(n);
+}
+
 ncclResult_t Comm::test(Request* req, int* done, size_t* size) {
   *done = 0;
   std::unique_lock<std::mutex> lock(mu_);
@@ -417,7 +438,9 @@ ncclResult_t Comm::test(Request* req, int* done, size_t* size) {
               peer_.c_str());
     return ncclInvalidUsage;
   }
-  (void)progressControl();
+  // Up to this request: reading on for the next message would mostly be a recv that finds nothing
+  // yet, paid before the caller gets this one.
+  (void)progressControl(req);
   if (req->ctrlFinished && req->pendingChunks.load(std::memory_order_acquire) == 0) {
     *done = 1;
     if (size != nullptr) *size = req->size;

@@ -4,7 +4,7 @@
 // NCCL_NSOCKS_PERTHREAD). For every message the sender writes an 8-byte size on the control
 // socket; messages of at most WEFT_SOCKET_INLINE_BYTES (the sender's setting; the size word says
 // which way a message travels) follow it inline there and are moved by whichever thread calls
-// isend/irecv/test (one socket, no hand-off: no thread switch per message). Larger ones are cut
+// isend/test (one socket, no hand-off: no thread switch per message). Larger ones are cut
 // into chunks of at least kMinChunk spread round-robin over the data sockets, moved by
 // helper threads. Both ends walk messages in the same order and cut them the same way, so each
 // data socket carries its chunks in the same order on both sides and no chunk needs a header.
@@ -29,6 +29,7 @@ constexpr uint64_t kInlineFlag = uint64_t(1) << 63;
 constexpr size_t kMinChunk = 64 * 1024;  // below this, splitting costs more than it gains
 constexpr int kMaxRequests = 32;         // NCCL_NET_MAX_REQUESTS
 constexpr int kMaxDataSockets = 64;      // NCCL's limit on threads x sockets per thread
+constexpr size_t kReadAhead = 4096;      // the most a receiver reads of the control stream at once
 
 class Comm;
 
@@ -115,9 +116,14 @@ class Comm {
   ncclResult_t failure() const { return failCode_.load(std::memory_order_acquire); }
 
  private:
-  ncclResult_t progressControl();  // called with mu_ held
-  void armControlWatch();          // a receive waits for its header: watch for it in event mode
-  void postChunks(Request* req);   // called with mu_ held, in message order
+  // Moves queued requests' control parts, in order, until `until` has finished its own (null: all
+  // that can move now). Called with mu_ held.
+  ncclResult_t progressControl(const Request* until);
+  void armControlWatch();         // a receive waits for its header: watch for it in event mode
+  void postChunks(Request* req);  // called with mu_ held, in message order
+  // Receiver: up to `want` bytes of the control stream into dst, from what was read ahead first
+  // (mu_ held). Returns what recv would: the bytes moved, 0 at the peer's close, or -1 with errno.
+  ssize_t readControl(char* dst, size_t want);
   void waitWorkersQuiesced();
 
   bool send_;
@@ -128,11 +134,17 @@ class Comm {
   std::string peer_;
   std::mutex mu_;
   Request reqs_[kMaxRequests];
-  ControlWatch ctrlWatch_;              // receiver: the control socket, for the first worker
-  std::deque<Request*> ctrlQueue_;      // posted requests whose control part is not finished
-  size_t nextSocket_ = 0;               // round-robin start, advanced identically on both ends
-  size_t inlineLimit_;                  // sender: messages up to this many bytes go inline
-  bool peerClosed_ = false;             // receiver: the sender closed cleanly between messages (guarded by mu_)
+  ControlWatch ctrlWatch_;          // receiver: the control socket, for the first worker
+  std::deque<Request*> ctrlQueue_;  // posted requests whose control part is not finished
+  size_t nextSocket_ = 0;           // round-robin start, advanced identically on both ends
+  size_t inlineLimit_;              // sender: messages up to this many bytes go inline
+  bool peerClosed_ = false;         // receiver: the sender closed cleanly between messages (guarded by mu_)
+  // Receiver: control bytes read ahead of the request they belong to (mu_). One read then takes a
+  // small message's header and payload together: a second recv for the payload costs another
+  // pass through the kernel's TCP receive path (3.6-4.5 us of an 8-byte AllReduce's 12-16 us over
+  // loopback here). The reads stay bounded so that a large inline payload is read in place.
+  std::unique_ptr<char[]> ahead_;
+  size_t aheadBegin_ = 0, aheadEnd_ = 0;
   std::string tlsStage_;                // TLS sender: the header and inline payload of one message (mu_)
   const Request* tlsStaged_ = nullptr;  // whose message tlsStage_ holds
   std::atomic<ncclResult_t> failCode_{ncclSuccess};
