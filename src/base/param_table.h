@@ -177,6 +177,10 @@
     "Bytes of each rank's direct-access staging area (shared memory in host mode, device memory on "                   \
     "GPUs), made on first DDA or low-precision use; larger messages go in rounds of half of it "                       \
     "(RCCL's default is 32 MiB of GPU memory)")                                                                        \
+  X(directBlocks, Int, "WEFT_DIRECT_BLOCKS", "", "8", "1..64", Dda, Rank,                                              \
+    "GPU communicators: the most thread blocks one direct-lane sequence (DDA, low precision) runs "                    \
+    "on, one per 16 KiB of its largest step; a rank's blocks meet before it meets its peers, so "                      \
+    "each rank may choose its own")                                                                                    \
   X(ddaAllGather, Bool, "RCCL_ENABLE_DDA_ALL_GATHER", "", "0", "", Dda, Agreed,                                        \
     "1 = AllGather up to RCCL_DDA_ALL_GATHER_MAX_BYTES (all ranks' data) uses direct reads")                           \
   X(ddaAllGatherMaxBytes, Size, "RCCL_DDA_ALL_GATHER_MAX_BYTES", "", "16777216", "0..", Dda, Agreed,                   \

@@ -1,13 +1,19 @@
 // The direct lane in the GPU kernel (DDA and low precision): the steps of program.h's kDirect* and
-// kLowp* ops over every local rank's staging area in device memory (device_direct.h), one block
-// running the sequence. What each data step computes is the host executor's (direct_step.cc): the
-// same reduceCopy contract and rank-order fold, and the same FP8 block functions (lowp_quant.h), so
-// a GPU rank and a host-mode rank give the same bits.
+// kLowp* ops over every local rank's staging area in device memory (device_direct.h), one block or
+// several running the sequence. What each data step computes is the host executor's
+// (direct_step.cc): the same reduceCopy contract and rank-order fold, and the same FP8 block
+// functions (lowp_quant.h), so a GPU rank and a host-mode rank give the same bits.
 //
 // The barrier: thread 0 publishes this rank's stamp for the barrier, fences at system scope (the
 // block's staging writes reach every peer's GPU first), raises its own arrival counter, and waits
 // until every peer's counter is as high. Only the owner writes a counter, so no atomics are needed,
 // which also keeps it legal where atomics cannot reach a peer's memory.
+//
+// Several blocks may run one sequence (DevChain::nParts), each taking its part of every step
+// (stepPart). At a barrier they first meet in their own rank's header (an atomic count in the
+// rank's own GPU memory); the last to come does the barrier above for all of them and then releases
+// the others. Peers see one arrival per rank whatever the number of blocks, so each rank chooses
+// its own number (WEFT_DIRECT_BLOCKS).
 //
 // Never run on a GPU: the kernel-emulation tests run this source on CPU threads, which shows the
 // protocol and the arithmetic but not GPU memory ordering.
@@ -79,20 +85,106 @@ __device__ inline bool directBarrierLeader(const LaunchHeader* h, const DevDirec
   return true;
 }
 
+// A count raised by one, returning its value before (atomicCAS is what both vendors and the
+// emulation share).
+__device__ inline unsigned atomicIncrement(unsigned* p) {
+  unsigned seen = *static_cast<volatile unsigned*>(p);
+  for (;;) {
+    const unsigned prior = atomicCAS(p, seen, seen + 1u);
+    if (prior == seen) return prior;
+    seen = prior;
+  }
+}
+
+// Thread 0 of each of the nParts blocks running one sequence: they meet in this rank's header; the
+// last to come runs directBarrierLeader for all and releases the rest. False (reported) when the
+// ranks' meeting failed, or when this block waited past the timeout for its own rank's others.
+__device__ inline bool directBarrierParts(const LaunchHeader* h, const DevDirectArea* areas, const DevSequence& q,
+                                          const DevTask& t, const Step& st, uint32_t stepIndex, uint32_t nParts) {
+  DevDirectHeader* mine = areas[h->rank].head;
+  // Read before arriving: the last block cannot release before this one arrives.
+  const uint64_t generation = loadVolatile(&mine->partsRelease);
+  if (atomicIncrement(&mine->partsArrived) == nParts - 1u) {
+    // Every block of this rank is here, and each fenced its writes before it arrived.
+    atomicCAS(&mine->partsArrived, nParts, 0u);  // no block arrives again before the release
+    const bool ok = directBarrierLeader(h, areas, q, t, st, stepIndex);
+    storeVolatile(&mine->partsFailed, ok ? 0 : 1);
+    __threadfence();  // what the meeting saw, before the others go on
+    storeVolatile(&mine->partsRelease, generation + 1);
+    return ok;
+  }
+  int64_t start = 0;
+  unsigned spins = 0;
+  while (loadVolatile(&mine->partsRelease) == generation) {
+    if ((++spins & 255) != 0) continue;
+    if (*h->abortFlag != 0) {
+      report(h, kDevAborted, q, t, st, stepIndex, 0, h->rank, true, 0, 0);
+      return false;
+    }
+    const int64_t now = waitClock();
+    if (start == 0) start = now;
+    // The last block waits at most this long for a peer, then reports and releases: a block still
+    // waiting later than twice that has lost the others of its own rank.
+    if (now - start > 2 * h->timeoutTicks) {
+      report(h, kDevTimeout, q, t, st, stepIndex, 0, h->rank, true, 0, 0);
+      return false;
+    }
+    backOff();
+  }
+  __threadfence();  // the peers' staged data only after the release
+  return loadVolatile(&mine->partsFailed) == 0;
+}
+
 // Every thread of the block: the barrier. *failed is the block's shared failure flag.
 __device__ inline bool directBarrier(const LaunchHeader* h, const DevDirectArea* areas, const DevSequence& q,
-                                     const DevTask& t, const Step& st, uint32_t stepIndex, int* failed) {
+                                     const DevTask& t, const Step& st, uint32_t stepIndex, uint32_t nParts,
+                                     int* failed) {
   __threadfence_system();  // each thread's staging writes, before thread 0 arrives
   __syncthreads();
   if (threadIdx.x == 0) {
     // The barrier that ends a fold of published inputs runs only if a rank published; every rank
-    // reads the same slots, so all skip it or all meet at it.
+    // (and every block of it) reads the same slots, so all skip it or all meet at it.
     bool needed = (st.flags & kStepIfShared) == 0;
     for (int r = 0; r < h->nranks && !needed; ++r) needed = publishedInput(areas, h->rank, r) != nullptr;
-    *failed = !needed || directBarrierLeader(h, areas, q, t, st, stepIndex) ? 0 : 1;
+    bool ok = true;
+    if (needed)
+      ok = nParts > 1 ? directBarrierParts(h, areas, q, t, st, stepIndex, nParts)
+                      : directBarrierLeader(h, areas, q, t, st, stepIndex);
+    *failed = ok ? 0 : 1;
   }
   __syncthreads();
   return *failed == 0;
+}
+
+// The part of a direct-lane step that block `part` of `nParts` runs. Cuts fall on multiples of 64
+// elements for the DDA ops (whole vectors for every type) and on whole 256-element FP8 blocks for
+// the low-precision ones, so each part does exactly what the step does to its elements. A part may
+// be empty. Staging offsets of the FP8 ops count blocks, user-buffer offsets elements.
+__device__ inline Step stepPart(const Step& st, uint32_t part, uint32_t nParts) {
+  if (nParts <= 1) return st;
+  const bool lowp = st.op == StepOp::kLowpQuantize || st.op == StepOp::kLowpDequant || st.op == StepOp::kLowpReduce;
+  const size_t unit = lowp ? kLowpBlockElems : 64;
+  const size_t units = (st.count + unit - 1) / unit;
+  const size_t first = units * part / nParts, last = units * (part + 1) / nParts;
+  const size_t begin = first * unit, end = last * unit < st.count ? last * unit : st.count;
+  Step p = st;
+  p.count = end > begin ? end - begin : 0;
+  switch (st.op) {
+    case StepOp::kLowpQuantize:  // elements -> own FP8 blocks
+      p.srcOffset += begin;
+      p.dstOffset += first;
+      break;
+    case StepOp::kLowpDequant:  // a peer's FP8 blocks -> elements
+    case StepOp::kLowpReduce:   // every rank's FP8 blocks -> elements
+      p.srcOffset += first;
+      p.dstOffset += begin;
+      break;
+    default:
+      p.srcOffset += begin;
+      p.dstOffset += begin;
+      break;
+  }
+  return p;
 }
 
 template <typename T>
@@ -171,22 +263,24 @@ __device__ inline void directDataStep(const DevTask& t, const Step& st, const De
   __syncthreads();
 }
 
-// Every thread of the block: a whole direct-lane sequence. False once it failed (reported).
+// Every thread of the block: a whole direct-lane sequence, or block `part` of the nParts that run
+// it. False once it failed (reported).
 __device__ inline bool runDirectSequence(const LaunchHeader* h, const DevSequence& q, const DevTask& t,
-                                         const Step* steps, int* failed) {
+                                         const Step* steps, uint32_t part, uint32_t nParts, int* failed) {
   const DevDirectArea* areas = at<DevDirectArea>(h, h->directOff);
   Step fence{};
   fence.op = StepOp::kDirectBarrier;
-  if (q.fenced != 0 && !directBarrier(h, areas, q, t, fence, 0, failed)) return false;
+  if (q.fenced != 0 && !directBarrier(h, areas, q, t, fence, 0, nParts, failed)) return false;
   for (uint32_t k = 0; k < q.nSteps; ++k) {
     const Step st = steps[q.firstStep + k];
     if (st.op == StepOp::kDirectBarrier) {
-      if (!directBarrier(h, areas, q, t, st, k, failed)) return false;
-    } else if (st.count != 0) {
-      directDataStep(t, st, areas, h->rank, h->nranks);
+      if (!directBarrier(h, areas, q, t, st, k, nParts, failed)) return false;
+      continue;
     }
+    const Step mine = stepPart(st, part, nParts);
+    if (mine.count != 0) directDataStep(t, mine, areas, h->rank, h->nranks);
   }
-  return q.fenced == 0 || directBarrier(h, areas, q, t, fence, q.nSteps - 1, failed);
+  return q.fenced == 0 || directBarrier(h, areas, q, t, fence, q.nSteps - 1, nParts, failed);
 }
 
 }  // namespace weft::gpu

@@ -171,7 +171,10 @@ class DescriptorBuilder {
   ncclComm* comm_;
   DeviceState& gpu_;
   std::span<const Task> tasks_;  // what the program's sequences index
+  void splitDirectChains();
+
   std::vector<DevChain> chains_;
+  std::vector<size_t> largestStep_;  // by chain: bytes of its largest direct-lane step (0: none)
   std::vector<DevSequence> seqs_;
   std::vector<Step> steps_;
   std::vector<DevTask> devTasks_;
@@ -251,8 +254,16 @@ ncclResult_t DescriptorBuilder::add(const Program& prog, const std::vector<uint3
   for (size_t k = 0; k < order.size(); ++k) {
     const Sequence& s = prog.sequences[order[k]];
     const bool newChain = k == 0 || chainKeyOf(s) != chainKeyOf(prog.sequences[order[k - 1]]);
-    if (newChain) chains_.push_back(DevChain{static_cast<uint32_t>(seqs_.size()), 0});
+    if (newChain) {
+      chains_.push_back(DevChain{static_cast<uint32_t>(seqs_.size()), 0, 0, 1});
+      largestStep_.push_back(0);
+    }
     chains_.back().nSeq++;
+    if (s.lane == Lane::kDirect) {
+      const size_t es = dataTypeSize(tasks_[s.task].dtype);
+      for (uint32_t j = 0; j < s.nSteps; ++j)
+        largestStep_.back() = std::max(largestStep_.back(), prog.steps[s.firstStep + j].count * es);
+    }
     DevSequence d{};
     d.task = taskIndex(&tasks_[s.task]);
     d.firstStep = static_cast<uint32_t>(steps_.size());
@@ -276,7 +287,23 @@ ncclResult_t DescriptorBuilder::add(const Program& prog, const std::vector<uint3
   return ncclSuccess;
 }
 
+// A direct-lane chain runs on one block per kDirectPartBytes of its largest step, up to
+// WEFT_DIRECT_BLOCKS: its blocks meet at this rank's own barrier before it meets its peers
+// (direct_kernel.h), so the number is this rank's own choice. Ring and tree chains keep one block.
+void DescriptorBuilder::splitDirectChains() {
+  std::vector<DevChain> split;
+  const size_t most = static_cast<size_t>(std::max<int64_t>(1, param::directBlocks()));
+  for (size_t c = 0; c < chains_.size(); ++c) {
+    const size_t parts = std::clamp<size_t>((largestStep_[c] + kDirectPartBytes - 1) / kDirectPartBytes, 1, most);
+    for (size_t p = 0; p < parts; ++p)
+      split.push_back(
+          DevChain{chains_[c].firstSeq, chains_[c].nSeq, static_cast<uint32_t>(p), static_cast<uint32_t>(parts)});
+  }
+  chains_ = std::move(split);
+}
+
 std::vector<unsigned char> DescriptorBuilder::finish(size_t* bytes, uint32_t* nChains) {
+  splitDirectChains();
   LaunchHeader h{};
   h.nChains = static_cast<uint32_t>(chains_.size());
   h.nSeqs = static_cast<uint32_t>(seqs_.size());
@@ -478,7 +505,15 @@ void pollDeviceError(ncclComm* comm) {
     return;
   }
   char what[512];
-  if (static_cast<Lane>(e->lane) == Lane::kDirect && (code == kDevTimeout || code == kDevAborted))
+  if (static_cast<Lane>(e->lane) == Lane::kDirect && (code == kDevTimeout || code == kDevAborted) &&
+      e->peer == comm->rank)
+    // A block of a sequence that several run (direct_kernel.h directBarrierParts) lost the others.
+    snprintf(what, sizeof what,
+             "rank %d (GPU %d) %s at a direct-access barrier waiting for the other thread blocks of its own "
+             "direct-lane sequence in %s #%" PRIu64 " (step %u of %u; are all of the launch's blocks resident?)",
+             comm->rank, comm->gpu->device(), devErrorWhat(code), collName(static_cast<CollKind>(e->kind)), e->opSeq,
+             e->step + 1, e->nSteps);
+  else if (static_cast<Lane>(e->lane) == Lane::kDirect && (code == kDevTimeout || code == kDevAborted))
     snprintf(what, sizeof what,
              "rank %d (GPU %d) %s at a direct-access barrier waiting for rank %d in %s #%" PRIu64
              " (direct lane, step %u of %u)",

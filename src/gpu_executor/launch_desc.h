@@ -69,23 +69,37 @@ struct DevDirectHeader {
   // Beside stamps[k % 2], the input this rank published at barrier k for its peers to read in
   // place (program/step.h kStepPublish), or 0, as in the host's DirectHeader.
   uint64_t inputs[2];
-  uint64_t pad[5];  // the stamps on a cache line of their own
+  // When several blocks of this rank run one direct sequence (DevChain::nParts), they meet here,
+  // in this rank's own GPU memory, and the last to come meets the peers for all of them: the
+  // counter above keeps one arrival per rank, and no atomic ever touches a peer's memory.
+  uint32_t partsArrived;  // blocks at the current barrier (atomic, own GPU only)
+  uint32_t pad32;
+  uint64_t partsRelease;  // raised by that last block once the ranks have met
+  uint64_t partsFailed;   // 1: that meeting failed (the last block reported why)
+  uint64_t pad[2];        // the stamps on a cache line of their own
   // This rank's op stamp for its barrier k sits in stamps[k % 2], written before the arrival that
   // publishes it (a peer is at most one barrier ahead), as in the host's DirectHeader.
   OpStamp stamps[2];
 };
 constexpr size_t kDevDirectDataOffset = 256;
 static_assert(sizeof(DevDirectHeader) <= kDevDirectDataOffset, "the header fits before the data");
+static_assert(offsetof(DevDirectHeader, stamps) == 64, "the stamps start a cache line");
 
 struct DevDirectArea {
   unsigned char* data;  // device-accessible from this rank's GPU
   DevDirectHeader* head;
 };
 
+// One block's share of the launch: block b runs chains[b]. A direct-lane chain may be run by
+// several blocks (nParts entries, part 0..nParts-1), each taking its part of every step.
 struct DevChain {
   uint32_t firstSeq;
   uint32_t nSeq;
+  uint32_t part;
+  uint32_t nParts;
 };
+// Direct-lane blocks per 16 KiB of a chain's largest step, up to WEFT_DIRECT_BLOCKS.
+constexpr size_t kDirectPartBytes = 16 * 1024;
 
 // What the first failing block writes for the host (mapped host memory). The host turns it into
 // an error message naming the rank, the peer and the operation.

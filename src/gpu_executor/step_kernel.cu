@@ -4,7 +4,8 @@
 // spoken from the device (thread 0 waits for a message or for room and publishes; every thread of
 // the block moves the piece). What a piece computes comes from piece_plan.h and the element
 // operations from reduce_ops.h, the very code the host executor runs. A direct-lane sequence (DDA,
-// low precision) has no FIFO: direct_kernel.h runs it over the ranks' staging areas.
+// low precision) has no FIFO: direct_kernel.h runs it over the ranks' staging areas, on one or
+// several blocks (several chain entries name the same sequences, each with its part).
 //
 // One source for CUDA and HIP: built by nvcc, or by clang as HIP (WEFT_GPU_HIP). The kernel
 // emulation tests (tests/kernel_emulation) also build it with the host compiler, one CPU thread
@@ -139,7 +140,7 @@ __global__ void __launch_bounds__(kKernelThreads) stepKernel(const LaunchHeader*
     const DevTask& t = tasks[q.task];
     if (static_cast<Lane>(q.lane) == Lane::kDirect) {
       // No FIFO: every rank's staging area (direct_kernel.h).
-      if (!runDirectSequence(h, q, t, steps, &b.failed)) return;
+      if (!runDirectSequence(h, q, t, steps, chain.part, chain.nParts, &b.failed)) return;
       continue;
     }
     const bool multi = q.multiPeer != 0;

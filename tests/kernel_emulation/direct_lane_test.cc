@@ -9,11 +9,13 @@
 #include <chrono>
 #include <cmath>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <mutex>
 #include <string>
 #include <vector>
 
+#include "emulated_runtime.h"
 #include "emulation_ranks.h"
 #include "enqueue/algo_info.h"
 #include "math/lowp_quant.h"
@@ -309,39 +311,67 @@ std::vector<float> fp8Sum(const std::vector<std::vector<float>>& in, size_t at, 
   return out;
 }
 
-// The four FP8 collectives, bit for bit against the single-source block functions, with a staging
-// area small enough for several rounds.
+// The four FP8 collectives on n ranks, bit for bit against the single-source block functions.
+void lowPrecisionMatches(int n, size_t count) {
+  SCOPED_TRACE("n=" + std::to_string(n) + " count=" + std::to_string(count));
+  std::vector<std::vector<float>> in(n, std::vector<float>(count * n));
+  for (int r = 0; r < n; ++r)
+    for (size_t i = 0; i < count * n; ++i) in[r][i] = noisy(r, i) * float(1 + i % 7);
+  runRanks(n, [&](int r, ncclComm_t comm) {
+    for (int func : {kFuncAllReduce, kFuncAllGather, kFuncReduceScatter, kFuncAlltoAll})
+      EXPECT_EQ(chosen(comm, func, count, ncclFloat32), "LowPrecision") << "function " << func;
+    std::vector<float> out(count * n), one(count);
+    ASSERT_EQ(ncclAllReduce(in[r].data(), one.data(), count, ncclFloat32, ncclSum, comm, nullptr), ncclSuccess);
+    EXPECT_EQ(one, fp8Sum(in, 0, count, true)) << "AllReduce, rank " << r;
+    ASSERT_EQ(ncclAllGather(in[r].data(), out.data(), count, ncclFloat32, comm, nullptr), ncclSuccess);
+    for (int q = 0; q < n; ++q)
+      EXPECT_TRUE(
+          std::equal(out.begin() + q * count, out.begin() + (q + 1) * count, fp8RoundTrip(in[q].data(), count).begin()))
+          << "AllGather, rank " << r << ", block of rank " << q;
+    ASSERT_EQ(ncclReduceScatter(in[r].data(), one.data(), count, ncclFloat32, ncclSum, comm, nullptr), ncclSuccess);
+    EXPECT_EQ(one, fp8Sum(in, size_t(r) * count, count, false)) << "ReduceScatter, rank " << r;
+    ASSERT_EQ(ncclAlltoAll(in[r].data(), out.data(), count, ncclFloat32, comm, nullptr), ncclSuccess);
+    for (int q = 0; q < n; ++q)
+      EXPECT_TRUE(std::equal(out.begin() + q * count, out.begin() + (q + 1) * count,
+                             fp8RoundTrip(in[q].data() + size_t(r) * count, count).begin()))
+          << "AlltoAll, rank " << r << ", block from rank " << q;
+    expectNoAsyncError(comm);
+  });
+}
+
+// With a staging area small enough for several rounds.
 TEST(DirectLaneEmulation, LowPrecisionCollectivesMatchTheBlockFunctions) {
   Scope s(Env{{"RCCL_LOW_PRECISION_ENABLE", "1"},
               {"WEFT_LOW_PRECISION_MIN_BYTES", "0"},
               {"RCCL_DDA_SENDBUF_BYTES", "65536"}});
   for (int n : {2, 3, 4})
-    for (size_t count : {size_t(1), size_t(300), size_t(40000)}) {
-      SCOPED_TRACE("n=" + std::to_string(n) + " count=" + std::to_string(count));
-      std::vector<std::vector<float>> in(n, std::vector<float>(count * n));
-      for (int r = 0; r < n; ++r)
-        for (size_t i = 0; i < count * n; ++i) in[r][i] = noisy(r, i) * float(1 + i % 7);
-      runRanks(n, [&](int r, ncclComm_t comm) {
-        for (int func : {kFuncAllReduce, kFuncAllGather, kFuncReduceScatter, kFuncAlltoAll})
-          EXPECT_EQ(chosen(comm, func, count, ncclFloat32), "LowPrecision") << "function " << func;
-        std::vector<float> out(count * n), one(count);
-        ASSERT_EQ(ncclAllReduce(in[r].data(), one.data(), count, ncclFloat32, ncclSum, comm, nullptr), ncclSuccess);
-        EXPECT_EQ(one, fp8Sum(in, 0, count, true)) << "AllReduce, rank " << r;
-        ASSERT_EQ(ncclAllGather(in[r].data(), out.data(), count, ncclFloat32, comm, nullptr), ncclSuccess);
-        for (int q = 0; q < n; ++q)
-          EXPECT_TRUE(std::equal(out.begin() + q * count, out.begin() + (q + 1) * count,
-                                 fp8RoundTrip(in[q].data(), count).begin()))
-              << "AllGather, rank " << r << ", block of rank " << q;
-        ASSERT_EQ(ncclReduceScatter(in[r].data(), one.data(), count, ncclFloat32, ncclSum, comm, nullptr), ncclSuccess);
-        EXPECT_EQ(one, fp8Sum(in, size_t(r) * count, count, false)) << "ReduceScatter, rank " << r;
-        ASSERT_EQ(ncclAlltoAll(in[r].data(), out.data(), count, ncclFloat32, comm, nullptr), ncclSuccess);
-        for (int q = 0; q < n; ++q)
-          EXPECT_TRUE(std::equal(out.begin() + q * count, out.begin() + (q + 1) * count,
-                                 fp8RoundTrip(in[q].data() + size_t(r) * count, count).begin()))
-              << "AlltoAll, rank " << r << ", block from rank " << q;
-        expectNoAsyncError(comm);
+    for (size_t count : {size_t(1), size_t(300), size_t(40000)}) lowPrecisionMatches(n, count);
+}
+
+// Several blocks run one direct sequence, each with its part of every step (direct_kernel.h
+// stepPart), meeting at their rank's own barrier before the ranks meet. 3 blocks cut unevenly;
+// with 256 KiB of staging a 40001-float AllReduce's steps reach 128 KiB, enough for 8 blocks.
+TEST(DirectLaneEmulation, SeveralBlocksRunOneSequence) {
+  for (const char* blocks : {"1", "3", "8"}) {
+    SCOPED_TRACE(std::string("WEFT_DIRECT_BLOCKS=") + blocks);
+    for (const char* algo : {"DDAFlat", "DDATree"}) {
+      Scope s(Env{{"NCCL_ALGO", algo}, {"RCCL_DDA_SENDBUF_BYTES", "262144"}, {"WEFT_DIRECT_BLOCKS", blocks}});
+      for (int n : {2, 5})
+        for (size_t count : {size_t(1), size_t(65), size_t(4099), size_t(40001)}) ddaAllReduceExact(algo, n, count);
+      // The launch has the blocks the largest step asks for, up to the setting.
+      runRanks(2, [&](int, ncclComm_t comm) {
+        std::vector<float> buf(40001, 1.f);
+        ASSERT_EQ(ncclAllReduce(buf.data(), buf.data(), buf.size(), ncclFloat32, ncclSum, comm, nullptr), ncclSuccess);
+        EXPECT_EQ(buf[40000], 2.f);
+        EXPECT_EQ(testing::lastLaunchBlocks(), std::atoi(blocks)) << algo;
       });
     }
+    Scope s(Env{{"RCCL_LOW_PRECISION_ENABLE", "1"},
+                {"WEFT_LOW_PRECISION_MIN_BYTES", "0"},
+                {"RCCL_DDA_SENDBUF_BYTES", "262144"},
+                {"WEFT_DIRECT_BLOCKS", blocks}});
+    lowPrecisionMatches(3, 40000);
+  }
 }
 
 // Launches into a graph take the fenced path (a barrier before and after each direct sequence);
@@ -379,6 +409,32 @@ TEST(DirectLaneEmulation, MissingPeerAtTheBarrierIsNamed) {
     ASSERT_EQ(ncclAllReduce(buf.data(), buf.data(), buf.size(), ncclFloat32, ncclSum, comm, nullptr), ncclSuccess);
     if (r == 0) {
       EXPECT_EQ(ncclAllReduce(buf.data(), buf.data(), buf.size(), ncclFloat32, ncclSum, comm, nullptr), ncclSuccess);
+      ncclResult_t async = ncclSuccess;
+      EXPECT_EQ(ncclCommGetAsyncError(comm, &async), ncclSuccess);
+      EXPECT_EQ(async, ncclRemoteError);
+      const std::string msg = ncclGetLastError(comm);
+      EXPECT_NE(msg.find("rank 0 (GPU 0) timed out at a direct-access barrier waiting for rank 1 in AllReduce"),
+                std::string::npos)
+          << msg;
+    }
+    sync.arrive_and_wait();
+  });
+}
+
+// The same with eight blocks per sequence: the last of rank 0's blocks to reach the barrier waits
+// for rank 1, reports it and releases the other seven, which stop without a second report.
+TEST(DirectLaneEmulation, MissingPeerIsNamedWithSeveralBlocks) {
+  Scope s(Env{{"NCCL_ALGO", "DDAFlat"},
+              {"WEFT_TIMEOUT_MS", "400"},
+              {"RCCL_DDA_SENDBUF_BYTES", "262144"},
+              {"WEFT_DIRECT_BLOCKS", "8"}});
+  std::barrier sync(2);
+  runRanks(2, [&](int r, ncclComm_t comm) {
+    std::vector<float> buf(40001, 1.f);
+    ASSERT_EQ(ncclAllReduce(buf.data(), buf.data(), buf.size(), ncclFloat32, ncclSum, comm, nullptr), ncclSuccess);
+    if (r == 0) {
+      EXPECT_EQ(ncclAllReduce(buf.data(), buf.data(), buf.size(), ncclFloat32, ncclSum, comm, nullptr), ncclSuccess);
+      EXPECT_EQ(testing::lastLaunchBlocks(), 8);
       ncclResult_t async = ncclSuccess;
       EXPECT_EQ(ncclCommGetAsyncError(comm, &async), ncclSuccess);
       EXPECT_EQ(async, ncclRemoteError);

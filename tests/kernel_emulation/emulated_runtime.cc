@@ -69,6 +69,7 @@ namespace weft::testing {
 namespace {
 
 thread_local bool tCapturing = false;
+thread_local int tLastBlocks = 0;
 
 void* zeroed(size_t bytes) {
   void* p = nullptr;
@@ -188,6 +189,7 @@ class EmulatedRuntime final : public dev::Runtime {
   ncclResult_t exchangeCaptureModeRelaxed(bool, int*) override { return ncclSuccess; }
   ncclResult_t launchExecutor(const dev::KernelLaunch& l, void* stream) override {
     const char* what = nullptr;
+    tLastBlocks = l.blocks;
     return gpu::launchStepKernel(l, stream, &what) == 0 ? ncclSuccess : ncclUnhandledCudaError;
   }
 };
@@ -195,6 +197,8 @@ class EmulatedRuntime final : public dev::Runtime {
 }  // namespace
 
 void setEmulatedCapture(bool on) { tCapturing = on; }
+
+int lastLaunchBlocks() { return tLastBlocks; }
 
 dev::Runtime& emulatedRuntime() {
   static EmulatedRuntime* const instance = new EmulatedRuntime;

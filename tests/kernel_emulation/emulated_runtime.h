@@ -14,4 +14,7 @@ dev::Runtime& emulatedRuntime();
 // launch takes the captured path (launches still run at once: there are no graphs to replay).
 void setEmulatedCapture(bool on);
 
+// Thread blocks of the calling thread's last kernel launch.
+int lastLaunchBlocks();
+
 }  // namespace weft::testing
