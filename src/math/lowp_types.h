@@ -144,14 +144,46 @@ WEFT_HOST_DEVICE WEFT_INLINE float floatFromBFloat16Bits(uint16_t b) {
 
 // ---- float8 e4m3 (OCP e4m3fn: 1 sign, 4 exponent, 3 mantissa bits, bias 7, no Inf,
 // S.1111.111 is NaN, largest finite 448 = S.1111.110).
+// gfx940-gfx942 (MI300) convert to FP8 in hardware, but to e4m3 "FNUZ": exponent bias 8, no
+// negative zero, and S.0000.000 as NaN instead of S.1111.111, so that every pattern below 0x7f has
+// half its value in Weft's (OCP) format. The OCP pattern of x is therefore the FNUZ pattern of x/2,
+// taking the sign from x (FNUZ rounds a negative to +0) and saturating at 0x7e (FNUZ's 0x7f, 240,
+// is OCP's NaN). Finite inputs only; `fnuz` is the conversion (round to nearest even), passed in
+// so that the unit tests can check this mapping with a reference FNUZ encoder on the host.
+template <typename FnuzEncode>
+WEFT_HOST_DEVICE WEFT_INLINE uint32_t float8e4m3FiniteBitsViaFnuz(float f, FnuzEncode fnuz) {
+  float half = f * 0.5f;  // exact unless f is a float subnormal, which is 0 in FP8 either way
+  half = half > 240.0f ? 240.0f : (half < -240.0f ? -240.0f : half);  // no overflow to rely on
+  uint32_t m = fnuz(half) & 0x7fu;
+  m = m > 0x7eu ? 0x7eu : m;
+  return ((floatToBits(f) >> 24) & 0x80u) | m;
+}
+
 WEFT_HOST_DEVICE WEFT_INLINE uint8_t float8e4m3BitsFromFloat(float f) {
   const uint32_t x = floatToBits(f);
-  const uint32_t sign = (x >> 24) & 0x80u;
   const uint32_t a = x & 0x7fffffffu;
+#if defined(__gfx940__) || defined(__gfx941__) || defined(__gfx942__)
+  // The hardware FNUZ conversion of the pair's first operand lands in the low byte.
+  const uint32_t finite = float8e4m3FiniteBitsViaFnuz(f, [](float v) {
+    return static_cast<uint32_t>(__builtin_amdgcn_cvt_pk_fp8_f32(v, v, 0, false));
+  });
+#elif defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 890
+  // sm_89 and later convert in hardware: round to nearest even, finite overflow saturated to +-448,
+  // which is this function's software path bit for bit for every finite input (the unit tests
+  // compare that path with the CUDA headers' reference for the instruction). Only Inf differs
+  // (the instruction saturates it), so Inf and NaN keep the canonical NaN below. The low byte of
+  // the pair is the second operand.
+  uint16_t pair;
+  asm("cvt.rn.satfinite.e4m3x2.f32 %0, %1, %2;" : "=h"(pair) : "f"(0.0f), "f"(f));
+  const uint32_t finite = pair & 0xffu;
+#else
+  const uint32_t sign = (x >> 24) & 0x80u;
   uint32_t m = lowp_detail::roundMagnitude<4, 3>(a);
   m = m > 0x7eu ? 0x7eu : m;  // saturate finite overflow to 448
+  const uint32_t finite = sign | m;
+#endif
   // NaN and Inf (which the format cannot hold) become NaN.
-  return static_cast<uint8_t>(lowp_detail::selectBits(a >= 0x7f800000u, kFloat8E4M3CanonicalNaN, sign | m));
+  return static_cast<uint8_t>(lowp_detail::selectBits(a >= 0x7f800000u, kFloat8E4M3CanonicalNaN, finite));
 }
 
 WEFT_HOST_DEVICE WEFT_INLINE float floatFromFloat8e4m3Bits(uint8_t b) {

@@ -246,6 +246,46 @@ TEST(LowpTypes, DocumentedEdgeCases) {
   EXPECT_EQ(static_cast<float>(Float8E5M2::fromBits(0x7c)), inf);
 }
 
+// e4m3 "FNUZ", what MI300's (gfx940-gfx942) FP8 conversion produces, written here from its
+// definition: bias 8, subnormals m x 2^-10, largest 240 (0x7f), no negative zero (0x80 is NaN),
+// rounded to nearest even. Finite inputs up to 240 in magnitude (the caller clamps).
+uint32_t fnuzReference(float v) {
+  auto value = [](uint32_t p) {
+    const uint32_t e = p >> 3, m = p & 7u;
+    return e == 0 ? std::ldexp(static_cast<double>(m), -10) : std::ldexp(8.0 + m, static_cast<int>(e) - 11);
+  };
+  const double a = std::fabs(static_cast<double>(v));
+  uint32_t lo = 0, hi = 0x7f;
+  if (a >= value(hi)) return std::signbit(v) ? 0xffu : 0x7fu;
+  while (hi - lo > 1) {
+    const uint32_t m = (lo + hi) / 2;
+    (value(m) <= a ? lo : hi) = m;
+  }
+  const double dl = a - value(lo), dh = value(hi) - a;
+  const uint32_t r = dl < dh ? lo : (dh < dl ? hi : ((lo & 1) == 0 ? lo : hi));
+  return r == 0 ? 0u : (std::signbit(v) ? 0x80u : 0u) | r;
+}
+
+// The gfx942 kernel path (lowp_types.h float8e4m3FiniteBitsViaFnuz: the FNUZ pattern of x/2,
+// re-signed and saturated) gives Weft's e4m3 bits for every finite probe and a random sample, if
+// the hardware rounds as the reference above. Never run on an MI300.
+TEST(LowpTypes, Mi300FnuzConversionGivesTheSameE4m3Bits) {
+  size_t n = 0;
+  auto check = [&](float x) {
+    if (!std::isfinite(x)) return;
+    ASSERT_EQ(weft::float8e4m3FiniteBitsViaFnuz(x, fnuzReference), Float8E4M3(x).bits)
+        << "input " << x << " (bits 0x" << std::hex << bitsOf(x) << ")";
+    ++n;
+  };
+  for (float x : probeInputs(kE4m3)) check(x);
+  std::mt19937 rng(4242);
+  for (int i = 0; i < 1000000; ++i) {
+    const uint32_t exp = 100 + rng() % 40;  // 2^-27 .. 2^12: below the subnormals to past 448
+    check(floatOf(((rng() & 1u) << 31) | (exp << 23) | (rng() & 0x7fffffu)));
+  }
+  EXPECT_GT(n, 2000000u);
+}
+
 #if WEFT_TEST_HAVE_CUDA_HEADERS
 
 uint16_t cudaHalfBits(__half h) { return static_cast<__half_raw>(h).x; }
