@@ -167,12 +167,11 @@ class DescriptorBuilder {
  private:
   uint16_t linkIndex(Connection* c, std::string* why, ncclResult_t* r);
   uint32_t taskIndex(const Task* t);
+  void splitDirectChains();
 
   ncclComm* comm_;
   DeviceState& gpu_;
   std::span<const Task> tasks_;  // what the program's sequences index
-  void splitDirectChains();
-
   std::vector<DevChain> chains_;
   std::vector<size_t> largestStep_;  // by chain: bytes of its largest direct-lane step (0: none)
   std::vector<DevSequence> seqs_;

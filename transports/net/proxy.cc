@@ -423,13 +423,9 @@ void Proxy::loop() {
     if (executorsMoveAll()) {
       // Executors spin and move every link (tryProgress): a pass here would only take the mutex
       // from them, and its wake-up the core (on 2 cores, 8-byte AllReduce over TCP ran 15-20%
-      // slower with it). The last one to leave rings.
-      const uint32_t seen = bell_.doorbell.load(std::memory_order_seq_cst);
-      if (executorsMoveAll()) {
-        if (eventMode_) setEventMode(false);
-        sleepOnBell(seen, kIdleSleepNs);
-        continue;
-      }
+      // slower with it). Sleep as sleepUntilRung does while they poll; the last one to leave rings.
+      if (sleepUntilRung(/*hot=*/false)) idleSince = 0;
+      continue;
     }
     {
       std::lock_guard<std::mutex> lock(mutex_);
