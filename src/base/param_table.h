@@ -110,6 +110,10 @@
     "Socket network: messages up to this size travel on the connection's control socket, moved by "                    \
     "the thread that polls the network (no hand-off); larger ones are split over the helper "                          \
     "threads' sockets (NCCL_SOCKET_NTHREADS x NCCL_NSOCKS_PERTHREAD)")                                                 \
+  X(socketDelayedAcks, Bool, "WEFT_SOCKET_DELAYED_ACKS", "", "1", "", Network, Rank,                                   \
+    "Socket network: while small messages arrive on a connection, let the kernel acknowledge every "                   \
+    "second one (delayed ACKs, TCP_QUICKACK=0) instead of each; larger ones are acknowledged at once "                 \
+    "(0 = the kernel's default)")                                                                                      \
   X(netLinkTimeoutMs, Int, "WEFT_NET_LINK_TIMEOUT_MS", "", "30000", "100..3600000", Network, Rank,                     \
     "Socket and IB networks: a connection attempt, or unacknowledged data on a connection "                            \
     "(TCP_USER_TIMEOUT and keepalive; the IB side channel), fails after this many ms")                                 \

@@ -3,6 +3,8 @@
 // requests, a peer that goes away, unreachable peers, and interface selection.
 #include <arpa/inet.h>
 #include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -17,6 +19,7 @@
 #include "sockets/socket.h"
 #include "tests/unit/net_test_util.h"
 #include "transports/net/plugin/adapter.h"
+#include "transports/net/socket/socket_comm.h"
 #include "transports/net/socket/socket_handle.h"
 #include "transports/net/socket/socket_net.h"
 
@@ -163,6 +166,51 @@ TEST_F(SocketNetTest, MessageLargerThanTheReceiveFails) {
   ASSERT_EQ(net->isend(p.send, out.data(), out.size(), 0, nullptr, &sreq), ncclSuccess);
   ASSERT_EQ(net->irecv(p.recv, in.data(), in.size(), 0, nullptr, &rreq), ncclSuccess);
   EXPECT_EQ(waitForFailure(net.get(), rreq, 20), ncclInvalidUsage);
+  weft::nettest::closePair(net.get(), &p);
+}
+
+// TCP_QUICKACK as getsockopt reports it on a receiving comm's control socket: 1 while the kernel
+// acknowledges each segment at once, 0 while it delays ACKs.
+int quickAck(void* recvComm) {
+  int v = -1;
+  socklen_t len = sizeof(v);
+  int fd = static_cast<weft::net::socketnet::Comm*>(recvComm)->controlFd();
+  EXPECT_EQ(getsockopt(fd, IPPROTO_TCP, TCP_QUICKACK, &v, &len), 0);
+  return v;
+}
+
+// Small messages let the kernel delay its ACKs (one pure ACK per message cost a sixth of a
+// loopback one-way exchange); a large inline payload gets immediate ACKs back, and the delayed mode,
+// which the kernel leaves when its delayed-ACK timer fires, is set again every kRearmAcks messages.
+TEST_F(SocketNetTest, SmallMessagesDelayAcksLargeOnesDoNot) {
+  using weft::net::socketnet::kRearmAcks;
+  auto net = open(1, 1);
+  ASSERT_NE(net, nullptr);
+  Pair p;
+  ASSERT_TRUE(weft::nettest::connectPair(net.get(), 0, &p));
+  EXPECT_EQ(quickAck(p.recv), 1);  // a one-way connection: the kernel's default
+  EXPECT_TRUE(weft::nettest::transfer(net.get(), p, {48, 8}));
+  EXPECT_EQ(quickAck(p.recv), 0);
+  EXPECT_TRUE(weft::nettest::transfer(net.get(), p, {64 * 1024}));  // inline: on the control socket
+  EXPECT_EQ(quickAck(p.recv), 1);
+  EXPECT_TRUE(weft::nettest::transfer(net.get(), p, {8}));
+  EXPECT_EQ(quickAck(p.recv), 0);
+  // As if the kernel had left delayed mode: the comm sets it again after kRearmAcks messages.
+  int one = 1;
+  auto* comm = static_cast<weft::net::socketnet::Comm*>(p.recv);
+  ASSERT_EQ(setsockopt(comm->controlFd(), IPPROTO_TCP, TCP_QUICKACK, &one, sizeof(one)), 0);
+  EXPECT_TRUE(weft::nettest::transfer(net.get(), p, std::vector<size_t>(kRearmAcks - 1, 8)));
+  EXPECT_EQ(quickAck(p.recv), 1);
+  EXPECT_TRUE(weft::nettest::transfer(net.get(), p, {8}));
+  EXPECT_EQ(quickAck(p.recv), 0);
+  weft::nettest::closePair(net.get(), &p);
+
+  env_.set("WEFT_SOCKET_DELAYED_ACKS", "0");
+  net = open(1, 1);
+  ASSERT_NE(net, nullptr);
+  ASSERT_TRUE(weft::nettest::connectPair(net.get(), 0, &p));
+  EXPECT_TRUE(weft::nettest::transfer(net.get(), p, {48, 8}));
+  EXPECT_EQ(quickAck(p.recv), 1);
   weft::nettest::closePair(net.get(), &p);
 }
 

@@ -30,6 +30,7 @@ constexpr size_t kMinChunk = 64 * 1024;  // below this, splitting costs more tha
 constexpr int kMaxRequests = 32;         // NCCL_NET_MAX_REQUESTS
 constexpr int kMaxDataSockets = 64;      // NCCL's limit on threads x sockets per thread
 constexpr size_t kReadAhead = 4096;      // the most a receiver reads of the control stream at once
+constexpr uint32_t kRearmAcks = 64;      // small messages between two TCP_QUICKACK=0 (see chooseAcks)
 
 class Comm;
 
@@ -105,6 +106,7 @@ class Comm {
 
   bool isSend() const { return send_; }
   const std::string& peer() const { return peer_; }
+  int controlFd() const { return ctrl_.fd(); }  // for socket options and the tests that read them
   // *request null when all kMaxRequests are in flight.
   ncclResult_t post(void* data, size_t size, Request** request);
   ncclResult_t test(Request* req, int* done, size_t* size);
@@ -124,6 +126,9 @@ class Comm {
   // Receiver: up to `want` bytes of the control stream into dst, from what was read ahead first
   // (mu_ held). Returns what recv would: the bytes moved, 0 at the peer's close, or -1 with errno.
   ssize_t readControl(char* dst, size_t want);
+  // Receiver, as a message's header arrives (mu_ held): delayed ACKs while the control stream
+  // carries small messages, immediate ones while it carries large inline payloads.
+  void chooseAcks(size_t inlineBytes);
   void waitWorkersQuiesced();
 
   bool send_;
@@ -145,6 +150,10 @@ class Comm {
   // loopback here). The reads stay bounded so that a large inline payload is read in place.
   std::unique_ptr<char[]> ahead_;
   size_t aheadBegin_ = 0, aheadEnd_ = 0;
+  enum class AckMode : uint8_t { kDefault, kDelayed, kQuick };
+  const bool delayedAcks_;  // receiver with WEFT_SOCKET_DELAYED_ACKS=1
+  AckMode ackMode_ = AckMode::kDefault;
+  uint32_t smallSinceArm_ = 0;
   std::string tlsStage_;                // TLS sender: the header and inline payload of one message (mu_)
   const Request* tlsStaged_ = nullptr;  // whose message tlsStage_ holds
   std::atomic<ncclResult_t> failCode_{ncclSuccess};
