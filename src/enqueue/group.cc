@@ -35,6 +35,8 @@ struct GroupState {
   std::vector<std::function<ncclResult_t()>> jobs;
   std::vector<std::function<ncclResult_t()>> afterJobs;  // groupAfter
   Program program;                                       // kept between calls so steady-state calls allocate nothing
+  std::vector<CommShape> shapes;                         // each task's communicator shape, once per run
+  SelectionMemo selection;                               // this thread's last selection (tuning/select.h)
   ProfiledRun profiled;
 };
 
@@ -51,12 +53,10 @@ GroupState& threadGroup() {
 // pre-multiply scalar is read now, as NCCL reads it when the kernel runs).
 ncclResult_t resolve(Task& t) {
   ncclComm* comm = t.comm;
-  ReduceSpec spec;
+  ReduceSpec& spec = t.spec;  // written in place: a copy from a local stalled on its partial stores
+  spec = ReduceSpec{};
   spec.dtype = t.dtype;
-  if (!collReduces(t.kind)) {
-    t.spec = spec;
-    return ncclSuccess;
-  }
+  if (!collReduces(t.kind)) return ncclSuccess;
   if (t.op < ncclNumOps) {
     makeReduceSpec(t.dtype, t.op, comm->nranks, &spec);
   } else {
@@ -76,7 +76,6 @@ ncclResult_t resolve(Task& t) {
       spec.preMulScalarHi = words[1];
     }
   }
-  t.spec = spec;
   return ncclSuccess;
 }
 
@@ -164,10 +163,11 @@ ncclResult_t runTasks(GroupState& g) {
       return setError(t.comm, ncclInvalidUsage,
                       "a group mixes GPU and host-mode communicators (rank %d's is %s); issue them in separate groups",
                       t.comm->rank, t.comm->hostMode ? "host mode" : "on a GPU");
+  g.shapes.clear();
   for (Task& t : g.tasks) {
     // The algorithms see the communicator only through its shape (collectives/model/comm_shape.h).
-    const CommShape shape = commShape(t.comm);
-    selectAlgorithm(t.comm->tuner.get(), shape, &t);
+    const CommShape& shape = g.shapes.emplace_back(commShape(t.comm));
+    selectAlgorithm(t.comm->tuner.get(), shape, &t, &g.selection);
     t.directInput = sharedInputOf(t.comm, t);
     t.stamp = makeStamp(t);  // once per task: the hot path copies it, never rebuilds it
     rememberStamp(t.comm, t.stamp);
@@ -191,7 +191,7 @@ ncclResult_t runTasks(GroupState& g) {
   for (size_t i = 0; i < g.tasks.size(); ++i) {
     // A sequence names its task by index and chains within its communicator's connections.
     prog.startTask(static_cast<uint32_t>(i), reinterpret_cast<uintptr_t>(g.tasks[i].comm));
-    buildProgram(commShape(g.tasks[i].comm), g.tasks[i], &prog);
+    buildProgram(g.shapes[i], g.tasks[i], &prog);
   }
   for (const Task& t : g.tasks) t.comm->activeOps.fetch_add(1);
   profileRunStarts(g.tasks, prog, &g.profiled);

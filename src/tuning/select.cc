@@ -45,7 +45,18 @@ bool buffersOverlap(int nranks, const Task& t) {
 
 }  // namespace
 
-void selectAlgorithm(const Tuner* tuner, const CommShape& shape, Task* task) {
+namespace {
+
+void chooseFor(const Tuner* tuner, const CommShape& shape, Task* task);
+
+bool memoizable(const Tuner* tuner, const Task& t) {
+  return tuner != nullptr && tuner->plugin() == nullptr && t.callRows == 0 && t.callMinChannels == 0 &&
+         t.callMaxChannels == 0 && t.op < ncclNumOps;
+}
+
+}  // namespace
+
+void selectAlgorithm(const Tuner* tuner, const CommShape& shape, Task* task, SelectionMemo* memo) {
   task->algorithm = Algorithm{};
   task->protocol = Protocol::kSimple;
   task->nChannels = 1;
@@ -59,6 +70,27 @@ void selectAlgorithm(const Tuner* tuner, const CommShape& shape, Task* task) {
   const IoBytes io = ioBytes(shape.nranks, *task);
   task->streamOutput = shape.hostMode && tuner != nullptr && !buffersOverlap(shape.nranks, *task) &&
                        double(io.in + io.out) * std::max(1, shape.nLocal) >= tuner->constants().cacheMiB * 1048576.0;
+  if (memo == nullptr || !memoizable(tuner, *task)) {
+    chooseFor(tuner, shape, task);
+    return;
+  }
+  SelectionMemo& m = *memo;
+  if (m.tunerSerial == tuner->serial() && m.count == task->count && m.kind == task->kind && m.dtype == task->dtype &&
+      m.op == task->op) {
+    task->algorithm = m.algorithm;
+    task->protocol = m.protocol;
+    task->nChannels = m.nChannels;
+    return;
+  }
+  chooseFor(tuner, shape, task);
+  m = SelectionMemo{tuner->serial(), task->count,     task->kind,     task->dtype,
+                    task->op,        task->algorithm, task->protocol, task->nChannels};
+}
+
+namespace {
+
+// The selection itself (selectAlgorithm has set the defaults and streamOutput).
+void chooseFor(const Tuner* tuner, const CommShape& shape, Task* task) {
   // The settings that ask for an algorithm come first, in RCCL's order: low precision changes
   // results, so it runs only where the user enabled it and then wins; then DDA where
   // RCCL_ENABLE_DDA_ALL_GATHER / _REDUCE_SCATTER / _ALL_TO_ALL forces it. Each algorithm's
@@ -107,6 +139,8 @@ void selectAlgorithm(const Tuner* tuner, const CommShape& shape, Task* task) {
   task->protocol = c.protocol;
   task->nChannels = boundChannels(c.nChannels);
 }
+
+}  // namespace
 
 double estimateTaskUs(const Tuner& tuner, const CommShape& shape, const Task& t, bool peerOnOtherHost) {
   if (tunedCollIndex(t.kind) >= 0)

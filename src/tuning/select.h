@@ -15,10 +15,27 @@ namespace weft {
 // The algorithms the model may choose from for the task (bit i: Algorithm(i)): those whose rule
 // says kModel. Lossy ones never are. (selectAlgorithm computes the same mask with its own checks.)
 uint32_t modelCandidates(const CommShape& shape, const Task& task);
+// The last selection one thread made: a call repeated on the same communicator (the common case:
+// the same AllReduce every step) skips the eligibility checks and the tuner, about a sixth of a
+// small call's CPU time. The selection is a pure function of what the key holds: the tuner, and
+// with it the communicator's shape and agreed settings, which never change after init; the
+// collective, datatype, reduction and count. Calls that a tuner plugin, a per-call algSelection or
+// channel bounds, or a user-defined reduction could steer are never memoized.
+struct SelectionMemo {
+  uint64_t tunerSerial = 0;  // Tuner::serial(); 0: empty
+  size_t count = 0;
+  CollKind kind{};
+  ncclDataType_t dtype{};
+  ncclRedOp_t op{};
+  Algorithm algorithm{};
+  Protocol protocol = Protocol::kSimple;
+  int nChannels = 1;
+};
 // Sets task->algorithm, task->protocol and task->nChannels: first an algorithm a setting asks for
 // (lossy ones before exact ones), else the tuner's cheapest candidate (a table lookup, no
-// allocation), else, without a tuner or for what it does not tune, the first candidate.
-void selectAlgorithm(const Tuner* tuner, const CommShape& shape, Task* task);
+// allocation), else, without a tuner or for what it does not tune, the first candidate. With a
+// memo (owned by the calling thread), a repeat of the memo's call takes the memo's answer.
+void selectAlgorithm(const Tuner* tuner, const CommShape& shape, Task* task, SelectionMemo* memo = nullptr);
 // The size the tuner and tuner plugins see for a task (NCCL's convention: AllGather and
 // ReduceScatter count the whole gathered buffer).
 size_t tunedBytes(int nranks, const Task& task);

@@ -84,8 +84,13 @@ size_t Tuner::bucketBytes(int bucket) {
   return std::max<size_t>(1, (size_t(1) << lg) * (kBucketsPerOctave + s) / kBucketsPerOctave);
 }
 
+namespace {
+std::atomic<uint64_t> gTunerSerials{0};
+}  // namespace
+
 Tuner::Tuner(const ModelInput& in, const HostConstants& hc, TunerOptions opts)
-    : nAlgos_(algorithmCount()), in_(in), hc_(hc), opts_(std::move(opts)) {
+    : serial_(gTunerSerials.fetch_add(1, std::memory_order_relaxed) + 1), nAlgos_(algorithmCount()), in_(in), hc_(hc),
+      opts_(std::move(opts)) {
   for (int a = 0; a < kMaxAlgorithms; ++a) pluginRow_[a] = a < nAlgos_ ? pluginRowOf(Algorithm(a)) : -1;
   table_.assign(size_t(kNumTunedColls) * kNumBuckets * nAlgos_ * kNumProtocols, Entry{-1, 1});
   // Channel counts worth trying: the bounds and the powers of two between them.

@@ -50,6 +50,9 @@ class Tuner {
   const HostConstants& constants() const { return hc_; }
   const TunerOptions& options() const { return opts_; }
   const TunerPlugin* plugin() const { return plugin_.get(); }
+  // Unique in the process, never reused (unlike an address): names this tuner, and with it its
+  // communicator, in a thread's memo that may outlive both (select.h's SelectionMemo).
+  uint64_t serial() const { return serial_; }
 
   // `supported` has bit i set when Algorithm(i) may run the operation (select.h's
   // modelCandidates); `rows`, when not 0, narrows the (algorithm, protocol) pairs further (a
@@ -85,6 +88,7 @@ class Tuner {
   static constexpr uint32_t kMemoValid = 1u << 31;
   mutable std::unique_ptr<std::atomic<uint32_t>[]> memo_;
 
+  const uint64_t serial_;
   int nAlgos_;                     // the registry's rows
   int pluginRow_[kMaxAlgorithms];  // each row's row in a plugin's cost table (-1: plugins do not see it)
   ModelInput in_;
