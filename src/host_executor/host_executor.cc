@@ -82,9 +82,18 @@ void Executor::drainStampNotesSometimes(bool checkAny) {
 ncclResult_t Executor::run(const Program& prog, std::span<const Task> tasks) {
   runner_.start(prog, tasks);
   const std::vector<ncclComm*>& comms = runner_.comms();
-  const int64_t spinNs = param::spinUs() * 1000;
-  const int64_t timeoutNs = param::timeoutMs() * 1000000;
-  const int64_t livenessNs = std::max<int64_t>(1, param::livenessMs()) * 1000000;
+  // The waiting limits are read when the first idle period starts: an operation that never waits
+  // (a small one whose peers are ahead) skips three parameter lookups, a few percent of its time.
+  int64_t spinNs = 0, timeoutNs = 0, livenessNs = 0, exchangeNs = 0;
+  bool limitsRead = false;
+  auto readLimits = [&] {
+    spinNs = param::spinUs() * 1000;
+    timeoutNs = param::timeoutMs() * 1000000;
+    livenessNs = std::max<int64_t>(1, param::livenessMs()) * 1000000;
+    // The stamp exchange starts this soon into a wait and repeats at this pace while it lasts.
+    exchangeNs = std::min<int64_t>(livenessNs, kStampExchangeNs);
+    limitsRead = true;
+  };
   static const long nCpus = sysconf(_SC_NPROCESSORS_ONLN);
   // More ranks than cores on this host: spinning would only steal the core a peer needs.
   bool oversubscribed = false;
@@ -114,8 +123,6 @@ ncclResult_t Executor::run(const Program& prog, std::span<const Task> tasks) {
   } polling{proxy};
   polling.set(true);
 
-  // The stamp exchange starts this soon into a wait and repeats at this pace while it lasts.
-  const int64_t exchangeNs = std::min<int64_t>(livenessNs, kStampExchangeNs);
   bool checkAny = false;
   for (ncclComm* comm : comms) checkAny |= comm->agreed.mismatchCheck;
   drainStampNotesSometimes(checkAny);
@@ -152,7 +159,10 @@ ncclResult_t Executor::run(const Program& prog, std::span<const Task> tasks) {
       continue;
     }
     int64_t now = nowNs();
-    if (idleSince == 0) idleSince = lastCheck = now;
+    if (idleSince == 0) {
+      idleSince = lastCheck = now;
+      if (!limitsRead) readLimits();
+    }
     if (!traced.noted && now - idleSince >= kTraceWaitNs && trace::on()) traced.note(runner_);
     if (now - idleSince < spinNs && !busyCore) {
       // A few microseconds of pure spinning catch a peer that is running on another core; after
