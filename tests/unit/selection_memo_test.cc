@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "algorithm_names.h"
+#include "tuner_inputs.h"
 #include "tuning/select.h"
 
 namespace weft {
@@ -30,16 +31,7 @@ struct Fixture {
     shape.nChannels = 4;
     shape.slotBytes = 128 * 1024;
     shape.agreed = &agreed;
-    ModelInput in;
-    in.nranks = 4;
-    in.nHosts = 1;
-    in.ranksPerHost = 4;
-    in.cores = 8;
-    in.minChannels = 1;
-    in.maxChannels = 4;
-    in.slotBytes = shape.slotBytes;
-    in.oneShotMaxBytes = 8192;
-    tuner = std::make_unique<Tuner>(in, HostConstants{}, tunerOptionsFrom(agreed, "none"));
+    tuner = std::make_unique<Tuner>(fourRanksOneHost(), HostConstants{}, tunerOptionsFrom(agreed, "none"));
   }
 };
 

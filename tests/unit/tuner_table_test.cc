@@ -4,24 +4,14 @@
 #include <gtest/gtest.h>
 
 #include "algorithm_names.h"
+#include "tuner_inputs.h"
 #include "tuning/calibration.h"
 #include "tuning/tuner.h"
 
 namespace weft {
 namespace {
 
-ModelInput fourRanks() {
-  ModelInput in;
-  in.nranks = 4;
-  in.nHosts = 1;
-  in.ranksPerHost = 4;
-  in.cores = 8;
-  in.minChannels = 1;
-  in.maxChannels = 4;
-  in.slotBytes = 128 * 1024;
-  in.oneShotMaxBytes = 8192;
-  return in;
-}
+ModelInput fourRanks() { return fourRanksOneHost(); }
 
 TunerOptions noSettings() {
   TunerOptions o;
