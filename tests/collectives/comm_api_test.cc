@@ -20,20 +20,26 @@ namespace {
 
 // Runs work on this thread while another thread calls poll in a tight loop, until work is done or
 // a poll returns a problem (non-empty). Says what the first problem was and how many polls ran.
+// The work starts once the first poll has returned: on a loaded machine (ctest -j2 on two cores) a
+// new thread can wait milliseconds for a core, longer than the work takes, and the poller would
+// otherwise never run beside it.
 struct PollReport {
   std::string problem;
   int polls = 0;
 };
 PollReport pollWhile(const std::function<std::string()>& poll, const std::function<void()>& work) {
-  std::atomic<bool> done{false};
+  std::atomic<bool> done{false}, started{false};
   PollReport rep;
   std::thread poller([&] {
     while (!done.load() && rep.problem.empty()) {
       rep.problem = poll();
       ++rep.polls;
+      started.store(true);
       std::this_thread::yield();
     }
+    started.store(true);
   });
+  while (!started.load()) std::this_thread::yield();
   work();
   done.store(true);
   poller.join();
@@ -201,8 +207,6 @@ TEST(Api, DumpStateFromAnotherThreadWhileLinksConnect) {
       size_t final = 0;
       if (!rep.problem.empty())
         ctx.fail(rep.problem);
-      else if (rep.polls == 0)
-        ctx.fail("the watcher never dumped");
       else if (ctx.ok(weftCommDumpState(comm, after, sizeof after), "weftCommDumpState", comm)) {
         if (!fifoBytes(after, &final)) ctx.failf("the dump has no shared-memory figure: %s", after);
         if (final == 0) ctx.failf("after three collectives the rank owns no FIFO memory: %s", after);
@@ -268,7 +272,6 @@ TEST(Api, QueriesFromAWatchdogThreadWhileCollectivesRun) {
           },
           [&] { collectivesOfEveryKind(ctx, comm, round); });
       if (!rep.problem.empty()) ctx.failf("round %d: %s", round, rep.problem.c_str());
-      if (rep.polls == 0) ctx.fail("the watchdog never polled");
       ctx.ok(ncclCommDestroy(comm), "ncclCommDestroy", comm);
     }
   }));
