@@ -17,6 +17,7 @@
 #include "api/api_support.h"
 #include "base/log.h"
 #include "enqueue/group.h"
+#include "rma/device_window.h"
 #include "rma/window.h"
 #include "runtime/device_runtime.h"
 
@@ -33,6 +34,17 @@ std::unordered_map<void*, Allocation>& allocations() {
   return m;
 }
 bool gpuMemory() { return dev::runtime().deviceCount() > 0; }
+
+// The start of the ncclMemAlloc device allocation that holds [p, p + bytes), or null.
+void* deviceAllocationHolding(const void* p, size_t bytes) {
+  const auto a = reinterpret_cast<uintptr_t>(p);
+  std::lock_guard<std::mutex> lock(gAllocMutex);
+  for (const auto& [base, alloc] : allocations()) {
+    const auto b = reinterpret_cast<uintptr_t>(base);
+    if (alloc.device && a >= b && a - b <= alloc.size && bytes <= alloc.size - (a - b)) return base;
+  }
+  return nullptr;
+}
 
 // Frees a window handle the communicator owns.
 void dropWindow(ncclComm* comm, const ncclWindow_vidmem* win) {
@@ -144,18 +156,19 @@ WEFT_API ncclResult_t pncclCommWindowRegister(ncclComm_t comm, void* buff, size_
     {
       // The communicator owns its windows: those never deregistered go with it.
       std::lock_guard<std::mutex> lock(comm->regMutex);
-      comm->windowHandles.push_back(
-          std::make_unique<ncclWindow_vidmem>(ncclWindow_vidmem{comm, buff, size, winFlags, 0, {}, {}, {}, false}));
+      comm->windowHandles.push_back(std::make_unique<ncclWindow_vidmem>(
+          ncclWindow_vidmem{comm, buff, size, winFlags, 0, {}, {}, {}, false, -1, {}}));
       w = comm->windowHandles.back().get();
       comm->registeredBuffers.fetch_add(1);
     }
     *win = w;
-    if (!comm->hostMode) return ncclSuccess;  // GPU communicators have no one-sided operations yet
-    // Collective: the ranks tell each other where their buffers are (src/rma/window.h). Inside a
-    // group it completes at ncclGroupEnd, beside the other ranks' registrations.
-    auto exchange = [comm, w, fn] {
+    // Collective: the ranks tell each other where their buffers are (src/rma/window.h; on GPUs
+    // src/rma/device_window.h, for ranks in several processes). Inside a group it completes at
+    // ncclGroupEnd, beside the other ranks' registrations.
+    void* allocBase = comm->hostMode ? nullptr : deviceAllocationHolding(buff, size);
+    auto exchange = [comm, w, fn, allocBase] {
       std::string why;
-      const ncclResult_t r = exchangeWindow(w, &why);
+      const ncclResult_t r = comm->hostMode ? exchangeWindow(w, &why) : exchangeDeviceWindow(w, allocBase, &why);
       return r == ncclSuccess ? r : setError(comm, r, "%s: %s", fn, why.c_str());
     };
     if (inGroup()) {
@@ -178,6 +191,7 @@ WEFT_API ncclResult_t pncclCommWindowDeregister(ncclComm_t comm, ncclWindow_t wi
     WEFT_CHECK(checkCommHandle(fn, comm));
     WEFT_CHECK(checkWindow(fn, comm, win, "win"));
     if (win->id != 0) forgetWindow(win);  // no put arriving over the network writes into it any more
+    if (!comm->hostMode) forgetDeviceWindow(win);
     dropWindow(comm, win);
     return ncclSuccess;
   });

@@ -13,6 +13,7 @@
 #include "base/params.h"
 #include "bootstrap/bootstrap.h"
 #include "comm/config.h"
+#include "comm/device_window_table.h"
 #include "comm/local_peers.h"
 #include "comm/redop_table.h"
 #include "comm/wait_state.h"
@@ -63,6 +64,9 @@ struct RankInfo {
   int32_t rank;
   char hostName[64];  // for messages about this rank
   int32_t device;     // the rank's GPU, -1 in host mode
+  // Ranks with the same one reach each other's memory by address (dev::Runtime::addressSpace):
+  // the process id, except in the kernel-emulation tests' ranks of their own.
+  int64_t addressSpace;
 };
 
 }  // namespace weft
@@ -136,6 +140,8 @@ struct ncclComm {
   std::mutex regMutex;
   std::vector<std::unique_ptr<weft::Registration>> registrations;  // ncclCommRegister handles
   std::vector<std::unique_ptr<ncclWindow_vidmem>> windowHandles;   // ncclCommWindowRegister handles
+  // GPU ranks in several processes: where their shared windows are (made at the first such window).
+  std::unique_ptr<weft::DeviceWindowTable> deviceWindows;
   // How many of both there are, read without the lock by every collective (comm/shared_input.h).
   std::atomic<int> registeredBuffers{0};
   // GPU communicators only (hostMode false): device resources of the GPU executor.

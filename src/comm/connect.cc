@@ -22,7 +22,7 @@ bool usesP2p(const ncclComm* comm, int peer) {
   if (comm->hostMode || comm->agreed.p2pDisable) return false;
   const RankInfo& me = comm->ranks[comm->rank];
   const RankInfo& other = comm->ranks[peer];
-  const bool sameGpu = me.pid == other.pid ? me.device == other.device : false;
+  const bool sameGpu = me.addressSpace == other.addressSpace ? me.device == other.device : false;
   const std::string& level = comm->agreed.p2pLevel;
   return sameGpu || level != "LOC";
 }

@@ -8,10 +8,10 @@
 namespace weft {
 namespace {
 
-bool allRanksInThisProcess(const ncclComm* comm) {
+bool allRanksInThisAddressSpace(const ncclComm* comm) {
   const RankInfo& me = comm->ranks[comm->rank];
   for (const RankInfo& r : comm->ranks)
-    if (r.pid != me.pid || r.hostHash != me.hostHash) return false;
+    if (r.addressSpace != me.addressSpace || r.hostHash != me.hostHash) return false;
   return true;
 }
 
@@ -33,21 +33,23 @@ uint64_t sharedInputOf(ncclComm* comm, const Task& t) {
   if (comm->registeredBuffers.load(std::memory_order_relaxed) == 0) return 0;
   if (t.kind != CollKind::kAllReduce || t.spec.preMul || bytes < kMinBytes || comm->nranks < 2) return 0;
   if (!comm->agreed.mismatchCheck) return 0;
-  const bool oneProcess = allRanksInThisProcess(comm);
+  const bool oneSpace = allRanksInThisAddressSpace(comm);
   const auto address = reinterpret_cast<uint64_t>(t.sendbuff);
   std::lock_guard<std::mutex> lock(comm->regMutex);
-  if (oneProcess) {
+  if (oneSpace) {
     for (const auto& r : comm->registrations)
       if (within(t.sendbuff, bytes, r->buff, r->size)) return address;
     for (const auto& w : comm->windowHandles)
       if (within(t.sendbuff, bytes, w->buff, w->size)) return address;
     return 0;
   }
-  if (!comm->hostMode) return 0;  // GPU ranks in several processes would need IPC mappings
   for (const auto& w : comm->windowHandles) {
-    if (!w->readableByPeers || w->id > kPublishedMaxWindowId || !within(t.sendbuff, bytes, w->buff, w->size)) continue;
+    if (!w->readableByPeers || !within(t.sendbuff, bytes, w->buff, w->size)) continue;
+    // Host mode names the window by its registration id (the host executor looks it up); GPU ranks
+    // by its row of the device window table, which their kernels read.
+    const uint64_t ref = comm->hostMode ? w->id : w->gpuSlot < 0 ? UINT64_MAX : static_cast<uint64_t>(w->gpuSlot);
     const uint64_t offset = address - reinterpret_cast<uint64_t>(w->buff);
-    if (offset <= kPublishedMaxOffset) return publishedWindowRef(w->id, offset);
+    if (ref <= kPublishedMaxWindowId && offset <= kPublishedMaxOffset) return publishedWindowRef(ref, offset);
   }
   return 0;
 }

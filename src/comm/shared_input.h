@@ -15,11 +15,14 @@ namespace weft {
 // - operations are checked against each other (WEFT_MISMATCH_CHECK, agreed): the barrier's stamps
 //   then prove that every peer reads exactly as many elements as this rank published;
 // - and the whole input lies in a buffer every peer can read:
-//   - every rank is a thread of this process, and the buffer is one this rank registered
-//     (ncclCommRegister or ncclCommWindowRegister): the word is the input's address (GPU ranks
-//     reach each other's memory by address once peer access is on);
-//   - or, in host mode, a window that every rank has mapped (from ncclMemAlloc memory,
-//     rma/window.h): the word refers to the input by window and offset.
+//   - every rank is a thread of this process (of one address space, dev::Runtime::addressSpace),
+//     and the buffer is one this rank registered (ncclCommRegister or ncclCommWindowRegister): the
+//     word is the input's address (GPU ranks reach each other's memory by address once peer
+//     access is on);
+//   - or a window that every rank has mapped (from ncclMemAlloc memory): the word refers to the
+//     input by window and offset. In host mode the window is named by its registration id
+//     (rma/window.h); on GPUs by its row of the device window table, where each process has the
+//     IPC mappings of the others' buffers (comm/device_window_table.h).
 // Whether the chosen algorithm uses it is the builder's business (collectives/dda).
 uint64_t sharedInputOf(ncclComm* comm, const Task& t);
 

@@ -14,9 +14,24 @@
 #include <vector>
 
 #include "nccl.h"
+#include "runtime/device_runtime.h"
 #include "transports/shm/shm_segment.h"
 
 namespace weft {
+
+// Another process's device buffer, mapped through its IPC handle (dev::Runtime::ipcOpen) and
+// closed when this goes.
+class IpcMapping {
+ public:
+  explicit IpcMapping(void* base) : base_(base) {}
+  ~IpcMapping() { dev::runtime().ipcClose(base_); }
+  IpcMapping(const IpcMapping&) = delete;
+  IpcMapping& operator=(const IpcMapping&) = delete;
+  void* base() const { return base_; }
+
+ private:
+  void* base_;
+};
 
 // One rank's window buffer, as that rank's process addresses it.
 struct WindowSpan {
@@ -53,4 +68,10 @@ struct ncclWindow_vidmem {
   std::vector<const unsigned char*> mapped;
   std::vector<std::unique_ptr<weft::ShmSegment>> peerSegments;
   bool readableByPeers = false;
+  // GPU communicators whose local ranks live in several processes: the row of the device window
+  // table (comm/device_window_table.h) that holds every rank's buffer as this process addresses it,
+  // and the IPC mappings of the other processes' buffers (closed at deregistration); -1 and empty
+  // when the window is not shared that way (rma/device_window.h).
+  int gpuSlot = -1;
+  std::vector<std::unique_ptr<weft::IpcMapping>> ipcMapped;
 };

@@ -8,7 +8,8 @@
 // executor calls tryConnect until every peer's area is mapped, within WEFT_TIMEOUT_MS.
 //
 // None of this has run on a GPU yet: the kernel-emulation tests run it with "device memory" in host
-// memory and ranks as threads of one process, so the IPC path is compiled but untested.
+// memory and ranks as threads, by address within one address space and, with ranks that have
+// address spaces of their own, through emulated IPC handles that map the memory again.
 #pragma once
 #include <cstddef>
 #include <cstdint>
@@ -46,7 +47,8 @@ class DeviceDirectAreas {
   // once more ("departed") and waits, up to timeoutMs, until each such peer's counter is as high,
   // which it reaches only after its reads (it departed too, or went on to a later barrier). Peers
   // in this process need no wait: they hold a reference to the area instead. Returns the peers
-  // that never got there (the caller warns). Compiled, never run: emulation has no second process.
+  // that never got there (the caller warns). Run by the emulation's ranks with address spaces of
+  // their own; never on a GPU.
   std::vector<int> depart(int64_t timeoutMs);
 
  private:

@@ -33,11 +33,32 @@ __device__ inline OpStamp loadStamp(const OpStamp* p) {
   return s;
 }
 
-// After a barrier (until this rank arrives at the next): the input `r` published there, or null.
-// The owner wrote the slot before the arrival this rank saw and cannot rewrite it sooner.
-__device__ inline const unsigned char* publishedInput(const DevDirectArea* areas, int rank, int r) {
+// After a barrier (until this rank arrives at the next): what rank `r` published there (0: it
+// staged). The owner wrote the slot before the arrival this rank saw and cannot rewrite it sooner.
+__device__ inline uint64_t publishedWord(const DevDirectArea* areas, int rank, int r) {
   const uint64_t slot = loadVolatile(&areas[rank].head->arrived) & 1;
-  return reinterpret_cast<const unsigned char*>(loadVolatile(&areas[r].head->inputs[slot]));
+  return loadVolatile(&areas[r].head->inputs[slot]);
+}
+
+// Where this rank reads the input rank `r` published, or null: it staged, or it published in a
+// window this rank does not map (directUnreadable tells the two apart). Ranks in one process
+// publish the address; in several, a row of the window table and an offset (program/step.h).
+__device__ inline const unsigned char* publishedInput(const LaunchHeader* h, const DevDirectArea* areas, int rank,
+                                                      int r) {
+  const uint64_t word = publishedWord(areas, rank, r);
+  if (!isPublishedWindowRef(word)) return reinterpret_cast<const unsigned char*>(word);
+  const uint64_t row = publishedWindowId(word);
+  if (row >= h->windowRows) return nullptr;
+  const uint64_t base = h->windows[row * uint64_t(h->nranks) + uint64_t(r)];
+  return base != 0 ? reinterpret_cast<const unsigned char*>(base + publishedWindowOffset(word)) : nullptr;
+}
+
+// The first rank whose published input this rank cannot read, or -1. Such a rank staged nothing,
+// so the fold must fail rather than read its stale staging data, as the host executor does.
+__device__ inline int directUnreadable(const LaunchHeader* h, const DevDirectArea* areas, int rank) {
+  for (int r = 0; r < h->nranks; ++r)
+    if (isPublishedWindowRef(publishedWord(areas, rank, r)) && publishedInput(h, areas, rank, r) == nullptr) return r;
+  return -1;
 }
 
 // Thread 0 only: arrives at the next direct barrier and waits for every peer. False (reported) on
@@ -143,9 +164,10 @@ __device__ inline bool directBarrier(const LaunchHeader* h, const DevDirectArea*
   __syncthreads();
   if (threadIdx.x == 0) {
     // The barrier that ends a fold of published inputs runs only if a rank published; every rank
-    // (and every block of it) reads the same slots, so all skip it or all meet at it.
+    // (and every block of it) reads the same words (not what it makes of them), so all skip it or
+    // all meet at it.
     bool needed = (st.flags & kStepIfShared) == 0;
-    for (int r = 0; r < h->nranks && !needed; ++r) needed = publishedInput(areas, h->rank, r) != nullptr;
+    for (int r = 0; r < h->nranks && !needed; ++r) needed = publishedWord(areas, h->rank, r) != 0;
     bool ok = true;
     if (needed)
       ok = nParts > 1 ? directBarrierParts(h, areas, q, t, st, stepIndex, nParts)
@@ -220,8 +242,8 @@ __device__ inline void lowpStepOnBlock(const DevTask& t, const Step& st, const D
 
 // Every thread of the block: one data step (every direct op but the barrier), then a block barrier
 // so that the next step may read what this one wrote with another thread mapping.
-__device__ inline void directDataStep(const DevTask& t, const Step& st, const DevDirectArea* areas, int rank,
-                                      int nranks) {
+__device__ inline void directDataStep(const LaunchHeader* h, const DevTask& t, const Step& st,
+                                      const DevDirectArea* areas, int rank, int nranks) {
   const ReduceSpec& spec = t.spec;
   const size_t es = dataTypeSize(spec.dtype);
   switch (st.op) {
@@ -237,7 +259,7 @@ __device__ inline void directDataStep(const DevTask& t, const Step& st, const De
       const unsigned post = (st.flags & kStepPost) ? kApplyPost : 0u;
       // A rank that published its input is read there (kStepInput: at the result's own offset).
       auto src = [&](int r) -> const unsigned char* {
-        const unsigned char* in = (st.flags & kStepInput) ? publishedInput(areas, rank, r) : nullptr;
+        const unsigned char* in = (st.flags & kStepInput) ? publishedInput(h, areas, rank, r) : nullptr;
         return in != nullptr ? in + st.dstOffset * es : areas[r].data + st.srcOffset * es;
       };
       deviceReduceCopy(spec, d, nullptr, src(0), nullptr, st.count, nranks == 1 ? post : 0u);
@@ -263,6 +285,20 @@ __device__ inline void directDataStep(const DevTask& t, const Step& st, const De
   __syncthreads();
 }
 
+// Every thread of the block: whether every input published for this fold can be read here. Every
+// block of this rank reads the same words and table, so all fail together (the first reports).
+__device__ inline bool inputsReadable(const LaunchHeader* h, const DevDirectArea* areas, const DevSequence& q,
+                                      const DevTask& t, const Step& st, uint32_t stepIndex, int* failed) {
+  __syncthreads();  // every thread has read the flag the last barrier left before thread 0 rewrites it
+  if (threadIdx.x == 0) {
+    const int lost = directUnreadable(h, areas, h->rank);
+    if (lost >= 0) report(h, kDevUnreadableInput, q, t, st, stepIndex, 0, lost, true, 0, 0);
+    *failed = lost >= 0 ? 1 : 0;
+  }
+  __syncthreads();
+  return *failed == 0;
+}
+
 // Every thread of the block: a whole direct-lane sequence, or block `part` of the nParts that run
 // it. False once it failed (reported).
 __device__ inline bool runDirectSequence(const LaunchHeader* h, const DevSequence& q, const DevTask& t,
@@ -277,8 +313,9 @@ __device__ inline bool runDirectSequence(const LaunchHeader* h, const DevSequenc
       if (!directBarrier(h, areas, q, t, st, k, nParts, failed)) return false;
       continue;
     }
+    if ((st.flags & kStepInput) && !inputsReadable(h, areas, q, t, st, k, failed)) return false;
     const Step mine = stepPart(st, part, nParts);
-    if (mine.count != 0) directDataStep(t, mine, areas, h->rank, h->nranks);
+    if (mine.count != 0) directDataStep(h, t, mine, areas, h->rank, h->nranks);
   }
   return q.fenced == 0 || directBarrier(h, areas, q, t, fence, q.nSteps - 1, nParts, failed);
 }

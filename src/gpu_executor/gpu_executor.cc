@@ -321,6 +321,10 @@ std::vector<unsigned char> DescriptorBuilder::finish(size_t* bytes, uint32_t* nC
   h.directOff = off, off = align16(off + direct.size() * sizeof(DevDirectArea));
   h.rank = comm_->rank;
   h.nranks = comm_->nranks;
+  if (directTask_ != nullptr && comm_->deviceWindows != nullptr && comm_->deviceWindows->device() != nullptr) {
+    h.windows = comm_->deviceWindows->device();
+    h.windowRows = DeviceWindowTable::kRows;
+  }
   std::vector<unsigned char> blob(off);
   memcpy(blob.data(), &h, sizeof h);
   auto put = [&](uint64_t at, const auto& v) {
@@ -501,6 +505,16 @@ void pollDeviceError(ncclComm* comm) {
   if (code == kDevStampMismatch) {
     // The same two-sided text as the host executor's: what this rank and the peer called.
     failWith(comm, ncclInvalidUsage, mismatchText(comm->commHash, comm->rank, e->mine, e->peer, e->theirs));
+    return;
+  }
+  if (code == kDevUnreadableInput) {
+    // As the host executor says it: the ranks disagree about the window.
+    char text[320];
+    snprintf(text, sizeof text,
+             "rank %d (GPU %d) cannot read the input rank %d published in a window for %s #%" PRIu64
+             ": the window is not registered here (deregister windows on every rank alike)",
+             comm->rank, comm->gpu->device(), e->peer, collName(static_cast<CollKind>(e->kind)), e->opSeq);
+    failWith(comm, ncclInvalidUsage, text);
     return;
   }
   char what[512];

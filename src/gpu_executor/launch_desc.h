@@ -40,7 +40,8 @@ struct DevTask {
   uint8_t pad[2];
   OpStamp stamp;  // what this rank called: written into every slot it publishes, compared on receive
   // Task::directInput: the input's address for peers to read in place (program/step.h
-  // kStepPublish), or 0. Always an address: GPU ranks publish only when all are in one process.
+  // kStepPublish): the address itself when every rank is in this process, else a window
+  // reference (row and offset; LaunchHeader::windows); 0 when the input is staged.
   uint64_t directInput;
 };
 
@@ -108,7 +109,8 @@ enum DevErrorCode : uint32_t {
   kDevTimeout = 1,
   kDevAborted = 2,
   kDevSizeMismatch = 3,
-  kDevStampMismatch = 4,  // a peer's message came from a different call: mine/theirs hold both stamps
+  kDevStampMismatch = 4,    // a peer's message came from a different call: mine/theirs hold both stamps
+  kDevUnreadableInput = 5,  // peer published its input in a window this rank does not map
 };
 struct DevError {
   uint32_t code;
@@ -129,10 +131,13 @@ struct LaunchHeader {
   uint32_t nChains, nSeqs, nSteps, nTasks, nLinks;
   uint32_t pieceBytes;  // the communicator's slot size: one message per piece
   uint32_t nDirect;     // entries of the direct table: nranks when a direct-lane sequence runs, else 0
-  uint32_t pad;
+  uint32_t windowRows;  // rows of `windows` (0: the communicator shares no window by IPC)
   // Byte offsets from the header. The direct table holds every rank's DevDirectArea, by rank.
   uint64_t chainOff, seqOff, stepOff, taskOff, linkOff, directOff;
   int64_t timeoutTicks;  // a wait longer than this fails the launch (WEFT_TIMEOUT_MS, in wait-clock ticks)
+  // Device memory: the communicator's device window table (comm/device_window_table.h), windowRows
+  // rows of nranks addresses: where a peer's input published by row and offset is read.
+  const uint64_t* windows;
   const volatile uint32_t* abortFlag;  // mapped host memory: ncclCommAbort sets it
   DevError* error;                     // mapped host memory
   // Device memory: the first failing block claims the record with an atomic here (atomics on

@@ -24,7 +24,7 @@ bool barrierStampsAgree(const Task& t, const DirectView& v, std::string* why) {
   return false;
 }
 
-// A window reference a peer published (transports/shm/direct_area.h): where this process mapped
+// A window reference a peer published (program/step.h kPublishedWindow): where this process mapped
 // that peer's buffer of the window, plus the offset.
 const unsigned char* resolveWindowRef(void* ctx, int rank, uint64_t word) {
   ncclComm* comm = static_cast<ncclComm*>(ctx);

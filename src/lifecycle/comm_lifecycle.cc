@@ -145,6 +145,7 @@ ncclResult_t setupComm(ncclComm* comm, const ncclUniqueId& id) {
   Announce& me = all[comm->rank];
   me.info.hostHash = hostHash();
   me.info.pid = static_cast<int32_t>(getpid());
+  me.info.addressSpace = dev::runtime().addressSpace();
   me.info.rank = comm->rank;
   snprintf(me.info.hostName, sizeof me.info.hostName, "%s", hostName().c_str());
   // A GPU build with a usable GPU runs the communicator on the caller's current device (as NCCL

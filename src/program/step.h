@@ -58,6 +58,22 @@ enum StepFlags : uint8_t {
   kStepIfShared = 32,
 };
 
+// What a rank publishes beside a stamp: 0 (nothing: it staged), its input's address (every rank is
+// a thread of its process), or a reference into a window every rank has mapped (ranks in several
+// processes): kPublishedWindow | id << 40 | the byte offset in the publisher's window buffer. The
+// id is the window's registration number in host mode (rma/window.h) and its row of the device
+// window table on GPUs (comm/device_window_table.h). Addresses of user space never have the top
+// bit set.
+constexpr uint64_t kPublishedWindow = 1ull << 63;
+constexpr uint64_t kPublishedMaxWindowId = (1ull << 23) - 1;
+constexpr uint64_t kPublishedMaxOffset = (1ull << 40) - 1;
+WEFT_HOST_DEVICE inline uint64_t publishedWindowRef(uint64_t id, uint64_t offset) {
+  return kPublishedWindow | id << 40 | offset;
+}
+WEFT_HOST_DEVICE inline bool isPublishedWindowRef(uint64_t word) { return (word & kPublishedWindow) != 0; }
+WEFT_HOST_DEVICE inline uint64_t publishedWindowId(uint64_t word) { return (word & ~kPublishedWindow) >> 40; }
+WEFT_HOST_DEVICE inline uint64_t publishedWindowOffset(uint64_t word) { return word & kPublishedMaxOffset; }
+
 // Which buffer a step offset refers to: the task's send or receive buffer, or the communicator's
 // scratch area (used by algorithms that collect every rank's input before reducing it).
 enum class Buf : uint8_t { kSend, kRecv, kScratch };

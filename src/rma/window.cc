@@ -43,7 +43,7 @@ bool allOnThisHost(const ncclComm* comm) {
 
 int otherProcesses(const ncclComm* comm) {
   int n = 0;
-  for (const RankInfo& r : comm->ranks) n += r.pid != comm->ranks[comm->rank].pid;
+  for (const RankInfo& r : comm->ranks) n += r.addressSpace != comm->ranks[comm->rank].addressSpace;
   return n;
 }
 
@@ -59,7 +59,7 @@ void mapPeerBuffers(ncclWindow_vidmem* win, const std::vector<WindowRecord>& rec
   win->peerSegments.resize(n);
   const int64_t deadline = nowNs() + std::min<int64_t>(param::timeoutMs(), kMapWaitMs) * 1000000;
   for (int q = 0; q < n; ++q) {
-    if (comm->ranks[q].pid == comm->ranks[comm->rank].pid) {
+    if (comm->ranks[q].addressSpace == comm->ranks[comm->rank].addressSpace) {
       win->mapped[q] = reinterpret_cast<const unsigned char*>(recs[q].span.addr);
       continue;
     }

@@ -1,3 +1,5 @@
+#include <unistd.h>
+
 #include <atomic>
 
 #include "runtime/device_runtime.h"
@@ -11,6 +13,8 @@ Runtime& runtime() {
   Runtime* r = gReplacement.load(std::memory_order_acquire);
   return r != nullptr ? *r : builtRuntime();
 }
+
+int64_t Runtime::addressSpace() { return getpid(); }
 
 Runtime* replaceRuntimeForTesting(Runtime* r) { return gReplacement.exchange(r, std::memory_order_acq_rel); }
 

@@ -90,6 +90,12 @@ class Runtime {
   virtual ncclResult_t copy(void* dst, const void* src, size_t bytes) = 0;
   virtual ncclResult_t copyAsync(void* dst, const void* src, size_t bytes, void* stream) = 0;
 
+  // Ranks whose address spaces are equal reach each other's device memory by address (with peer
+  // access between GPUs); others exchange IPC handles. The process id here; the kernel-emulation
+  // tests give ranks that are threads address spaces of their own, so that the IPC paths run.
+  virtual int64_t addressSpace();
+  // Exports device memory: devPtr must be where an allocation starts (as cudaIpcGetMemHandle and
+  // hipIpcGetMemHandle require; their handles name the whole allocation).
   virtual ncclResult_t ipcGetHandle(void* devPtr, IpcHandle* out) = 0;
   // Maps another process's device memory; *p is valid until ipcClose(*p).
   virtual ncclResult_t ipcOpen(const IpcHandle& h, void** p) = 0;

@@ -567,6 +567,62 @@ TEST(GpuGroups, SeveralOperationsInOneGroup) {
 }
 
 // ---------------------------------------------------------------------------------------------
+// Registered inputs read in place: each rank's AllReduce input lies 3 floats into a window over
+// ncclMemAlloc memory, so under DDA (ctest gpu.<tier>.dda-flat and dda-tree; 160 KB is above the
+// size from which flat AllReduce publishes) a rank publishes its input instead of staging it and
+// its peers fold from it: by address between threads, through the IPC mappings made at
+// registration between processes (src/rma/device_window.h). Each input is rewritten as soon as
+// its call's stream is synchronized, and every result is checked.
+
+TEST(GpuRegistered, WindowInputsAreReadInPlace) {
+  WEFT_REQUIRE_GPU();
+  for (int n : rankCounts()) {
+    EXPECT_RUN_OK(runRanks(
+        kTier, n,
+        [](RankCtx& ctx) {
+          OwnedStream s;
+          if (!openRank(ctx, &s)) return;
+          constexpr size_t kCount = 40001, kLead = 3;
+          const size_t bytes = (kLead + kCount) * sizeof(float);
+          void* mem = nullptr;
+          ncclWindow_t win = nullptr;
+          DeviceBuffer out;
+          if (!ctx.ok(ncclMemAlloc(&mem, bytes), "ncclMemAlloc") ||
+              !ctx.ok(ncclCommWindowRegister(ctx.comm, mem, bytes, &win, NCCL_WIN_DEFAULT), "ncclCommWindowRegister",
+                      ctx.comm) ||
+              !out.allocate(0, kCount * sizeof(float), &ctx))
+            return;
+          float* in = static_cast<float*>(mem) + kLead;
+          auto value = [](int rank, size_t i) { return static_cast<float>(rank + 1 + static_cast<int>(i % 11)); };
+          for (int call = 0; call < 6 && !ctx.failed(); ++call) {
+            std::vector<float> host(kCount);
+            for (size_t i = 0; i < kCount; ++i) host[i] = value(ctx.rank, i + size_t(call));
+            std::vector<float> result(kCount);
+            if (!gpuOk(&ctx, gpuMemcpy(in, host.data(), kCount * sizeof(float), gpuMemcpyHostToDevice),
+                       "gpuMemcpy H2D (input)") ||
+                !ctx.ok(ncclAllReduce(in, out.data(), kCount, ncclFloat32, ncclSum, ctx.comm, s.s), "ncclAllReduce",
+                        ctx.comm) ||
+                !gpuOk(&ctx, gpuStreamSynchronize(s.s), "gpuStreamSynchronize") ||
+                !gpuOk(&ctx, gpuMemcpy(result.data(), out.data(), kCount * sizeof(float), gpuMemcpyDeviceToHost),
+                       "gpuMemcpy D2H (result)"))
+              return;
+            for (size_t i = 0; i < kCount; ++i) {
+              float want = 0;
+              for (int p = 0; p < ctx.nranks; ++p) want += value(p, i + size_t(call));
+              if (result[i] != want) {
+                ctx.failf("call %d: element %zu is %g, expected %g", call, i, result[i], want);
+                break;
+              }
+            }
+          }
+          ctx.ok(ncclCommWindowDeregister(ctx.comm, win), "ncclCommWindowDeregister", ctx.comm);
+          ctx.ok(ncclMemFree(mem), "ncclMemFree");
+        },
+        gpuRunOptions()));
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
 // The FP8 low-precision collectives on device buffers (one element past an aligned start), within
 // the host-mode suite's bounds (lowprec_check.h), with every rank holding the same bits. ctest runs
 // it as gpu.<tier>.lowprec, which sets RCCL_LOW_PRECISION_ENABLE=1 and

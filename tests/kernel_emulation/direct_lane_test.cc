@@ -151,6 +151,117 @@ TEST(DirectLaneEmulation, RegisteredInputsAreReadInPlace) {
   }
 }
 
+// GPU ranks of different processes (ranks as threads with address spaces of their own: their
+// device memory reaches each other only through IPC handles, which map it again at another
+// address). Every rank registers a window, collectively; the even ranks' lie in ncclMemAlloc
+// memory, which every rank maps at registration, so an even rank publishes its input by window row
+// and offset and its peers' kernels read it through their own mappings; the odd ranks' lie in
+// other memory, which is not offered, so they stage. Every third call is in place (staged).
+// Each rank refills its input the moment a call returns, as in registeredAllReduce.
+void registeredAcrossAddressSpaces(const char* algo, int n) {
+  const size_t mappedBefore = testing::emulatedIpcMappings();
+  runRanks(
+      n,
+      [&](int r, ncclComm_t comm) {
+        // The inputs start 17 floats into the window, which starts 3 floats into the allocation.
+        constexpr size_t kMax = 40001, kLead = 17, kWindowLead = 3;
+        const size_t bytes = (kWindowLead + kLead + kMax) * sizeof(float);
+        std::vector<float> plain(r % 2 == 0 ? 0 : bytes / sizeof(float)), out(kMax);
+        void* allocated = nullptr;
+        if (r % 2 == 0) {
+          ASSERT_EQ(ncclMemAlloc(&allocated, bytes), ncclSuccess);
+        }
+        float* window = (r % 2 == 0 ? static_cast<float*>(allocated) : plain.data()) + kWindowLead;
+        float* in = window + kLead;
+        ncclWindow_t win = nullptr;
+        ASSERT_EQ(ncclCommWindowRegister(comm, window, (kLead + kMax) * sizeof(float), &win, NCCL_WIN_DEFAULT),
+                  ncclSuccess)
+            << ncclGetLastError(comm);
+        // Every peer's window of ncclMemAlloc memory is mapped here (beside the staging areas).
+        EXPECT_GE(testing::emulatedIpcMappings(), mappedBefore + size_t((n + 1) / 2 - (r % 2 == 0 ? 1 : 0)));
+        int call = 0;
+        for (size_t count : {size_t(1), size_t(1000), kMax})
+          for (int iter = 0; iter < (count == kMax ? 12 : 3); ++iter, ++call) {
+            EXPECT_EQ(chosen(comm, kFuncAllReduce, count, ncclFloat32), algo);
+            for (size_t i = 0; i < count; ++i) in[i] = smallInt(r, i + size_t(call));
+            const bool inPlace = call % 3 == 2;
+            float* dst = inPlace ? in : out.data();
+            ASSERT_EQ(ncclAllReduce(in, dst, count, ncclFloat32, ncclSum, comm, nullptr), ncclSuccess)
+                << ncclGetLastError(comm);
+            size_t bad = 0;
+            for (size_t i = 0; i < count; ++i) {
+              float want = 0;
+              for (int p = 0; p < n; ++p) want += smallInt(p, i + size_t(call));
+              bad += dst[i] != want;
+            }
+            EXPECT_EQ(bad, 0u) << algo << ", rank " << r << " of " << n << ", call " << call << " (" << count
+                               << " floats" << (inPlace ? ", in place)" : ")");
+            std::memset(in, 0xff, count * sizeof(float));
+          }
+        expectNoAsyncError(comm);
+        EXPECT_EQ(ncclCommWindowDeregister(comm, win), ncclSuccess);
+        if (allocated != nullptr) {
+          EXPECT_EQ(ncclMemFree(allocated), ncclSuccess);
+        }
+      },
+      testing::Spaces::kPerRank);
+  // Every mapping was closed: of the windows at deregistration, of the staging areas and FIFOs
+  // with their communicators.
+  EXPECT_EQ(testing::emulatedIpcMappings(), mappedBefore);
+}
+
+TEST(DirectLaneEmulation, RegisteredInputsAcrossProcessesAreReadInPlace) {
+  for (const char* algo : {"DDAFlat", "DDATree"}) {
+    Scope s(with(kSmallStaging, "NCCL_ALGO", algo));
+    for (int n : {2, 3}) registeredAcrossAddressSpaces(algo, n);
+  }
+}
+
+// Rank 1 (another process) deregisters a window that rank 0 keeps, then both call an AllReduce
+// whose input lies in it: rank 0 publishes it by window row, and rank 1's kernel, which no longer
+// finds the row, must fail the call saying why instead of folding a staging area rank 0 never
+// filled; rank 0 then waits in vain at the closing barrier. That rank 1 fails is also what shows
+// that rank 0 published rather than staged.
+TEST(DirectLaneEmulation, WindowDeregisteredOnOneRankFailsItsReads) {
+  Scope s(Env{{"NCCL_ALGO", "DDAFlat"}, {"WEFT_TIMEOUT_MS", "400"}});
+  std::barrier sync(2);
+  runRanks(
+      2,
+      [&](int r, ncclComm_t comm) {
+        const size_t count = 40000, bytes = count * sizeof(float);  // 160 KB: flat AllReduce publishes
+        void* in = nullptr;
+        std::vector<float> out(count);
+        ncclWindow_t win = nullptr;
+        ASSERT_EQ(ncclMemAlloc(&in, bytes), ncclSuccess);
+        ASSERT_EQ(ncclCommWindowRegister(comm, in, bytes, &win, NCCL_WIN_DEFAULT), ncclSuccess);
+        std::fill_n(static_cast<float*>(in), count, 1.0f + float(r));
+        ASSERT_EQ(ncclAllReduce(in, out.data(), count, ncclFloat32, ncclSum, comm, nullptr), ncclSuccess);
+        expectNoAsyncError(comm);
+        EXPECT_EQ(out[count - 1], 3.0f);
+        if (r == 1) {
+          EXPECT_EQ(ncclCommWindowDeregister(comm, win), ncclSuccess);
+        }
+        sync.arrive_and_wait();
+        EXPECT_EQ(ncclAllReduce(in, out.data(), count, ncclFloat32, ncclSum, comm, nullptr), ncclSuccess);
+        ncclResult_t async = ncclSuccess;
+        EXPECT_EQ(ncclCommGetAsyncError(comm, &async), ncclSuccess);
+        const std::string msg = ncclGetLastError(comm);
+        if (r == 1) {
+          EXPECT_EQ(async, ncclInvalidUsage);
+          EXPECT_NE(msg.find("rank 1 (GPU 0) cannot read the input rank 0 published in a window for AllReduce"),
+                    std::string::npos)
+              << msg;
+        } else {
+          EXPECT_EQ(async, ncclRemoteError);
+          EXPECT_NE(msg.find("waiting for rank 1"), std::string::npos) << msg;
+        }
+        sync.arrive_and_wait();
+        ASSERT_EQ(ncclCommAbort(comm), ncclSuccess);
+        EXPECT_EQ(ncclMemFree(in), ncclSuccess);
+      },
+      testing::Spaces::kPerRank, /*destroy=*/false);
+}
+
 std::vector<uint32_t> bitsOf(const std::vector<float>& v) {
   std::vector<uint32_t> out(v.size());
   for (size_t i = 0; i < v.size(); ++i) memcpy(&out[i], &v[i], sizeof(float));

@@ -1,12 +1,15 @@
 #include "emulated_runtime.h"
 
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include <barrier>
 #include <cstdlib>
 #include <cstring>
 #include <memory>
+#include <mutex>
 #include <thread>
+#include <unordered_map>
 #include <vector>
 
 #include "base/clock.h"
@@ -70,12 +73,71 @@ namespace {
 
 thread_local bool tCapturing = false;
 thread_local int tLastBlocks = 0;
+thread_local int64_t tAddressSpace = 0;  // 0: the process's
 
 void* zeroed(size_t bytes) {
   void* p = nullptr;
   if (posix_memalign(&p, 4096, bytes == 0 ? 1 : bytes) != 0) return nullptr;
   memset(p, 0, bytes);
   return p;
+}
+
+// Device memory of a rank with an address space of its own: a memory file, so that an "IPC
+// handle" can map the same bytes a second time, at another address, as a peer process would see
+// them. The file stays open while its owner or any mapping holds it.
+struct MemFile {
+  int fd = -1;
+  size_t bytes = 0;
+  int64_t owner = 0;  // the address space that allocated it
+  ~MemFile() {
+    if (fd >= 0) close(fd);
+  }
+};
+constexpr uint64_t kMemFileHandle = 0x57454654454d4631ull;  // "WEFTEMF1"
+struct MemFileHandle {
+  uint64_t magic;
+  uint64_t id;
+  int64_t owner;
+};
+std::mutex gMemMutex;
+uint64_t gNextId = 0;
+std::unordered_map<uint64_t, std::shared_ptr<MemFile>> gById;                     // exported files, by handle id
+std::unordered_map<void*, std::pair<uint64_t, std::shared_ptr<MemFile>>> gOwned;  // allocations
+std::unordered_map<void*, std::shared_ptr<MemFile>> gOpened;                      // ipcOpen mappings
+
+void* mapFile(const MemFile& f) {
+  void* p = mmap(nullptr, f.bytes, PROT_READ | PROT_WRITE, MAP_SHARED, f.fd, 0);
+  return p == MAP_FAILED ? nullptr : p;
+}
+
+void* allocMemFile(size_t bytes) {
+  auto f = std::make_shared<MemFile>();
+  f->bytes = (bytes == 0 ? 1 : bytes + 4095) / 4096 * 4096;
+  f->owner = tAddressSpace;
+  f->fd = memfd_create("weft-emulated-gpu", MFD_CLOEXEC);
+  if (f->fd < 0 || ftruncate(f->fd, static_cast<off_t>(f->bytes)) != 0) return nullptr;
+  void* p = mapFile(*f);  // a new file reads as zeros
+  if (p == nullptr) return nullptr;
+  std::lock_guard<std::mutex> lock(gMemMutex);
+  const uint64_t id = ++gNextId;
+  gById[id] = f;
+  gOwned[p] = {id, f};
+  return p;
+}
+
+// True when p came from allocMemFile (then it is unmapped and its file let go).
+bool freeMemFile(void* p) {
+  std::shared_ptr<MemFile> f;
+  {
+    std::lock_guard<std::mutex> lock(gMemMutex);
+    auto it = gOwned.find(p);
+    if (it == gOwned.end()) return false;
+    f = it->second.second;
+    gById.erase(it->second.first);  // freed memory can no longer be opened
+    gOwned.erase(it);
+  }
+  munmap(p, f->bytes);
+  return true;
 }
 
 class EmulatedRuntime final : public dev::Runtime {
@@ -111,11 +173,11 @@ class EmulatedRuntime final : public dev::Runtime {
     return ncclSuccess;
   }
   ncclResult_t deviceAlloc(void** p, size_t bytes) override {
-    *p = zeroed(bytes);
+    *p = tAddressSpace != 0 ? allocMemFile(bytes) : zeroed(bytes);
     return *p != nullptr ? ncclSuccess : ncclSystemError;
   }
   ncclResult_t deviceFree(void* p) override {
-    free(p);
+    if (!freeMemFile(p)) free(p);
     return ncclSuccess;
   }
   ncclResult_t hostAllocMapped(void** host, void** devPtr, size_t bytes) override {
@@ -138,21 +200,67 @@ class EmulatedRuntime final : public dev::Runtime {
   // Launches run to completion before they return, so stream order holds with plain copies.
   ncclResult_t copyAsync(void* dst, const void* src, size_t bytes, void*) override { return copy(dst, src, bytes); }
 
-  // A handle is the address and the owner's pid: only this process can open it.
+  int64_t addressSpace() override { return tAddressSpace != 0 ? tAddressSpace : getpid(); }
+
+  // Memory of an address space of its own exports its file; as with the vendors' calls, only the
+  // start of an allocation, and a handle opens only in another address space. Other memory gives
+  // a handle of its address and the owner's pid, which only this process opens (to that address).
   ncclResult_t ipcGetHandle(void* p, dev::IpcHandle* out) override {
     memset(out, 0, sizeof *out);
+    {
+      std::lock_guard<std::mutex> lock(gMemMutex);
+      auto it = gOwned.find(p);
+      if (it != gOwned.end()) {
+        const MemFileHandle h{kMemFileHandle, it->second.first, it->second.second->owner};
+        memcpy(out->bytes, &h, sizeof h);
+        return ncclSuccess;
+      }
+    }
+    if (tAddressSpace != 0)
+      return reportError(nullptr, ncclInvalidArgument, "emulation: %p does not start an allocation of device memory",
+                         p);
     const int pid = getpid();
     memcpy(out->bytes, &p, sizeof p);
     memcpy(out->bytes + sizeof p, &pid, sizeof pid);
     return ncclSuccess;
   }
-  ncclResult_t ipcOpen(const dev::IpcHandle& h, void** p) override {
+  ncclResult_t ipcOpen(const dev::IpcHandle& in, void** p) override {
+    MemFileHandle h{};
+    memcpy(&h, in.bytes, sizeof h);
+    if (h.magic == kMemFileHandle) {
+      if (h.owner == addressSpace())
+        return reportError(nullptr, ncclInvalidUsage, "emulation: an address space cannot open its own IPC handle");
+      std::shared_ptr<MemFile> f;
+      {
+        std::lock_guard<std::mutex> lock(gMemMutex);
+        auto it = gById.find(h.id);
+        if (it == gById.end())
+          return reportError(nullptr, ncclInvalidUsage, "emulation: the IPC handle's memory is freed");
+        f = it->second;
+      }
+      *p = mapFile(*f);
+      if (*p == nullptr) return reportError(nullptr, ncclSystemError, "emulation: cannot map an IPC handle");
+      std::lock_guard<std::mutex> lock(gMemMutex);
+      gOpened[*p] = f;
+      return ncclSuccess;
+    }
     int pid = 0;
-    memcpy(p, h.bytes, sizeof *p);
-    memcpy(&pid, h.bytes + sizeof *p, sizeof pid);
+    memcpy(p, in.bytes, sizeof *p);
+    memcpy(&pid, in.bytes + sizeof *p, sizeof pid);
     return pid == getpid() ? ncclSuccess : reportError(nullptr, ncclInvalidUsage, "emulation: no IPC across processes");
   }
-  ncclResult_t ipcClose(void*) override { return ncclSuccess; }
+  ncclResult_t ipcClose(void* p) override {
+    std::shared_ptr<MemFile> f;
+    {
+      std::lock_guard<std::mutex> lock(gMemMutex);
+      auto it = gOpened.find(p);
+      if (it == gOpened.end()) return ncclSuccess;
+      f = std::move(it->second);
+      gOpened.erase(it);
+    }
+    munmap(p, f->bytes);
+    return ncclSuccess;
+  }
   ncclResult_t canAccessPeer(int, int, bool* yes) override {
     *yes = true;
     return ncclSuccess;
@@ -199,6 +307,13 @@ class EmulatedRuntime final : public dev::Runtime {
 void setEmulatedCapture(bool on) { tCapturing = on; }
 
 int lastLaunchBlocks() { return tLastBlocks; }
+
+void setEmulatedAddressSpace(int64_t id) { tAddressSpace = id; }
+
+size_t emulatedIpcMappings() {
+  std::lock_guard<std::mutex> lock(gMemMutex);
+  return gOpened.size();
+}
 
 dev::Runtime& emulatedRuntime() {
   static EmulatedRuntime* const instance = new EmulatedRuntime;

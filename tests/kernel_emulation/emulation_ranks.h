@@ -40,20 +40,33 @@ class Scope {
   dev::Runtime* previous_ = nullptr;
 };
 
-// Runs body on n ranks (threads), each with its own communicator on the emulated GPU.
-inline void runRanks(int n, const std::function<void(int, ncclComm_t)>& body) {
+// How the ranks of runRanks share memory: by address, as threads of one process do, or through
+// IPC handles, as GPU ranks of different processes do (each rank gets an address space of its own).
+enum class Spaces { kOne, kPerRank };
+
+// Runs body on n ranks (threads), each with its own communicator on the emulated GPU, which is
+// destroyed afterwards unless the body ends it itself (destroy false).
+inline void runRanks(int n, const std::function<void(int, ncclComm_t)>& body, Spaces spaces = Spaces::kOne,
+                     bool destroy = true) {
   ncclUniqueId id;
   ASSERT_EQ(ncclGetUniqueId(&id), ncclSuccess);
   std::vector<std::thread> ranks;
   for (int r = 0; r < n; ++r)
     ranks.emplace_back([&, r] {
+      // Far from any pid (those stay below 2^22).
+      if (spaces == Spaces::kPerRank) setEmulatedAddressSpace((int64_t(1) << 40) + r);
+      struct Reset {
+        ~Reset() { setEmulatedAddressSpace(0); }
+      } reset;
       ncclComm_t comm = nullptr;
       ASSERT_EQ(ncclCommInitRank(&comm, n, id, r), ncclSuccess) << ncclGetLastError(nullptr);
       int device = -1;
       EXPECT_EQ(ncclCommCuDevice(comm, &device), ncclSuccess);
       EXPECT_EQ(device, 0) << "rank " << r << " is not on the (emulated) GPU";
       body(r, comm);
-      EXPECT_EQ(ncclCommDestroy(comm), ncclSuccess);
+      if (destroy) {
+        EXPECT_EQ(ncclCommDestroy(comm), ncclSuccess);
+      }
     });
   for (std::thread& t : ranks) t.join();
 }

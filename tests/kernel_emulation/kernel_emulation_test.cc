@@ -32,8 +32,8 @@ int64_t value(int rank, size_t i) { return rank + 1 + static_cast<int64_t>(i % 1
 
 // AllReduce float sum of small integers (exact in any order), `repeats` times on one communicator
 // so that the link counters must carry over from launch to launch.
-void allReduceCase(int n, size_t count, bool inPlace, int repeats = 1) {
-  runRanks(n, [&](int r, ncclComm_t comm) {
+void allReduceCase(int n, size_t count, bool inPlace, int repeats = 1, testing::Spaces spaces = testing::Spaces::kOne) {
+  auto rank = [&](int r, ncclComm_t comm) {
     for (int rep = 0; rep < repeats; ++rep) {
       std::vector<float> send(count), recv(count, -1.f);
       for (size_t i = 0; i < count; ++i) send[i] = static_cast<float>(value(r, i + rep));
@@ -49,7 +49,8 @@ void allReduceCase(int n, size_t count, bool inPlace, int repeats = 1) {
       }
       EXPECT_EQ(bad, 0u) << "rank " << r << ", " << count << " elements, call " << rep;
     }
-  });
+  };
+  runRanks(n, rank, spaces);
 }
 
 TEST(KernelEmulation, AllReduceRingSizes) {
@@ -69,6 +70,18 @@ TEST(KernelEmulation, AllReduceInPlaceRepeated) {
 TEST(KernelEmulation, AllReduceTree) {
   Scope s(Env{{"NCCL_ALGO", "Tree"}});
   allReduceCase(4, 200000, false, 2);
+}
+
+// GPU ranks of different processes: each rank's P2P FIFOs reach its peers only through IPC handles
+// (ranks with address spaces of their own; emulated_runtime.h), in write and in read mode.
+TEST(KernelEmulation, P2pFifosAcrossProcesses) {
+  const size_t before = testing::emulatedIpcMappings();
+  for (const char* read : {"0", "1"}) {
+    Scope s(Env{{"NCCL_P2P_READ_ENABLE", read}});
+    allReduceCase(3, 100000, false, 2, testing::Spaces::kPerRank);
+    allReduceCase(2, 1000, true, 3, testing::Spaces::kPerRank);
+  }
+  EXPECT_EQ(testing::emulatedIpcMappings(), before) << "a FIFO's IPC mapping outlived its communicator";
 }
 
 TEST(KernelEmulation, P2pReadMode) {

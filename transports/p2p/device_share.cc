@@ -1,7 +1,5 @@
 #include "transports/p2p/device_share.h"
 
-#include <unistd.h>
-
 namespace weft {
 
 ncclResult_t publishDeviceMemory(ShmSegment& seg, const std::string& name, int peers, uint64_t magic, void* p,
@@ -16,7 +14,7 @@ ncclResult_t publishDeviceMemory(ShmSegment& seg, const std::string& name, int p
   if (r != ncclSuccess) return r;
   auto* rec = new (seg.data()) DeviceShareRecord();
   rec->magic = magic;
-  rec->ownerPid = static_cast<int32_t>(getpid());
+  rec->ownerSpace = dev::runtime().addressSpace();
   rec->ownerDevice = device;
   rec->word0 = word0;
   rec->word1 = word1;
@@ -49,7 +47,7 @@ ncclResult_t mapDeviceShare(const DeviceShareRecord& record, int device, void** 
                             const std::string& what, std::string* why) {
   dev::Runtime& rt = dev::runtime();
   *ipcMapped = false;
-  if (record.ownerPid == static_cast<int32_t>(getpid())) {
+  if (record.ownerSpace == rt.addressSpace()) {
     if (record.ownerDevice != device && rt.enablePeerAccess(record.ownerDevice) != ncclSuccess) {
       *why = "GPU " + std::to_string(device) + " cannot access GPU " + std::to_string(record.ownerDevice) + " for " +
              what;

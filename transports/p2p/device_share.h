@@ -1,6 +1,7 @@
 // A device allocation offered to the other ranks of this host. Its owner publishes where it is in
-// a small shared-memory segment: its pid, device and address, an IPC handle, its size, and two
-// words the user defines (a FIFO's geometry, say). A rank of the same process uses the address
+// a small shared-memory segment: its address space (dev::Runtime::addressSpace, the pid), device and
+// address, an IPC handle, its size, and two words the user defines (a FIFO's geometry, say). A rank
+// of the same address space uses the address
 // (enabling peer access when it runs on another GPU: a process cannot open its own IPC handle); a
 // rank of another process opens the handle. Used by the P2P FIFOs and by the GPU direct lane's
 // staging areas (src/gpu_executor/device_direct.h).
@@ -19,8 +20,8 @@ namespace weft {
 struct DeviceShareRecord {
   uint64_t magic;               // the user's: tells one kind of record from another
   std::atomic<uint32_t> ready;  // 1 once the rest is written (release order)
-  int32_t ownerPid;
   int32_t ownerDevice;
+  int64_t ownerSpace;
   uint32_t word0, word1;  // the user's
   uint64_t ownerAddress;
   uint64_t bytes;

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "nccl.h"
+#include "program/step.h"
 #include "transports/fifo.h"
 #include "transports/shm/shm_segment.h"
 
@@ -36,17 +37,6 @@ struct alignas(64) DirectHeader {
   uint64_t inputs[2];
 };
 
-// What a rank publishes beside a stamp: 0 (nothing: it staged), its input's address (every rank is
-// a thread of its process), or a reference into a window every rank has mapped (ranks in several
-// processes; rma/window.h): kPublishedWindow | id << 40 | the byte offset in the publisher's
-// window buffer. Addresses of user space never have the top bit set.
-constexpr uint64_t kPublishedWindow = 1ull << 63;
-constexpr uint64_t kPublishedMaxWindowId = (1ull << 23) - 1;
-constexpr uint64_t kPublishedMaxOffset = (1ull << 40) - 1;
-inline uint64_t publishedWindowRef(uint64_t id, uint64_t offset) { return kPublishedWindow | id << 40 | offset; }
-inline bool isPublishedWindowRef(uint64_t word) { return (word & kPublishedWindow) != 0; }
-inline uint64_t publishedWindowId(uint64_t word) { return (word & ~kPublishedWindow) >> 40; }
-inline uint64_t publishedWindowOffset(uint64_t word) { return word & kPublishedMaxOffset; }
 constexpr uint64_t kDirectMagic = 0x5745465444444131ull;  // "WEFTDDA1"
 constexpr size_t kDirectDataOffset = 4096;
 
