@@ -3,17 +3,11 @@
 #include <mutex>
 
 #include "comm/comm.h"
+#include "comm/rank_locality.h"
 #include "transports/shm/direct_area.h"
 
 namespace weft {
 namespace {
-
-bool allRanksInThisAddressSpace(const ncclComm* comm) {
-  const RankInfo& me = comm->ranks[comm->rank];
-  for (const RankInfo& r : comm->ranks)
-    if (r.addressSpace != me.addressSpace || r.hostHash != me.hostHash) return false;
-  return true;
-}
 
 bool within(const void* p, size_t bytes, const void* buff, size_t size) {
   const auto a = reinterpret_cast<uintptr_t>(p), b = reinterpret_cast<uintptr_t>(buff);
@@ -33,7 +27,7 @@ uint64_t sharedInputOf(ncclComm* comm, const Task& t) {
   if (comm->registeredBuffers.load(std::memory_order_relaxed) == 0) return 0;
   if (t.kind != CollKind::kAllReduce || t.spec.preMul || bytes < kMinBytes || comm->nranks < 2) return 0;
   if (!comm->agreed.mismatchCheck) return 0;
-  const bool oneSpace = allRanksInThisAddressSpace(comm);
+  const bool oneSpace = allRanksOnThisHost(comm) && ranksInOtherAddressSpaces(comm) == 0;
   const auto address = reinterpret_cast<uint64_t>(t.sendbuff);
   std::lock_guard<std::mutex> lock(comm->regMutex);
   if (oneSpace) {

@@ -7,6 +7,7 @@
 
 #include "base/log.h"
 #include "bootstrap/bootstrap.h"
+#include "comm/rank_locality.h"
 #include "runtime/device_runtime.h"
 
 namespace weft {
@@ -25,14 +26,7 @@ struct Offer {
 // Every rank on one host, P2P allowed (NCCL_P2P_DISABLE is agreed), and more than one address
 // space among them: the same answer on every rank, so all take part in the same exchanges.
 bool sharesByIpc(const ncclComm* comm) {
-  if (comm->agreed.p2pDisable) return false;
-  const RankInfo& me = comm->ranks[comm->rank];
-  bool otherSpace = false;
-  for (const RankInfo& r : comm->ranks) {
-    if (r.hostHash != me.hostHash) return false;
-    otherSpace = otherSpace || r.addressSpace != me.addressSpace;
-  }
-  return otherSpace;
+  return !comm->agreed.p2pDisable && allRanksOnThisHost(comm) && ranksInOtherAddressSpaces(comm) > 0;
 }
 
 // Maps what the other address spaces offered; within this one the addresses are the buffers.

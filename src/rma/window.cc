@@ -10,6 +10,7 @@
 #include "base/params.h"
 #include "bootstrap/bootstrap.h"
 #include "comm/comm.h"
+#include "comm/rank_locality.h"
 #include "rma/net_puts.h"
 #include "transports/shm/fd_service.h"
 #include "transports/shm/shared_alloc.h"
@@ -33,18 +34,6 @@ std::string offerName(uint64_t commHash, int rank, uint64_t allocBase) {
   snprintf(name, sizeof name, "weft-%016llx-w%d-%llx", static_cast<unsigned long long>(commHash), rank,
            static_cast<unsigned long long>(allocBase));
   return name;
-}
-
-bool allOnThisHost(const ncclComm* comm) {
-  for (const RankInfo& r : comm->ranks)
-    if (r.hostHash != comm->ranks[comm->rank].hostHash) return false;
-  return true;
-}
-
-int otherProcesses(const ncclComm* comm) {
-  int n = 0;
-  for (const RankInfo& r : comm->ranks) n += r.addressSpace != comm->ranks[comm->rank].addressSpace;
-  return n;
 }
 
 // How long a rank tries to map a peer's offered buffer. Reading in place only saves a copy, so a
@@ -96,7 +85,7 @@ ncclResult_t shareWindow(ncclWindow_vidmem* win, WindowRecord* mine, std::vector
   ncclComm* comm = win->comm;
   SharedAllocation alloc;
   uint64_t offer = 0;
-  const int others = otherProcesses(comm);
+  const int others = ranksInOtherAddressSpaces(comm);
   if (others > 0 && sharedAllocationOf(win->buff, win->size, &alloc)) {
     std::string offerWhy;
     const auto base = reinterpret_cast<uint64_t>(alloc.base);
@@ -137,7 +126,7 @@ ncclResult_t exchangeWindow(ncclWindow_vidmem* win, std::string* why) {
   recs[comm->rank] = mine;
   // Whether every rank shares this host, and NCCL_SHM_DISABLE (agreed), are the same on every rank,
   // so all make the same exchanges.
-  const bool share = allOnThisHost(comm) && !comm->agreed.shmDisable;
+  const bool share = allRanksOnThisHost(comm) && !comm->agreed.shmDisable;
   ncclResult_t r = share ? shareWindow(win, &mine, &recs, why)
                          : comm->bootstrap->allGather(recs.data(), sizeof(WindowRecord), why);
   if (r != ncclSuccess) {
