@@ -34,7 +34,6 @@ class DeviceWindowTable {
 
   // Device memory: kRows rows of nranks addresses (null until the first claim).
   const uint64_t* device() const { return table_; }
-  int nranks() const { return nranks_; }
 
  private:
   int nranks_;

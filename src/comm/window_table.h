@@ -27,7 +27,6 @@ class IpcMapping {
   ~IpcMapping() { dev::runtime().ipcClose(base_); }
   IpcMapping(const IpcMapping&) = delete;
   IpcMapping& operator=(const IpcMapping&) = delete;
-  void* base() const { return base_; }
 
  private:
   void* base_;
