@@ -142,7 +142,7 @@ void profileGroupApiDone() {
   tGroupApi = nullptr;
 }
 
-void profileRunStarts(const std::vector<Task>& tasks, const Program& prog, ProfiledRun* run) {
+void profileRunStarts(std::vector<Task>& tasks, const Program& prog, ProfiledRun* run) {
   if (!profiler::active() || tasks.empty() || tasks.front().comm->profilerContext == nullptr) return;
   run->ops.assign(tasks.size(), nullptr);
   run->proxyKeys.assign(tasks.size(), ProfiledRun::kNotProxied);
@@ -152,7 +152,7 @@ void profileRunStarts(const std::vector<Task>& tasks, const Program& prog, Profi
   g.rank = tasks.front().comm->rank;
   run->group = profiler::start(tasks.front().comm->profilerContext, &g);
   for (size_t i = 0; i < tasks.size(); ++i) {
-    const Task& t = tasks[i];
+    Task& t = tasks[i];
     if (t.comm->profilerContext == nullptr) continue;
     ncclProfilerEventDescr_t d{};
     d.rank = t.comm->rank;
@@ -183,7 +183,7 @@ void profileRunStarts(const std::vector<Task>& tasks, const Program& prog, Profi
       d.coll.parentGroup = run->group;
       d.coll.userTag = t.userProfilerTag;
     }
-    run->ops[i] = profiler::start(t.comm->profilerContext, &d);
+    run->ops[i] = t.profilerOp = profiler::start(t.comm->profilerContext, &d);
     std::vector<net::LinkTraffic> traffic;
     if (proxied) traffic = networkTraffic(prog, static_cast<uint32_t>(i), t);
     if (!traffic.empty()) {

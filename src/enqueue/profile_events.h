@@ -27,7 +27,8 @@ struct ProfiledRun {
   std::vector<uint64_t> proxyKeys;  // per task: its key there, or kNotProxied
   static constexpr uint64_t kNotProxied = ~uint64_t(0);
 };
-void profileRunStarts(const std::vector<Task>& tasks, const Program& prog, ProfiledRun* run);
+// Each task's operation event is also left in Task::profilerOp, for the GPU executor's kernel events.
+void profileRunStarts(std::vector<Task>& tasks, const Program& prog, ProfiledRun* run);
 void profileRunDone(const std::vector<Task>& tasks, ProfiledRun* run);
 
 }  // namespace weft

@@ -122,12 +122,11 @@ ncclResult_t DeviceState::acquireSlot(size_t bytes, bool capturing, LaunchSlot**
   }
   auto s = std::make_unique<LaunchSlot>();
   s->capacity = std::max<size_t>(bytes, 16384);
-  void* devAlias = nullptr;
   // While another thread's stream is captured in global mode, allocations are refused unless
   // this thread says it is relaxed about capture.
   int saved = 0;
   rt.exchangeCaptureModeRelaxed(true, &saved);
-  ncclResult_t r = rt.hostAllocMapped(&s->host, &devAlias, s->capacity);
+  ncclResult_t r = rt.hostAllocMapped(&s->host, &s->hostForDevice, s->capacity);
   if (r == ncclSuccess) r = rt.deviceAlloc(&s->device, s->capacity);
   if (r == ncclSuccess) r = rt.eventCreate(&s->done);
   rt.exchangeCaptureModeRelaxed(false, &saved);  // back to the mode saved above

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "gpu_executor/device_direct.h"
+#include "gpu_executor/kernel_profile.h"
 #include "gpu_executor/launch_desc.h"
 #include "nccl.h"
 #include "transports/connection.h"
@@ -32,6 +33,7 @@ struct DeviceLink {
 // kernel that read it has finished. Slots used by a graph capture stay with the graph.
 struct LaunchSlot {
   void* host = nullptr;
+  void* hostForDevice = nullptr;  // the same host memory as kernels address it (the kernel's times)
   void* device = nullptr;
   size_t capacity = 0;
   void* done = nullptr;  // event recorded after the kernel
@@ -60,6 +62,8 @@ class DeviceState {
 
   // The direct lane's staging areas (DDA and low precision), made on first use.
   DeviceDirectAreas direct;
+  // Shared with queued profiler kernel events (kernel_profile.h); closed at teardown.
+  std::shared_ptr<KernelEventGate> kernelEventGate = std::make_shared<KernelEventGate>();
 
   // The last launch's stream and completion event, for ordering launches across streams.
   void* lastStream = nullptr;

@@ -156,6 +156,15 @@ __device__ inline bool directBarrierParts(const LaunchHeader* h, const DevDirect
   return loadVolatile(&mine->partsFailed) == 0;
 }
 
+// The barrier that ends a fold of published inputs runs only if a rank published; every rank (and
+// every block of it) reads the same words (not what it makes of them), so all skip it or all meet
+// at it.
+__device__ inline bool barrierNeeded(const LaunchHeader* h, const DevDirectArea* areas, const Step& st) {
+  bool needed = (st.flags & kStepIfShared) == 0;
+  for (int r = 0; r < h->nranks && !needed; ++r) needed = publishedWord(areas, h->rank, r) != 0;
+  return needed;
+}
+
 // Every thread of the block: the barrier. *failed is the block's shared failure flag.
 __device__ inline bool directBarrier(const LaunchHeader* h, const DevDirectArea* areas, const DevSequence& q,
                                      const DevTask& t, const Step& st, uint32_t stepIndex, uint32_t nParts,
@@ -163,13 +172,8 @@ __device__ inline bool directBarrier(const LaunchHeader* h, const DevDirectArea*
   __threadfence_system();  // each thread's staging writes, before thread 0 arrives
   __syncthreads();
   if (threadIdx.x == 0) {
-    // The barrier that ends a fold of published inputs runs only if a rank published; every rank
-    // (and every block of it) reads the same words (not what it makes of them), so all skip it or
-    // all meet at it.
-    bool needed = (st.flags & kStepIfShared) == 0;
-    for (int r = 0; r < h->nranks && !needed; ++r) needed = publishedWord(areas, h->rank, r) != 0;
     bool ok = true;
-    if (needed)
+    if (barrierNeeded(h, areas, st))
       ok = nParts > 1 ? directBarrierParts(h, areas, q, t, st, stepIndex, nParts)
                       : directBarrierLeader(h, areas, q, t, st, stepIndex);
     *failed = ok ? 0 : 1;
@@ -301,23 +305,41 @@ __device__ inline bool inputsReadable(const LaunchHeader* h, const DevDirectArea
 
 // Every thread of the block: a whole direct-lane sequence, or block `part` of the nParts that run
 // it. False once it failed (reported).
+// times (block leader, when a profiler asked for kernel events; else null) gets when the ranks
+// first met and when the closing barrier began, the bounds of the KernelPhase events.
 __device__ inline bool runDirectSequence(const LaunchHeader* h, const DevSequence& q, const DevTask& t,
-                                         const Step* steps, uint32_t part, uint32_t nParts, int* failed) {
+                                         const Step* steps, uint32_t part, uint32_t nParts, int* failed,
+                                         DevSeqTimes* times) {
   const DevDirectArea* areas = at<DevDirectArea>(h, h->directOff);
   Step fence{};
   fence.op = StepOp::kDirectBarrier;
-  if (q.fenced != 0 && !directBarrier(h, areas, q, t, fence, 0, nParts, failed)) return false;
+  bool met = false, computed = false;  // passed a barrier; moved data after it
+  auto stamp = [&](uint64_t DevSeqTimes::*field) {
+    if (times != nullptr) storeVolatile(&(times->*field), static_cast<uint64_t>(waitClock()));
+  };
+  if (q.fenced != 0) {
+    if (!directBarrier(h, areas, q, t, fence, 0, nParts, failed)) return false;
+    met = true;
+    stamp(&DevSeqTimes::synced);
+  }
   for (uint32_t k = 0; k < q.nSteps; ++k) {
     const Step st = steps[q.firstStep + k];
     if (st.op == StepOp::kDirectBarrier) {
+      if (times != nullptr && computed && k + 1 == q.nSteps && q.fenced == 0 && barrierNeeded(h, areas, st))
+        stamp(&DevSeqTimes::closing);
       if (!directBarrier(h, areas, q, t, st, k, nParts, failed)) return false;
+      if (!met) stamp(&DevSeqTimes::synced);
+      met = true;
       continue;
     }
     if ((st.flags & kStepInput) && !inputsReadable(h, areas, q, t, st, k, failed)) return false;
     const Step mine = stepPart(st, part, nParts);
     if (mine.count != 0) directDataStep(h, t, mine, areas, h->rank, h->nranks);
+    computed = computed || met;
   }
-  return q.fenced == 0 || directBarrier(h, areas, q, t, fence, q.nSteps - 1, nParts, failed);
+  if (q.fenced == 0) return true;
+  if (computed) stamp(&DevSeqTimes::closing);
+  return directBarrier(h, areas, q, t, fence, q.nSteps - 1, nParts, failed);
 }
 
 }  // namespace weft::gpu

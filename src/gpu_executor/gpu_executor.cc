@@ -19,6 +19,7 @@
 #include "comm/op_stamp.h"
 #include "gpu_executor/device_state.h"
 #include "gpu_executor/kernel_entry.h"
+#include "gpu_executor/kernel_profile.h"
 #include "runtime/device_runtime.h"
 #include "task/task.h"
 #include "transports/net/proxy.h"
@@ -163,6 +164,8 @@ class DescriptorBuilder {
   std::vector<unsigned char> finish(size_t* bytes, uint32_t* nChains);
   // The first task with a direct-lane sequence in this launch (null: none, no areas needed).
   const Task* directTask() const { return directTask_; }
+  // After finish: which operation and channel each entry of the kernel's times belongs to.
+  void describeTimes(KernelEvents* events) const;
 
  private:
   uint16_t linkIndex(Connection* c, std::string* why, ncclResult_t* r);
@@ -177,6 +180,7 @@ class DescriptorBuilder {
   std::vector<DevSequence> seqs_;
   std::vector<Step> steps_;
   std::vector<DevTask> devTasks_;
+  std::vector<const Task*> taskOf_;  // by DevSequence::task
   std::vector<DevLink> links_;
   std::unordered_map<const Connection*, uint16_t> linkIds_;
   std::unordered_map<const Task*, uint32_t> taskIds_;
@@ -223,6 +227,7 @@ uint32_t DescriptorBuilder::taskIndex(const Task* t) {
   d.stamp = t->stamp;
   const uint32_t id = static_cast<uint32_t>(devTasks_.size());
   devTasks_.push_back(d);
+  taskOf_.push_back(t);
   taskIds_[t] = id;
   return id;
 }
@@ -254,7 +259,7 @@ ncclResult_t DescriptorBuilder::add(const Program& prog, const std::vector<uint3
     const Sequence& s = prog.sequences[order[k]];
     const bool newChain = k == 0 || chainKeyOf(s) != chainKeyOf(prog.sequences[order[k - 1]]);
     if (newChain) {
-      chains_.push_back(DevChain{static_cast<uint32_t>(seqs_.size()), 0, 0, 1});
+      chains_.push_back(DevChain{static_cast<uint32_t>(seqs_.size()), 0, 0, 1, 0, 0});
       largestStep_.push_back(0);
     }
     chains_.back().nSeq++;
@@ -296,15 +301,26 @@ void DescriptorBuilder::splitDirectChains() {
     const size_t parts = std::clamp<size_t>((largestStep_[c] + kDirectPartBytes - 1) / kDirectPartBytes, 1, most);
     for (size_t p = 0; p < parts; ++p)
       split.push_back(
-          DevChain{chains_[c].firstSeq, chains_[c].nSeq, static_cast<uint32_t>(p), static_cast<uint32_t>(parts)});
+          DevChain{chains_[c].firstSeq, chains_[c].nSeq, static_cast<uint32_t>(p), static_cast<uint32_t>(parts), 0, 0});
   }
   chains_ = std::move(split);
+  uint32_t times = 0;
+  for (DevChain& c : chains_) c.firstTime = times, times += c.nSeq;
+}
+
+void DescriptorBuilder::describeTimes(KernelEvents* events) const {
+  for (const DevChain& c : chains_)
+    for (uint32_t k = 0; k < c.nSeq; ++k) {
+      const DevSequence& q = seqs_[c.firstSeq + k];
+      events->add(c.firstTime + k, taskOf_[q.task]->profilerOp, q.channel);
+    }
 }
 
 std::vector<unsigned char> DescriptorBuilder::finish(size_t* bytes, uint32_t* nChains) {
   splitDirectChains();
   LaunchHeader h{};
   h.nChains = static_cast<uint32_t>(chains_.size());
+  for (const DevChain& c : chains_) h.nTimes += c.nSeq;
   h.nSeqs = static_cast<uint32_t>(seqs_.size());
   h.nSteps = static_cast<uint32_t>(steps_.size());
   h.nTasks = static_cast<uint32_t>(devTasks_.size());
@@ -381,10 +397,18 @@ ncclResult_t launchFor(ncclComm* comm, const Program& prog, std::span<const Task
     rt.eventDestroy(ev);  // released once the wait no longer needs it
     WEFT_CHECK(r);
   }
+  // The kernel's times for the profiler follow the descriptor in the slot's host memory.
+  const bool profiled = !capturing && KernelEvents::wanted(comm);
+  const size_t timesBytes = profiled ? h->nTimes * sizeof(DevSeqTimes) : 0;
   LaunchSlot* slot = nullptr;
   std::string why;
-  ncclResult_t r = gpu.acquireSlot(bytes, capturing, &slot, &why);
+  ncclResult_t r = gpu.acquireSlot(align16(bytes) + timesBytes, capturing, &slot, &why);
   if (r != ncclSuccess) return setError(comm, r, "rank %d (GPU): %s", comm->rank, why.c_str());
+  auto* times = reinterpret_cast<DevSeqTimes*>(static_cast<char*>(slot->host) + align16(bytes));
+  if (profiled) {
+    h->times = reinterpret_cast<DevSeqTimes*>(static_cast<char*>(slot->hostForDevice) + align16(bytes));
+    memset(times, 0, timesBytes);  // the slot's last kernel has finished
+  }
   memcpy(slot->host, blob.data(), bytes);
   WEFT_CHECK(rt.copyAsync(slot->device, slot->host, bytes, stream));
   dev::KernelLaunch l;
@@ -393,6 +417,14 @@ ncclResult_t launchFor(ncclComm* comm, const Program& prog, std::span<const Task
   l.blocks = static_cast<int>(nChains);
   l.threads = kKernelThreads;
   WEFT_CHECK(rt.launchExecutor(l, stream));
+  if (profiled) {
+    // Before the slot's event: a slot is reused only once its events have been given.
+    auto events = std::make_unique<KernelEvents>(comm);
+    builder.describeTimes(events.get());
+    if (KernelEvents::queue(std::move(events), times, stream) != ncclSuccess)
+      WEFT_WARN("rank %d (GPU): cannot queue the profiler's kernel events behind launch of %u blocks; they are lost",
+                comm->rank, nChains);
+  }
   WEFT_CHECK(rt.eventRecord(slot->done, stream));
   slot->used = true;
   if (!capturing) {
@@ -576,6 +608,12 @@ void teardownDevice(ncclComm* comm) {
     WEFT_WARN("rank %d: ranks %s did not finish with this rank's direct-access staging area within %" PRId64
               " ms of its destroy; freeing it anyway",
               comm->rank, ranks.c_str(), departMs);
+  }
+  {
+    // Events still queued behind a kernel that never finished must not reach the plugin after its
+    // context is finalized.
+    std::lock_guard<std::mutex> lock(comm->gpu->kernelEventGate->mutex);
+    comm->gpu->kernelEventGate->open = false;
   }
   comm->gpu->releaseLinks();
   comm->gpu.reset();

@@ -98,6 +98,19 @@ struct DevChain {
   uint32_t nSeq;
   uint32_t part;
   uint32_t nParts;
+  uint32_t firstTime;  // LaunchHeader::times entry of this block's first sequence (one per sequence)
+  uint32_t pad;
+};
+
+// When a block started and finished one of its sequences, in wait-clock ticks (0: not reached),
+// written for the profiler's KernelCh events (gpu_executor/kernel_profile.h). A direct-lane
+// sequence also marks when its ranks first met and when its closing barrier began (0: it has
+// none): the KernelPhase events initial_sync, compute and final_sync lie between these.
+struct DevSeqTimes {
+  uint64_t start;
+  uint64_t synced;
+  uint64_t closing;
+  uint64_t stop;
 };
 // Direct-lane blocks per 16 KiB of a chain's largest step, up to WEFT_DIRECT_BLOCKS.
 constexpr size_t kDirectPartBytes = 16 * 1024;
@@ -143,6 +156,10 @@ struct LaunchHeader {
   // Device memory: the first failing block claims the record with an atomic here (atomics on
   // mapped host memory are not available on every platform).
   uint32_t* errorClaim;
+  // Mapped host memory, nTimes entries (DevChain::firstTime), or null when no profiler plugin
+  // wants kernel events for this launch.
+  DevSeqTimes* times;
+  uint32_t nTimes;
   int32_t rank;
   int32_t nranks;
 };

@@ -138,9 +138,14 @@ __global__ void __launch_bounds__(kKernelThreads) stepKernel(const LaunchHeader*
   for (uint32_t si = chain.firstSeq; si < chain.firstSeq + chain.nSeq; ++si) {
     const DevSequence q = seqs[si];
     const DevTask& t = tasks[q.task];
+    // Only where a profiler plugin asked for kernel events; a failed sequence never gets a stop.
+    DevSeqTimes* const times = h->times != nullptr && leader ? &h->times[chain.firstTime + si - chain.firstSeq]
+                                                             : nullptr;
+    if (times != nullptr) storeVolatile(&times->start, static_cast<uint64_t>(waitClock()));
     if (static_cast<Lane>(q.lane) == Lane::kDirect) {
       // No FIFO: every rank's staging area (direct_kernel.h).
-      if (!runDirectSequence(h, q, t, steps, chain.part, chain.nParts, &b.failed)) return;
+      if (!runDirectSequence(h, q, t, steps, chain.part, chain.nParts, &b.failed, times)) return;
+      if (times != nullptr) storeVolatile(&times->stop, static_cast<uint64_t>(waitClock()));
       continue;
     }
     const bool multi = q.multiPeer != 0;
@@ -196,6 +201,7 @@ __global__ void __launch_bounds__(kKernelThreads) stepKernel(const LaunchHeader*
         if (q.recv[i] != kNoLink) *links[q.recv[i]].counter = b.count[i];
         if (q.send[i] != kNoLink) *links[q.send[i]].counter = b.count[kMaxSeqPeers + i];
       }
+      if (times != nullptr) storeVolatile(&times->stop, static_cast<uint64_t>(waitClock()));
     }
     __syncthreads();
   }

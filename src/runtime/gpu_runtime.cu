@@ -7,6 +7,7 @@
 
 #include <cctype>
 #include <cstring>
+#include <memory>
 #include <string>
 
 #include "base/errors.h"
@@ -387,6 +388,30 @@ class GpuRuntime final : public Runtime {
       return reportError(nullptr, ncclUnhandledCudaError, "step kernel launch (%d blocks x %d threads): %s", l.blocks,
                          l.threads, what != nullptr ? what : "unknown error");
     }
+    return ncclSuccess;
+  }
+
+  ncclResult_t launchHostFunction(void* stream, HostFunction fn, void* arg) override {
+#if defined(WEFT_GPU_HIP)
+    // hipLaunchHostFunc came with HIP 5.3; a stream callback does the same in every HIP Weft builds
+    // with (the callback gets the stream's status, which the host function has no use for).
+    struct Call {
+      HostFunction fn;
+      void* arg;
+    };
+    auto* call = new Call{fn, arg};
+    auto run = [](hipStream_t, hipError_t, void* p) {
+      std::unique_ptr<Call> c(static_cast<Call*>(p));
+      c->fn(c->arg);
+    };
+    const hipError_t e = hipStreamAddCallback(static_cast<hipStream_t>(stream), run, call, 0);
+    if (e != hipSuccess) {
+      delete call;
+      return vendorError("hipStreamAddCallback", e);
+    }
+#else
+    WEFT_GPU_TRY(cudaLaunchHostFunc, static_cast<gpuStream_t>(stream), fn, arg);
+#endif
     return ncclSuccess;
   }
 };

@@ -52,6 +52,7 @@ class HostRuntime final : public Runtime {
   ncclResult_t exchangeCaptureModeRelaxed(bool, int*) override { return noGpu("exchangeCaptureModeRelaxed"); }
 
   ncclResult_t launchExecutor(const KernelLaunch&, void*) override { return noGpu("launchExecutor"); }
+  ncclResult_t launchHostFunction(void*, HostFunction, void*) override { return noGpu("launchHostFunction"); }
 };
 
 }  // namespace

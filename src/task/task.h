@@ -87,6 +87,8 @@ struct Task {
   // The profiler plugin's handle of this call's API event (trace/profiler.h), the parent of its
   // operation event; null without a plugin.
   void* profilerApi = nullptr;
+  // Its operation event (Coll or P2p) while it runs, the parent of its KernelCh events on a GPU.
+  void* profilerOp = nullptr;
   // AlltoAllv: sendcounts, sdispls, recvcounts, rdispls (4 x nranks). AllGatherv and
   // ReduceScatterv: recvcounts, then displs (2 x nranks), equal on every rank.
   std::vector<size_t> vcounts;

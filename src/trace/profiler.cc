@@ -150,8 +150,10 @@ uint64_t knownTypes(int version) {
 // events a plugin asked for have their parents.
 bool wanted(uint64_t type) {
   const uint64_t mask = static_cast<uint32_t>(__atomic_load_n(&gMask, __ATOMIC_RELAXED));
-  const uint64_t below = ncclProfileProxyOp | ncclProfileProxyStep | ncclProfileKernelCh | ncclProfileNetPlugin;
+  const uint64_t below = ncclProfileProxyOp | ncclProfileProxyStep | ncclProfileKernelCh | ncclProfileKernelPhase |
+                         ncclProfileNetPlugin;
   uint64_t enough = type;
+  if (type == ncclProfileKernelCh) enough |= ncclProfileKernelPhase;  // a phase's parent
   if (type == ncclProfileProxyOp) enough |= ncclProfileProxyStep | ncclProfileNetPlugin;
   if (type == ncclProfileProxyStep) enough |= ncclProfileNetPlugin;
   if (type == ncclProfileColl || type == ncclProfileP2p) enough |= below;
@@ -241,6 +243,8 @@ ncclProfilerEventDescr_v3_t legacyV3(const ncclProfilerEventDescr_t& d, uint64_t
   if (d.type == ncclProfileNetPlugin) {
     o.netPlugin.id = d.netPlugin.id;
     o.netPlugin.data = d.netPlugin.data;
+  } else if (d.type == ncclProfileKernelCh) {
+    o.kernelCh.channelId = d.kernelCh.channelId;  // v3 has no clock
   }
   return o;
 }

@@ -51,8 +51,10 @@ typedef enum {
   ncclProfilerProxyOpInProgress_v4 = 19,     /* v4+ */
   ncclProfilerProxyStepSendPeerWait_v4 = 20, /* v4+ */
   ncclProfilerNetPluginUpdate = 21,
+  ncclProfilerKernelChStop = 22,      /* v4+: the kernel's clock at the end, in kernelCh.pTimer */
   ncclProfilerGroupStartApiStop = 23, /* v5+ */
-  ncclProfilerGroupEndApiStart = 24   /* v5+ */
+  ncclProfilerGroupEndApiStart = 24,  /* v5+ */
+  ncclProfilerKernelPhaseStop = 31    /* v7: the phase's end in kernelCh.pTimer */
 } ncclProfilerEventState_t;
 
 typedef struct {
@@ -130,6 +132,12 @@ typedef struct {
       int64_t id;
       void* data;
     } netPlugin;
+    struct {
+      uint8_t channelId;
+      uint8_t phaseId; /* 0 initial_sync, 1 compute, 2 final_sync */
+      const char* phaseName;
+      uint64_t pTimer;
+    } kernelPhase; /* v7 */
   };
 } ncclProfilerEventDescr_t;
 

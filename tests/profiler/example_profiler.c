@@ -20,6 +20,22 @@ struct Event {
   uint64_t type;
 };
 
+/* Every event ever started, kept until the process ends: a child's event may name a parent that
+ * has stopped (docs/trace.md), so none is freed, and the list keeps them reachable for leak checks. */
+static struct Event** gEvents;
+static size_t gNEvents, gCapEvents;
+
+/* Called with gLock held. */
+static struct Event* newEvent(void) {
+  if (gNEvents == gCapEvents) {
+    gCapEvents = gCapEvents == 0 ? 256 : 2 * gCapEvents;
+    gEvents = realloc(gEvents, gCapEvents * sizeof(struct Event*));
+  }
+  struct Event* e = malloc(sizeof *e);
+  gEvents[gNEvents++] = e;
+  return e;
+}
+
 static FILE* logFile(void) {
   if (gLog == NULL) {
     const char* prefix = getenv("EXAMPLE_PROFILER_LOG");
@@ -84,7 +100,7 @@ typedef LEGACY_DESCR(EXAMPLE_PROFILER_ABI) LegacyDescr;
 
 static ncclResult_t startLegacy(void* context, void** handle, LegacyDescr* d) {
   pthread_mutex_lock(&gLock);
-  struct Event* e = malloc(sizeof *e);
+  struct Event* e = newEvent();
   e->id = ++gNextId;
   *handle = e;
   FILE* f = logFile();
@@ -114,6 +130,7 @@ static ncclResult_t startLegacy(void* context, void** handle, LegacyDescr* d) {
             d->proxyOp.nSteps, d->proxyOp.chunkSize, d->proxyOp.isSend, (int)d->proxyOp.pid);
   if (d->type == ncclProfileProxyStep) fprintf(f, " step=%d", d->proxyStep.step);
 #if EXAMPLE_PROFILER_ABI == 3
+  if (d->type == ncclProfileKernelCh) fprintf(f, " channel=%d", d->kernelCh.channelId);
   if (d->type == ncclProfileNetPlugin)
     fprintf(f, " plugin=%" PRId64 " data=%s", d->netPlugin.id,
             d->netPlugin.id == 0x57454654 ? text((const char*)d->netPlugin.data) : "?");
@@ -135,7 +152,7 @@ static ncclResult_t recordLegacy(void* handle, int state, void* args) {
 #else
 static ncclResult_t startEvent(void* context, void** handle, ncclProfilerEventDescr_t* d) {
   pthread_mutex_lock(&gLock);
-  struct Event* e = malloc(sizeof *e);
+  struct Event* e = newEvent();
   e->id = ++gNextId;
   *handle = e;
   /* A v4 plugin reads the type as one byte. */
@@ -175,6 +192,12 @@ static ncclResult_t startEvent(void* context, void** handle, ncclProfilerEventDe
     fprintf(f, " channel=%d peer=%d steps=%d chunk=%d send=%d pid=%d", d->proxyOp.channelId, d->proxyOp.peer,
             d->proxyOp.nSteps, d->proxyOp.chunkSize, d->proxyOp.isSend, (int)d->proxyOp.pid);
   if (type == ncclProfileProxyStep) fprintf(f, " step=%d", d->proxyStep.step);
+  if (type == ncclProfileKernelCh) fprintf(f, " channel=%d timer=%" PRIu64, d->kernelCh.channelId, d->kernelCh.pTimer);
+#if EXAMPLE_PROFILER_ABI >= 7
+  if (type == ncclProfileKernelPhase)
+    fprintf(f, " channel=%d phase=%d name=%s timer=%" PRIu64, d->kernelPhase.channelId, d->kernelPhase.phaseId,
+            text(d->kernelPhase.phaseName), d->kernelPhase.pTimer);
+#endif
   /* The example network plugin's events carry a text (tests/net/example_net.cc). */
   if (type == ncclProfileNetPlugin)
     fprintf(f, " plugin=%" PRId64 " data=%s", d->netPlugin.id,
@@ -202,6 +225,8 @@ static ncclResult_t recordEventState(void* handle, ncclProfilerEventState_t stat
   const struct Event* e = handle;
   if (e != NULL && e->type == ncclProfileProxyStep)
     fprintf(logFile(), "state %d %d size=%zu\n", idOf(handle), (int)state, args->proxyStep.transSize);
+  else if (e != NULL && (e->type == ncclProfileKernelCh || e->type == ncclProfileKernelPhase))
+    fprintf(logFile(), "state %d %d timer=%" PRIu64 "\n", idOf(handle), (int)state, args->kernelCh.pTimer);
   else if (e != NULL && e->type == ncclProfileNetPlugin)
     fprintf(logFile(), "state %d %d data=%s\n", idOf(handle), (int)state, text((const char*)args->netPlugin.data));
   else
