@@ -40,7 +40,8 @@ void checkSum(const std::vector<float>& got, int nranks, const char* what) {
 }
 
 // The job the parent profiles, on 2 ranks of the emulated GPU. In order, per rank: two ring
-// AllReduces on 2 channels, a Send/Recv pair, then on new communicators three DDA AllReduces run
+// AllReduces on 2 channels, a Send/Recv pair, AllGather, ReduceScatter, Broadcast, Reduce and
+// AlltoAll, then on new communicators three DDA AllReduces run
 // by 3 blocks: a staged one, one whose registered input the peer reads in place (which ends with a
 // closing barrier), and one captured into a graph (which gets no kernel events).
 TEST(DISABLED_KernelProfilerJob, Run) {
@@ -59,6 +60,20 @@ TEST(DISABLED_KernelProfilerJob, Run) {
       ASSERT_EQ(ncclRecv(in.data(), in.size(), ncclFloat32, 1 - r, comm, nullptr), ncclSuccess);
       ASSERT_EQ(ncclGroupEnd(), ncclSuccess);
       EXPECT_EQ(in[999], static_cast<float>(2 - r));
+      // Every other collective once, each its own launch.
+      std::vector<float> part(4000, static_cast<float>(r + 1)), all(8000, 0.f), all2(8000, 0.f);
+      ASSERT_EQ(ncclAllGather(part.data(), all.data(), part.size(), ncclFloat32, comm, nullptr), ncclSuccess);
+      EXPECT_EQ(all[0] + all[7999], 3.f);
+      ASSERT_EQ(ncclReduceScatter(all.data(), part.data(), part.size(), ncclFloat32, ncclSum, comm, nullptr),
+                ncclSuccess);
+      EXPECT_EQ(part[0], static_cast<float>(2 * (r + 1)));
+      ASSERT_EQ(ncclBroadcast(part.data(), part.data(), part.size(), ncclFloat32, 0, comm, nullptr), ncclSuccess);
+      EXPECT_EQ(part[0], 2.f);
+      ASSERT_EQ(ncclReduce(part.data(), all.data(), part.size(), ncclFloat32, ncclSum, 0, comm, nullptr), ncclSuccess);
+      if (r == 0) {
+        EXPECT_EQ(all[0], 4.f);
+      }
+      ASSERT_EQ(ncclAlltoAll(all.data(), all2.data(), part.size(), ncclFloat32, comm, nullptr), ncclSuccess);
       expectNoAsyncError(comm);
     });
   }
@@ -262,16 +277,17 @@ std::vector<Op> kernelEvents(const std::vector<Line>& log, int abi, int64_t star
   return out;
 }
 
-// Per rank: AllReduce, AllReduce, Send, Recv on the ring communicators, then three DDA AllReduces
-// (staged, registered, captured). withPhases: the plugin gets KernelPhase events (v7).
+// Per rank: AllReduce, AllReduce, Send, Recv and the five other collectives on the ring
+// communicators, then three DDA AllReduces (staged, registered, captured). withPhases: the plugin
+// gets KernelPhase events (v7).
 void expectJobEvents(const std::vector<Op>& ops, bool withPhases) {
-  ASSERT_EQ(ops.size(), 14u);
+  ASSERT_EQ(ops.size(), 24u);
   std::map<int, std::vector<const Op*>> byCtx;
   for (const Op& op : ops) byCtx[op.ctx].push_back(&op);
   ASSERT_EQ(byCtx.size(), 4u) << "two communicators per rank";
   int ring = 0, dda = 0;
   for (auto& [ctx, list] : byCtx) {
-    if (list.size() == 4) {
+    if (list.size() == 9) {
       ++ring;
       for (int i = 0; i < 2; ++i) {
         EXPECT_EQ(list[i]->func, "AllReduce");
@@ -281,8 +297,13 @@ void expectJobEvents(const std::vector<Op>& ops, bool withPhases) {
       }
       EXPECT_EQ(list[2]->func, "Send");
       EXPECT_EQ(list[3]->func, "Recv");
-      EXPECT_GE(list[2]->kernel.size(), 1u);
-      EXPECT_GE(list[3]->kernel.size(), 1u);
+      const char* const others[] = {"AllGather", "ReduceScatter", "Broadcast", "Reduce", "AlltoAll"};
+      for (int i = 0; i < 5; ++i) EXPECT_EQ(list[4 + i]->func, others[i]);
+      // One event per channel the operation's work ran on (channels < its nChannels is checked above).
+      for (int i = 2; i < 9; ++i) {
+        EXPECT_GE(list[i]->kernel.size(), 1u) << list[i]->func;
+        EXPECT_LE(list[i]->kernel.size(), list[i]->channels) << list[i]->func;
+      }
     } else {
       ASSERT_EQ(list.size(), 3u);
       ++dda;
@@ -320,7 +341,7 @@ TEST(KernelProfiler, NoKernelEventsUnlessAsked) {
   int64_t start = 0, end = 0;
   const std::vector<Line> log = runJob(7, 1 << 1, &start, &end);  // collectives only
   const std::vector<Op> ops = kernelEvents(log, 7, start, end);
-  EXPECT_EQ(ops.size(), 10u) << "the AllReduces";
+  EXPECT_EQ(ops.size(), 20u) << "the collectives";
   for (const Op& op : ops) EXPECT_TRUE(op.kernel.empty()) << op.func;
 }
 
