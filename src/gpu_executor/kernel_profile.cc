@@ -2,7 +2,6 @@
 
 #include <algorithm>
 
-#include "base/log.h"
 #include "comm/comm.h"
 #include "gpu_executor/device_state.h"
 #include "runtime/device_runtime.h"
