@@ -144,7 +144,6 @@ void profileGroupApiDone() {
 
 void profileRunStarts(std::vector<Task>& tasks, const Program& prog, ProfiledRun* run) {
   if (!profiler::active() || tasks.empty() || tasks.front().comm->profilerContext == nullptr) return;
-  run->ops.assign(tasks.size(), nullptr);
   run->proxyKeys.assign(tasks.size(), ProfiledRun::kNotProxied);
   const bool proxied = profiler::wants(ncclProfileProxyOp);
   ncclProfilerEventDescr_t g{};
@@ -183,24 +182,24 @@ void profileRunStarts(std::vector<Task>& tasks, const Program& prog, ProfiledRun
       d.coll.parentGroup = run->group;
       d.coll.userTag = t.userProfilerTag;
     }
-    run->ops[i] = t.profilerOp = profiler::start(t.comm->profilerContext, &d);
+    t.profilerOp = profiler::start(t.comm->profilerContext, &d);
     std::vector<net::LinkTraffic> traffic;
     if (proxied) traffic = networkTraffic(prog, static_cast<uint32_t>(i), t);
     if (!traffic.empty()) {
       run->proxyKeys[i] = proxyKey(t);
-      t.comm->proxyProfile->opStarted(run->proxyKeys[i], run->ops[i], std::move(traffic));
+      t.comm->proxyProfile->opStarted(run->proxyKeys[i], t.profilerOp, std::move(traffic));
     }
   }
 }
 
 void profileRunDone(const std::vector<Task>& tasks, ProfiledRun* run) {
-  for (size_t i = 0; i < run->ops.size(); ++i) {
+  for (size_t i = 0; i < run->proxyKeys.size(); ++i) {
     if (run->proxyKeys[i] != ProfiledRun::kNotProxied)
       tasks[i].comm->proxyProfile->opFinished(run->proxyKeys[i]);
     else
-      profiler::stop(run->ops[i]);
-    run->ops[i] = nullptr;
+      profiler::stop(tasks[i].profilerOp);
   }
+  run->proxyKeys.clear();  // a later run that is not profiled must find nothing to finish here
   profiler::stop(run->group);
   run->group = nullptr;
 }

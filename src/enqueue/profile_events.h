@@ -18,16 +18,15 @@ void profileApiCall(Task& t, int depth);
 void profileGroupEndStarts();
 void profileGroupApiDone();
 
-// The group and operation events of one run of tasks, open while the run executes.
-// An operation whose network traffic the proxy profiles is handed to its communicator's
-// ProxyProfile (transports/net/proxy_profile.h), which stops its event once the proxy is done too.
+// The group event of one run of tasks, open while the run executes; each task's operation event
+// is its Task::profilerOp (the parent of its kernel events on a GPU). An operation whose network
+// traffic the proxy profiles is handed to its communicator's ProxyProfile
+// (transports/net/proxy_profile.h), which stops its event once the proxy is done too.
 struct ProfiledRun {
   void* group = nullptr;
-  std::vector<void*> ops;
-  std::vector<uint64_t> proxyKeys;  // per task: its key there, or kNotProxied
+  std::vector<uint64_t> proxyKeys;  // per task of a profiled run: its key there, or kNotProxied
   static constexpr uint64_t kNotProxied = ~uint64_t(0);
 };
-// Each task's operation event is also left in Task::profilerOp, for the GPU executor's kernel events.
 void profileRunStarts(std::vector<Task>& tasks, const Program& prog, ProfiledRun* run);
 void profileRunDone(const std::vector<Task>& tasks, ProfiledRun* run);
 

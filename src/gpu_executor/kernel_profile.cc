@@ -75,14 +75,14 @@ void KernelEvents::emitNow() const {
     bool finished = true, phased = true, closed = true;
     for (uint32_t i : e.entries) {
       const DevSeqTimes& t = times_[i];
-      const uint64_t start = load(t.start);
+      const uint64_t start = load(t.start), met = load(t.synced), closes = load(t.closing), stop = load(t.stop);
       if (start != 0 && (first == 0 || start < first)) first = start;
-      synced = std::max(synced, load(t.synced));
-      closing = std::max(closing, load(t.closing));
-      last = std::max(last, load(t.stop));
-      finished = finished && load(t.stop) != 0;
-      phased = phased && load(t.synced) != 0;
-      closed = closed && load(t.closing) != 0;
+      synced = std::max(synced, met);
+      closing = std::max(closing, closes);
+      last = std::max(last, stop);
+      finished = finished && stop != 0;
+      phased = phased && met != 0;
+      closed = closed && closes != 0;
     }
     if (first == 0) continue;  // the kernel failed before this channel's work began
     ncclProfilerEventDescr_t d{};

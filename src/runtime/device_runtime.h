@@ -120,7 +120,7 @@ class Runtime {
 
   virtual ncclResult_t launchExecutor(const KernelLaunch& l, void* stream) = 0;
   // Runs fn(arg) on a runtime thread once the work queued on `stream` before it has finished
-  // (cudaLaunchHostFunc / hipLaunchHostFunc). fn must not call the vendor runtime.
+  // (cudaLaunchHostFunc; hipStreamAddCallback on AMD). fn must not call the vendor runtime.
   using HostFunction = void (*)(void* arg);
   virtual ncclResult_t launchHostFunction(void* stream, HostFunction fn, void* arg) = 0;
 };
