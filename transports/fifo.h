@@ -70,6 +70,7 @@ struct alignas(64) FifoHeader {
   std::atomic<uint32_t> attached;  // set by the sender once it mapped the segment
   int32_t receiverRank;
   int32_t senderRank;
+  uint32_t spreadPayload;  // 1: messages rotate through their slots (connection.h: spreadOffset)
 };
 
 struct alignas(64) SlotHeader {

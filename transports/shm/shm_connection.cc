@@ -28,10 +28,16 @@ ncclResult_t ShmConnection::tryConnect(FifoView* view, bool* ready, std::string*
     header->slotBytes = slotBytes_;
     header->receiverRank = id_.receiverRank;
     header->senderRank = id_.senderRank;
+    header->spreadPayload = spread_ ? 1 : 0;
+    // Spread messages walk the whole data area within a few hundred messages: map it now, or
+    // the first of them pay a minor fault per page on each side.
+    if (spread_) seg_.populate(layout.dataOffset, layout.totalBytes - layout.dataOffset);
     *view = FifoView::at(base, nslots_, slotBytes_);
+    view->spreadPayload = spread_;
     header->ready.store(1, std::memory_order_release);
     ringIfSleeping(peerBell_);
-    WEFT_INFO(kLogShm, "connection %s created (%u slots x %u bytes)", name.c_str(), nslots_, slotBytes_);
+    WEFT_INFO(kLogShm, "connection %s created (%u slots x %u bytes%s)", name.c_str(), nslots_, slotBytes_,
+              spread_ ? ", payloads spread" : "");
     *ready = true;
     return ncclSuccess;
   }
@@ -56,7 +62,10 @@ ncclResult_t ShmConnection::tryConnect(FifoView* view, bool* ready, std::string*
     *why = "shared memory segment " + name + " is smaller than its header says";
     return ncclInternalError;
   }
+  spread_ = header->spreadPayload == 1;
+  if (spread_) seg_.populate(layout.dataOffset, layout.totalBytes - layout.dataOffset);
   *view = FifoView::at(base, nslots_, slotBytes_);
+  view->spreadPayload = spread_;
   header->attached.store(1, std::memory_order_release);
   WEFT_INFO(kLogShm, "connection %s attached", name.c_str());
   *ready = true;

@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 
@@ -30,6 +31,23 @@ std::string noRoom(size_t bytes, const std::string& name, const char* cause) {
 ShmSegment::~ShmSegment() {
   unlink();
   if (data_ != nullptr) munmap(data_, size_);
+}
+
+void ShmSegment::populate(size_t offset, size_t bytes) {
+  if (data_ == nullptr || offset >= size_) return;
+  bytes = std::min(bytes, size_ - offset);
+  const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+  auto* begin = static_cast<unsigned char*>(data_) + offset / page * page;
+  const size_t len = static_cast<unsigned char*>(data_) + offset + bytes - begin;
+#ifdef MADV_POPULATE_WRITE
+  if (madvise(begin, len, MADV_POPULATE_WRITE) == 0) return;
+#endif
+  // Kernels before 5.14: write each page's first byte back as it is (nobody else writes there
+  // yet: this runs before the segment carries any message).
+  for (size_t at = 0; at < len; at += page) {
+    volatile unsigned char* b = begin + at;
+    *b = *b;
+  }
 }
 
 ncclResult_t ShmSegment::create(const std::string& name, size_t bytes, int peers, std::string* why) {

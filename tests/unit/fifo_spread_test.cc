@@ -1,0 +1,138 @@
+// Shared-memory FIFOs that spread their payloads (connection.h: spreadOffset): where a message
+// lands in its slot, that the placement really rotates and always fits, and that over a real
+// shared-memory segment the sender follows its receiver's choice whatever it was built with, so
+// every byte arrives where the receiver looks for it.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <memory>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "transports/connection.h"
+#include "transports/shm/shm_connection.h"
+
+namespace weft {
+namespace {
+
+constexpr uint32_t kSlots = 8;
+constexpr uint32_t kSlotBytes = 512 * 1024;
+
+TEST(FifoSpread, SmallAndLargeMessagesStayAtTheSlotStart) {
+  for (uint64_t m = 0; m < 100; ++m) {
+    EXPECT_EQ(spreadOffset(m, kSlots, kSlotBytes, 33), 0u);
+    EXPECT_EQ(spreadOffset(m, kSlots, kSlotBytes, kSpreadMinBytes - 1), 0u);
+    // Rounded up to a power of two, more than half a slot fits once only.
+    EXPECT_EQ(spreadOffset(m, kSlots, kSlotBytes, kSlotBytes / 2 + 1), 0u);
+    EXPECT_EQ(spreadOffset(m, kSlots, kSlotBytes, kSlotBytes), 0u);
+  }
+}
+
+TEST(FifoSpread, EverySizeRotatesThroughPositionsThatFit) {
+  // Slot sizes from NCCL_BUFFSIZE / 8 need not be powers of two.
+  for (uint32_t slotBytes : {kSlotBytes, 500u * 1024, 4096u * 3, 1u << 20}) {
+    for (size_t bytes : {size_t(4096), size_t(4097), size_t(32768), size_t(40000), size_t(131072), size_t(200000)}) {
+      if (bytes > slotBytes) continue;  // a piece never exceeds its slot
+      std::set<size_t> seen;
+      for (uint64_t m = 0; m < 4096; ++m) {
+        const size_t off = spreadOffset(m, kSlots, slotBytes, bytes);
+        ASSERT_LE(off + bytes, slotBytes) << "message " << m << " of " << bytes << " B, slot " << slotBytes;
+        ASSERT_EQ(off % 4096, 0u) << "payloads stay page-aligned";
+        if (m % kSlots == 3) seen.insert(off);  // one slot's successive uses
+        // The messages that share a lap of the slots share a position.
+        ASSERT_EQ(off, spreadOffset(m - m % kSlots, kSlots, slotBytes, bytes));
+      }
+      size_t stride = 4096;
+      while (stride < bytes) stride *= 2;
+      const size_t fit = slotBytes / stride;
+      size_t positions = 1;
+      while (positions * 2 <= fit) positions *= 2;
+      EXPECT_EQ(seen.size(), fit < 2 ? 1u : positions) << bytes << " B in " << slotBytes << " B slots";
+    }
+  }
+}
+
+struct Link {
+  std::unique_ptr<Connection> tx, rx;
+};
+
+// One link over a real segment of this process; each end is built with its own spread setting.
+Link makeLink(const std::string& tag, bool receiverSpreads, bool senderSpreads, RankBlock* bell) {
+  ConnectionId id{0x5eed0000ull + uint64_t(getpid()), Lane::kRing, receiverSpreads ? 1 : 0, 0, 1};
+  id.commHash ^= std::hash<std::string>()(tag);
+  Link l;
+  l.rx = std::make_unique<Connection>(id, false,
+                                      std::make_unique<ShmConnection>(id, false, kSlots, kSlotBytes, bell,
+                                                                      receiverSpreads));
+  l.tx = std::make_unique<Connection>(id, true,
+                                      std::make_unique<ShmConnection>(id, true, kSlots, kSlotBytes, bell,
+                                                                      senderSpreads));
+  bool ready = false;
+  std::string why;
+  EXPECT_EQ(l.rx->tryConnect(&ready, &why), ncclSuccess) << why;
+  EXPECT_TRUE(ready);
+  for (int i = 0; i < 1000 && !l.tx->connected(); ++i) {
+    EXPECT_EQ(l.tx->tryConnect(&ready, &why), ncclSuccess) << why;
+    if (!ready) usleep(1000);
+  }
+  EXPECT_TRUE(l.tx->connected());
+  return l;
+}
+
+// Sends messages of many sizes through the link, the FIFO kept full, and checks each arrives
+// whole. Returns the payload offsets (from the data area) the receiver read 32 KiB messages at.
+std::set<size_t> pump(Link& l) {
+  const std::vector<size_t> sizes = {8, 100, 4096, 32768, 32768, 5000, 131072, 32768, 65536, kSlotBytes};
+  std::set<size_t> offsets32k;
+  const OpStamp stamp{};
+  std::vector<unsigned char> want;
+  uint64_t sent = 0, received = 0;
+  const uint64_t total = 40 * kSlots;
+  auto fill = [](uint64_t m, size_t bytes, unsigned char* p) {
+    for (size_t i = 0; i < bytes; ++i) p[i] = static_cast<unsigned char>(m * 131 + i * 7);
+  };
+  while (received < total) {
+    while (sent < total && l.tx->canSend()) {
+      const size_t bytes = sizes[sent % sizes.size()];
+      fill(sent, bytes, static_cast<unsigned char*>(l.tx->sendBuffer(bytes)));
+      l.tx->publish(bytes, stamp);
+      ++sent;
+    }
+    EXPECT_TRUE(l.rx->canRecv());
+    size_t got = 0;
+    const auto* p = static_cast<const unsigned char*>(l.rx->recvBuffer(&got));
+    const size_t bytes = sizes[received % sizes.size()];
+    EXPECT_EQ(got, bytes);
+    want.resize(bytes);
+    fill(received, bytes, want.data());
+    EXPECT_EQ(memcmp(p, want.data(), bytes), 0) << "message " << received << " of " << bytes << " B";
+    if (bytes == 32768) offsets32k.insert(size_t(p - l.rx->view().data) % kSlotBytes);
+    l.rx->release();
+    ++received;
+  }
+  return offsets32k;
+}
+
+TEST(FifoSpread, SenderFollowsItsReceiversChoice) {
+  auto bell = std::make_unique<RankBlock>();
+  memset(static_cast<void*>(bell.get()), 0, sizeof(RankBlock));
+  for (bool receiverSpreads : {true, false}) {
+    for (bool senderSpreads : {true, false}) {
+      SCOPED_TRACE(std::string("receiver ") + (receiverSpreads ? "spreads" : "does not") + ", sender built " +
+                   (senderSpreads ? "to spread" : "not to"));
+      Link l = makeLink(std::to_string(senderSpreads), receiverSpreads, senderSpreads, bell.get());
+      EXPECT_EQ(l.rx->view().spreadPayload, receiverSpreads);
+      EXPECT_EQ(l.tx->view().spreadPayload, receiverSpreads);
+      const std::set<size_t> offsets = pump(l);
+      if (receiverSpreads)
+        EXPECT_GT(offsets.size(), 4u) << "32 KiB messages rotate through their slots";
+      else
+        EXPECT_EQ(offsets, std::set<size_t>{0}) << "every message at its slot's start";
+    }
+  }
+}
+
+}  // namespace
+}  // namespace weft
