@@ -130,6 +130,19 @@ for fig, weft, ref, ratio, goal in rows:
     print(f"| {fig} | {weft} | {ref} | {ratio:.2f}x | {goal:.2f}x | {'yes' if ratio >= goal else 'no'} |")
 met = sum(1 for r in rows if r[3] >= r[4])
 print(f"\n{met} of {len(rows)} figures meet their goal.")
+# The host under a VM moves its vCPUs: the same run can find a cache line's trip between two
+# cores 4x slower than usual, and every figure that crosses cores slows with it (Weft's and the
+# references' alike, but not by the same factor). mem_bench measured the trip at the start of each
+# repetition of the shared-memory comparison (the median is shown); the host can change mid-run.
+m = re.search(r"shared cache line handoff between two processes: ([\d.]+) us", compare or "")
+if m:
+    handoff = float(m.group(1))
+    print(f"\nCache-line handoff between two processes, as measured in this run: {handoff:.3f} us one way.", end="")
+    if handoff > 0.15:
+        print(" That is a slowed host (about 0.06 us when quiet on the 2-core development VM): the"
+              " cross-core figures of this run are not comparable with a quiet run's; run it again.")
+    else:
+        print()
 missing = [n for n in ("compare", "scale", "net", "load") if read(n) is None]
 if missing:
     print(f"\nNo summary from: {', '.join(missing)} (see its log in {d}).")
