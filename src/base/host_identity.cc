@@ -34,6 +34,18 @@ uint64_t hostHash() {
   return fnv1a(id);
 }
 
+uint64_t machineHash() {
+  std::string boot;
+  std::ifstream f("/proc/sys/kernel/random/boot_id");
+  std::getline(f, boot);
+  if (boot.empty()) {  // no /proc: the host name is the next best thing
+    char name[256] = "";
+    gethostname(name, sizeof name - 1);
+    boot = name;
+  }
+  return fnv1a("machine/" + boot);
+}
+
 std::string hostName() {
   std::string id = param::hostId();
   if (!id.empty()) return id;

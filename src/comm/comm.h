@@ -60,6 +60,7 @@ struct TunerDeleter {
 // What every rank learned about every other at init.
 struct RankInfo {
   uint64_t hostHash;
+  uint64_t machineHash;  // base/host_identity.h: ranks with the same one share cores
   int32_t pid;
   int32_t rank;
   char hostName[64];  // for messages about this rank
@@ -90,6 +91,10 @@ struct ncclComm {
   uint32_t slotBytes = 0;                                   // FIFO slot size, from the agreed NCCL_BUFFSIZE
   uint32_t nSlots = 8;
   bool hostMode = true;
+  // More ranks of this communicator run on this machine (RankInfo::machineHash) than it has online
+  // CPUs: a waiting rank yields at once rather than spin on a core a peer needs, and shared-memory
+  // FIFOs keep their payloads at the slots' starts (transports/connection.h: spreadOffset).
+  bool coresOversubscribed = false;
   bool p2pRead = false;     // P2P FIFOs live with the sender (read mode): the agreed NCCL_P2P_READ_ENABLE
   weft::CommConfig config;  // minCTAs/maxCTAs are rank 0's once init agreed on them
   std::vector<weft::RankInfo> ranks;

@@ -1,7 +1,5 @@
 #include "comm/connect.h"
 
-#include <unistd.h>
-
 #include <algorithm>
 #include <chrono>
 #include <thread>
@@ -69,12 +67,11 @@ std::unique_ptr<Connection> makeConnection(ncclComm* comm, const ConnectionId& i
                  std::min<int64_t>(param::timeoutMs(), 10000)};
     backend = std::make_unique<P2pConnection>(spec);
   } else {
-    // The host executor's FIFOs spread their payloads where every local rank can have a core of
-    // its own (connection.h: spreadOffset says why, and why not otherwise). The GPU kernel
+    // The host executor's FIFOs spread their payloads where every rank on the machine can have a
+    // core of its own (connection.h: spreadOffset says why, and why not otherwise). The GPU kernel
     // addresses slots itself and does not. Only the receiver's choice counts: it creates the FIFO
     // and writes the choice into its header.
-    static const long nCpus = sysconf(_SC_NPROCESSORS_ONLN);
-    const bool spread = comm->hostMode && comm->peers.nLocal() <= nCpus;
+    const bool spread = comm->hostMode && !comm->coresOversubscribed;
     backend = std::make_unique<ShmConnection>(id, isSender, nslots, comm->slotBytes, comm->peers.block(peer), spread);
   }
   return std::make_unique<Connection>(id, isSender, std::move(backend));

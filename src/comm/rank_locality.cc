@@ -10,6 +10,12 @@ bool allRanksOnThisHost(const ncclComm* comm) {
   return true;
 }
 
+int ranksOnThisMachine(const ncclComm* comm) {
+  int n = 0;
+  for (const RankInfo& r : comm->ranks) n += r.machineHash == comm->ranks[comm->rank].machineHash;
+  return n;
+}
+
 int ranksInOtherAddressSpaces(const ncclComm* comm) {
   int n = 0;
   for (const RankInfo& r : comm->ranks) n += r.addressSpace != comm->ranks[comm->rank].addressSpace;

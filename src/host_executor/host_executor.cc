@@ -1,7 +1,6 @@
 #include "host_executor/host_executor.h"
 
 #include <sched.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <memory>
@@ -94,10 +93,9 @@ ncclResult_t Executor::run(const Program& prog, std::span<const Task> tasks) {
     exchangeNs = std::min<int64_t>(livenessNs, kStampExchangeNs);
     limitsRead = true;
   };
-  static const long nCpus = sysconf(_SC_NPROCESSORS_ONLN);
-  // More ranks than cores on this host: spinning would only steal the core a peer needs.
+  // More ranks than cores on this machine: spinning would only steal the core a peer needs.
   bool oversubscribed = false;
-  for (ncclComm* comm : comms) oversubscribed |= comm->peers.nLocal() > nCpus;
+  for (ncclComm* comm : comms) oversubscribed |= comm->coresOversubscribed;
   RankBlock* bell = comms.empty() ? nullptr : comms[0]->peers.self();
   net::Proxy* proxy = nullptr;
   for (ncclComm* comm : comms)

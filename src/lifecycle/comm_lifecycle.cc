@@ -22,6 +22,7 @@
 #include "comm/comm_registry.h"
 #include "comm/connect.h"
 #include "comm/net_devices.h"
+#include "comm/rank_locality.h"
 #include "gpu_executor/gpu_executor.h"
 #include "lifecycle/clock_sync.h"
 #include "runtime/device_runtime.h"
@@ -144,6 +145,7 @@ ncclResult_t setupComm(ncclComm* comm, const ncclUniqueId& id) {
   std::vector<Announce> all(comm->nranks);
   Announce& me = all[comm->rank];
   me.info.hostHash = hostHash();
+  me.info.machineHash = machineHash();
   me.info.pid = static_cast<int32_t>(getpid());
   me.info.addressSpace = dev::runtime().addressSpace();
   me.info.rank = comm->rank;
@@ -160,6 +162,8 @@ ncclResult_t setupComm(ncclComm* comm, const ncclUniqueId& id) {
     return setError(comm, r, "init of rank %d: exchanging rank information failed: %s", comm->rank, why.c_str());
 
   for (const Announce& a : all) comm->ranks.push_back(a.info);
+  static const long nCpus = sysconf(_SC_NPROCESSORS_ONLN);
+  comm->coresOversubscribed = ranksOnThisMachine(comm) > nCpus;
   // Two communicators rendezvousing at one NCCL_COMM_ID address share an id: rank 0's salt keeps
   // their shared-memory names apart.
   comm->commHash = bootstrapIdHash(id) ^ (all[0].salt * 0x9e3779b97f4a7c15ull);
