@@ -5,6 +5,8 @@
 #   run_compare.sh       shared memory, AllReduce and AllGather, 2 and 4 ranks, vs Open MPI; memcpy;
 #                        and AllReduce with 8 and 16 ranks (more ranks than cores), both MPIs oversubscribed
 #   run_net_compare.sh   TCP loopback, 2 ranks, vs Open MPI TCP, gloo and the loopback duplex bound
+#   run_netns_compare.sh 2 network namespaces x 2 ranks (TCP between them), vs Open MPI and gloo;
+#                        as root only
 #   run_load_compare.sh  2 ranks beside one busy loop per core, shm and TCP, vs Open MPI
 # and prints one table: figure, Weft, reference, ratio, the goal it is held to, and whether this
 # run meets it. It always exits 0 when the runs themselves worked (a machine's noise is no
@@ -47,6 +49,13 @@ echo "== more ranks than cores: 8 and 16 ranks, AllReduce (run_compare.sh)"
 echo "== TCP vs Open MPI and gloo (run_net_compare.sh)"
 "$HERE/run_net_compare.sh" --bin "$BIN" --baselines "$BASE" --reps "$REPS" --out "$OUT/net" >"$OUT/net.log" 2>&1 ||
   { status=1; tail -5 "$OUT/net.log"; }
+if [ "$(id -u)" = 0 ] && command -v ip >/dev/null && command -v unshare >/dev/null; then
+  echo "== across hosts: 2 network namespaces x 2 ranks (run_netns_compare.sh)"
+  "$HERE/run_netns_compare.sh" --bin "$BIN" --baselines "$BASE" --reps "$REPS" --out "$OUT/netns" >"$OUT/netns.log" 2>&1 ||
+    { status=1; tail -5 "$OUT/netns.log"; }
+else
+  echo "== across hosts: skipped (network namespaces need root, ip and unshare)"
+fi
 echo "== under load (run_load_compare.sh)"
 "$HERE/run_load_compare.sh" --bin "$BIN" --baselines "$BASE" --reps "$REPS" --sizes 8,1M,16M --out "$OUT/load" \
   >"$OUT/load.log" 2>&1 || { status=1; tail -5 "$OUT/load.log"; }

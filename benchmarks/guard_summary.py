@@ -4,9 +4,9 @@
 usage: guard_summary.py GUARD_DIR > summary.md
 
 Reads GUARD_DIR/compare/summary.md (run_compare.sh), GUARD_DIR/scale/summary.md (run_compare.sh
-with 8 and 16 ranks), GUARD_DIR/net/summary.md (run_net_compare.sh) and GUARD_DIR/load/summary.md
-(run_load_compare.sh). Each row is one figure:
-Weft's value, the reference measured in the same run, their ratio with > 1 meaning Weft is ahead,
+with 8 and 16 ranks), GUARD_DIR/net/summary.md (run_net_compare.sh), GUARD_DIR/netns/summary.md
+(run_netns_compare.sh, when it ran) and GUARD_DIR/load/summary.md (run_load_compare.sh). Each row
+is one figure: Weft's value, the reference measured in the same run, their ratio with > 1 meaning Weft is ahead,
 and the goal that ratio is held to.
 """
 import os
@@ -105,6 +105,22 @@ if net:
             rows.append(("tcp allreduce 64 MiB vs loopback duplex bound", f"{cells[2]} GB/s", "bound", float(cells[8]),
                          0.8))
 
+netns = read("netns")
+if netns:
+    for line in netns.splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(cells) != 8 or not cells[0].isdigit():
+            continue
+        size = int(cells[0])
+        weft, mpi, gloo = float(cells[1]), float(cells[3]), float(cells[5])
+        if size <= 8:
+            rows.append((f"2 hosts x 2 ranks allreduce {size} B", fmt_us(weft), f"Open MPI {fmt_us(mpi)}", mpi / weft,
+                         1.0))
+        else:
+            best = min(x for x in (mpi, gloo) if x == x)
+            rows.append((f"2 hosts x 2 ranks allreduce {size} B", fmt_us(weft), f"best other {fmt_us(best)}",
+                         best / weft, 1.2))
+
 load = read("load")
 if load:
     transport = None
@@ -143,6 +159,6 @@ if m:
               " cross-core figures of this run are not comparable with a quiet run's; run it again.")
     else:
         print()
-missing = [n for n in ("compare", "scale", "net", "load") if read(n) is None]
+missing = [n for n in ("compare", "scale", "net", "netns", "load") if read(n) is None]
 if missing:
     print(f"\nNo summary from: {', '.join(missing)} (see its log in {d}).")

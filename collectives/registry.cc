@@ -13,6 +13,7 @@
 #include <iterator>
 
 #include "collectives/dda/dda.h"
+#include "collectives/doubling/doubling.h"
 #include "collectives/lowprec/lowprec.h"
 #include "collectives/model/cost_path.h"
 #include "collectives/p2p/p2p.h"
@@ -29,6 +30,7 @@ constexpr const AlgorithmDesc* kRegistry[] = {
     &kDdaTreeAlgorithm,       // collectives/dda
     &kLowPrecisionAlgorithm,  // collectives/lowprec
     &kP2pAlgorithm,           // collectives/p2p
+    &kDoublingAlgorithm,      // collectives/doubling
 };
 constexpr int kCount = static_cast<int>(std::size(kRegistry));
 static_assert(kCount <= kMaxAlgorithms, "algorithm masks and the tuner's arrays hold kMaxAlgorithms rows");

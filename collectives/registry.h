@@ -1,5 +1,5 @@
 // The algorithm registry: every algorithm Weft has is one descriptor, declared in its own folder
-// (collectives/ring, tree, dda, lowprec, p2p) and listed once in registry.cc. Everything that
+// (collectives/ring, tree, dda, lowprec, p2p, doubling) and listed once in registry.cc. Everything that
 // needs to know the algorithms reads them from here: the tuner (what may run a task, the cost
 // table), NCCL_ALGO and RCCL_OVERRIDE_ALGO parsing, op stamps' messages, weft-info, and the
 // group that builds the programs. An Algorithm (task/algorithm.h) is a row of the table.

@@ -306,6 +306,7 @@ std::string renderTuning(int nranks, int nhosts) {
   weft::CommShape shape;
   shape.nranks = nranks;
   shape.nChannels = nch;
+  shape.spansHosts = in.nHosts > 1;
   shape.slotBytes = static_cast<uint32_t>(init.slotBytes);
   shape.agreed = &agreed;
   std::vector<std::string> warnings = opts.warnings;

@@ -16,6 +16,8 @@ struct CommShape {
   // Ranks of the communicator on this rank's host, itself included (0 where local peers were never
   // set up). The direct lane needs every rank here.
   int nLocal = 0;
+  // Some rank runs on another host: the same on every rank (nLocal is not: weft-info leaves it 0).
+  bool spansHosts = false;
   int nChannels = 1;     // the communicator's channels: the most one collective may use
   bool hostMode = true;  // the host executor runs its operations (false: the GPU executor)
   // Some ranks run on GPUs and others in host mode (the same on every rank): their executors

@@ -215,9 +215,9 @@
     "ReduceScatter or AlltoAll input) that takes the low-precision path when it is enabled")                           \
   /* ---- tuning ---- */                                                                                               \
   X(algo, String, "NCCL_ALGO", "", "", "", Tuning, Agreed,                                                             \
-    "Algorithms the tuner may choose: comma list of Ring, Tree, DDAFlat, DDATree, LowPrecision "                       \
-    "(NCCL's CollNetDirect, CollNetChain, NVLS, NVLSTree, PAT are accepted and select nothing); a "                    \
-    "leading ^ excludes the listed ones; per collective with ';' and a prefix, e.g. "                                  \
+    "Algorithms the tuner may choose: comma list of Ring, Tree, DDAFlat, DDATree, LowPrecision, "                      \
+    "Doubling (NCCL's CollNetDirect, CollNetChain, NVLS, NVLSTree, PAT are accepted and select "                       \
+    "nothing); a leading ^ excludes the listed ones; per collective with ';' and a prefix, e.g. "                      \
     "\"ring;allreduce:tree,ring;broadcast:ring\"; case-insensitive; a bad token is warned about "                      \
     "and skipped (\"\" = all)")                                                                                        \
   X(proto, String, "NCCL_PROTO", "", "", "", Tuning, Agreed,                                                           \

@@ -95,6 +95,8 @@ struct ncclComm {
   // CPUs: a waiting rank yields at once rather than spin on a core a peer needs, and shared-memory
   // FIFOs keep their payloads at the slots' starts (transports/connection.h: spreadOffset).
   bool coresOversubscribed = false;
+  // Some rank runs on another host (RankInfo::hostHash): the same answer on every rank.
+  bool spansHosts = false;
   bool p2pRead = false;     // P2P FIFOs live with the sender (read mode): the agreed NCCL_P2P_READ_ENABLE
   weft::CommConfig config;  // minCTAs/maxCTAs are rank 0's once init agreed on them
   std::vector<weft::RankInfo> ranks;

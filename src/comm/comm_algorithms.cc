@@ -48,6 +48,7 @@ CommShape commShape(ncclComm* comm) {
   s.rank = comm->rank;
   s.nranks = comm->nranks;
   s.nLocal = comm->peers.nLocal();
+  s.spansHosts = comm->spansHosts;
   s.nChannels = comm->nChannels;
   s.hostMode = comm->hostMode;
   for (const RankInfo& r : comm->ranks) s.mixedExecutors = s.mixedExecutors || (r.device >= 0) == comm->hostMode;

@@ -164,6 +164,7 @@ ncclResult_t setupComm(ncclComm* comm, const ncclUniqueId& id) {
   for (const Announce& a : all) comm->ranks.push_back(a.info);
   static const long nCpus = sysconf(_SC_NPROCESSORS_ONLN);
   comm->coresOversubscribed = ranksOnThisMachine(comm) > nCpus;
+  comm->spansHosts = !allRanksOnThisHost(comm);
   // Two communicators rendezvousing at one NCCL_COMM_ID address share an id: rank 0's salt keeps
   // their shared-memory names apart.
   comm->commHash = bootstrapIdHash(id) ^ (all[0].salt * 0x9e3779b97f4a7c15ull);

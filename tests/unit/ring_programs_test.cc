@@ -1,5 +1,6 @@
-// The ring programs (collectives/ring) run for every rank at once through the deterministic
-// simulator in program_sim.h: results against a plain reference, in-place variants by NCCL's
+// The ring programs (collectives/ring), and recursive doubling's (collectives/doubling), which
+// shares the ring's links, run for every rank at once through the deterministic simulator in
+// program_sim.h: results against a plain reference, in-place variants by NCCL's
 // rules, deadlock freedom with FIFOs much smaller than the data, and bit-identical float results
 // on every rank. The simulator itself is tested first, on programs that are wrong on purpose.
 #include <gtest/gtest.h>
@@ -12,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "collectives/doubling/doubling.h"
 #include "collectives/ring/ring_schedule.h"
 #include "tests/unit/program_sim.h"
 
@@ -138,7 +140,8 @@ struct RingOp {
 // channel count of the first) and checks every buffer completely. When `results` is given it
 // receives each rank's output bytes of the first collective (for cross-rank comparisons).
 testing::AssertionResult runRingGroup(const std::vector<RingCase>& ops,
-                                      std::vector<std::vector<unsigned char>>* results = nullptr) {
+                                      std::vector<std::vector<unsigned char>>* results = nullptr,
+                                      const Simulator::Builder& builder = nullptr) {
   const RingCase& g = ops.front();
   Simulator sim(Geometry{g.nranks, g.slotBytes, g.nSlots, g.channels});
   std::vector<RingOp> state(ops.size());
@@ -147,7 +150,10 @@ testing::AssertionResult runRingGroup(const std::vector<RingCase>& ops,
     state[i].setup(sim, ops[i], i);
     what += (i ? " + " : "") + ops[i].str();
   }
-  sim.build(g.channels);
+  if (builder)
+    sim.build(builder);
+  else
+    sim.build(g.channels);
   Outcome o = sim.run();
   if (!o.ok) return testing::AssertionFailure() << what << ":\n" << o.error;
   std::string bad;
@@ -162,6 +168,13 @@ testing::AssertionResult runRingGroup(const std::vector<RingCase>& ops,
 
 testing::AssertionResult runRing(const RingCase& k, std::vector<std::vector<unsigned char>>* results = nullptr) {
   return runRingGroup({k}, results);
+}
+
+// The same checks on recursive doubling's AllReduce (collectives/doubling), which shares the
+// ring's links and reference.
+testing::AssertionResult runDoubling(const RingCase& k, std::vector<std::vector<unsigned char>>* results = nullptr) {
+  return runRingGroup({k}, results,
+                      [](const Task& t, Program* p) { weft::buildDoublingProgram(weft::commShape(t.comm), t, p); });
 }
 
 const CollKind kRingKinds[] = {CollKind::kAllReduce, CollKind::kBroadcast, CollKind::kReduce, CollKind::kAllGather,
@@ -453,6 +466,37 @@ TEST(RingPrograms, GroupOfDifferentKinds) {
       a.nSlots = b.nSlots = 2;
       EXPECT_TRUE(runRingGroup({a, b}));
     }
+}
+
+}  // namespace
+
+namespace {
+
+// Recursive doubling on every power-of-two rank count the tuner may give it, every reduction it
+// runs (sums: ncclSum, ncclAvg, ncclPreMulSum), messages from one element to many FIFO slots per
+// round (each round alternates one slot out, one slot in, so FIFOs of two slots must do), in place
+// and not; and every rank ends with the same bits.
+TEST(DoublingPrograms, SumsOnPowerOfTwoRanksMatchTheReferenceBitIdentically) {
+  const Variant variants[] = {{ncclInt32, Red::kSum},           {ncclFloat32, Red::kSum},
+                              {ncclFloat32, Red::kAvg},         {ncclInt32, Red::kAvg},
+                              {ncclFloat64, Red::kSum},         {ncclInt8, Red::kSum},
+                              {ncclInt32, Red::kPreMulSum, -7}, {ncclFloat32, Red::kPreMulSum, 0.375}};
+  for (int n : {2, 4, 8, 16})
+    for (size_t count : {size_t(1), size_t(7), size_t(65), size_t(1000), size_t(4099)})
+      for (const Variant& v : variants) {
+        RingCase k;
+        k.kind = CollKind::kAllReduce;
+        k.nranks = n;
+        k.count = count;
+        k.slotBytes = kSlotBytes[(n + count) % 3];
+        k.nSlots = 2 + count % 3;
+        k.v = v;
+        k.inPlace = (count + n) % 2 == 0;
+        std::vector<std::vector<unsigned char>> res;
+        ASSERT_TRUE(runDoubling(k, &res));
+        for (int r = 1; r < n; ++r)
+          ASSERT_TRUE(res[r] == res[0]) << k.str() << ": rank " << r << " differs from rank 0";
+      }
 }
 
 }  // namespace
