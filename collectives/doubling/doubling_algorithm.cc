@@ -16,7 +16,9 @@ Eligibility eligible(const CommShape& shape, const Task& task) {
   // (each round waits for one particular partner to be scheduled), so only communicators that
   // span hosts, where a hop is a network message and doubling takes log2(n) of them in place of
   // n-1, may use it.
-  if (!shape.hostMode || !powerOfTwo(shape.nranks) || !shape.spansHosts) return Eligibility::kNo;
+  // (mixedExecutors: a GPU rank would say no, so a host-mode rank must too.)
+  if (!shape.hostMode || shape.mixedExecutors || !powerOfTwo(shape.nranks) || !shape.spansHosts)
+    return Eligibility::kNo;
   return task.spec.op == BaseOp::kSum ? Eligibility::kModel : Eligibility::kNo;
 }
 
