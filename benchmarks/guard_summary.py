@@ -88,38 +88,34 @@ scale = read("scale")
 if scale:
     compare_rows(scale, scale=True)
 
-net = read("net")
-if net:
-    for line in net.splitlines():
+def tcp_rows(text, ncells, label):
+    """Rows from a TCP comparison's table (run_net_compare.sh: 9 cells, run_netns_compare.sh: 8):
+    bytes, Weft us, busbw, Open MPI us, busbw, gloo us, ... 8 B is held to Open MPI's latency, the
+    rest to 1.2x the better of Open MPI and gloo. Yields each row's cells."""
+    for line in text.splitlines():
         cells = [c.strip() for c in line.strip().strip("|").split("|")]
-        if len(cells) != 9 or not cells[0].isdigit():
-            continue
-        size = int(cells[0])
-        weft, mpi, gloo = float(cells[1]), float(cells[3]), float(cells[5])
-        best = min(mpi, gloo)
-        if size <= 8:
-            rows.append((f"tcp allreduce 2 ranks {size} B", fmt_us(weft), f"Open MPI {fmt_us(mpi)}", mpi / weft, 1.0))
-        else:
-            rows.append((f"tcp allreduce 2 ranks {size} B", fmt_us(weft), f"best other {fmt_us(best)}", best / weft, 1.2))
-        if size == 64 << 20:
-            rows.append(("tcp allreduce 64 MiB vs loopback duplex bound", f"{cells[2]} GB/s", "bound", float(cells[8]),
-                         0.8))
-
-netns = read("netns")
-if netns:
-    for line in netns.splitlines():
-        cells = [c.strip() for c in line.strip().strip("|").split("|")]
-        if len(cells) != 8 or not cells[0].isdigit():
+        if len(cells) != ncells or not cells[0].isdigit():
             continue
         size = int(cells[0])
         weft, mpi, gloo = float(cells[1]), float(cells[3]), float(cells[5])
         if size <= 8:
-            rows.append((f"2 hosts x 2 ranks allreduce {size} B", fmt_us(weft), f"Open MPI {fmt_us(mpi)}", mpi / weft,
-                         1.0))
+            rows.append((f"{label} {size} B", fmt_us(weft), f"Open MPI {fmt_us(mpi)}", mpi / weft, 1.0))
         else:
             best = min(x for x in (mpi, gloo) if x == x)
-            rows.append((f"2 hosts x 2 ranks allreduce {size} B", fmt_us(weft), f"best other {fmt_us(best)}",
-                         best / weft, 1.2))
+            rows.append((f"{label} {size} B", fmt_us(weft), f"best other {fmt_us(best)}", best / weft, 1.2))
+        yield cells
+
+
+net = read("net")
+if net:
+    for cells in tcp_rows(net, 9, "tcp allreduce 2 ranks"):
+        if int(cells[0]) == 64 << 20:
+            rows.append(("tcp allreduce 64 MiB vs loopback duplex bound", f"{cells[2]} GB/s", "bound", float(cells[8]),
+                         0.8))
+netns = read("netns")
+if netns:
+    for _ in tcp_rows(netns, 8, "2 hosts x 2 ranks allreduce"):
+        pass
 
 load = read("load")
 if load:
