@@ -37,7 +37,7 @@ struct FifoView {
   unsigned char* data = nullptr;
   uint32_t nslots = 0;
   uint32_t slotBytes = 0;
-  bool spreadPayload = false;  // what the FIFO's creator chose (Connection: spreadPayload)
+  bool spreadPayload = false;  // messages placed by spreadOffset: what the FIFO's creator chose
 
   // The parts of a FIFO laid out at base (fifo.h), wherever that memory is.
   static FifoView at(void* base, uint32_t nslots, uint32_t slotBytes) {

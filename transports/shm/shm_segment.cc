@@ -36,9 +36,13 @@ ShmSegment::~ShmSegment() {
 void ShmSegment::populate(size_t offset, size_t bytes) {
   if (data_ == nullptr || offset >= size_) return;
   bytes = std::min(bytes, size_ - offset);
+  // Whole pages inside the range only: a page it shares with what lies before (a FIFO's headers,
+  // which the peer may be writing) is left to fault in on its own.
   const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
-  auto* begin = static_cast<unsigned char*>(data_) + offset / page * page;
-  const size_t len = static_cast<unsigned char*>(data_) + offset + bytes - begin;
+  const size_t first = (offset + page - 1) / page * page;
+  if (first >= offset + bytes) return;
+  auto* begin = static_cast<unsigned char*>(data_) + first;
+  const size_t len = offset + bytes - first;
 #ifdef MADV_POPULATE_WRITE
   if (madvise(begin, len, MADV_POPULATE_WRITE) == 0) return;
 #endif

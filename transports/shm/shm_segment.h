@@ -36,7 +36,7 @@ class ShmSegment {
   // A fetch is in flight: the creator offers the name and has not answered yet.
   bool fetching() const { return fetch_.pending(); }
 
-  // Maps [offset, offset + bytes) of this process's view now, writable, rather than page by page
+  // Maps the whole pages of [offset, offset + bytes) in this process's view now, writable, rather than page by page
   // on first touch (the pages themselves exist from create). For memory every page of which the
   // hot path will walk soon: a minor fault costs about as much as copying the page.
   void populate(size_t offset, size_t bytes);
