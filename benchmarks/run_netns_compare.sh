@@ -12,7 +12,7 @@
 #   --hosts H      namespaces (default 2)
 #   --per-host P   ranks in each (default 2)
 #   --bin DIR      Weft's perf tools (default <repo>/build/benchmarks)
-# Needs root (namespaces), iproute2 and util-linux (unshare), mpic++ and libgloo-dev.
+# Needs root (namespaces), iproute2 and util-linux (unshare); installs Open MPI and libgloo-dev if absent.
 # The machine's cores are shared by every host: Open MPI runs with mpi_yield_when_idle=1, which
 # is what mpirun itself sets when it sees more ranks than cores (without it, its ranks spin on
 # each other's cores: 6 ms for an 8 B AllReduce on the 2-core development VM instead of 30 us).
@@ -35,9 +35,13 @@ while [ $# -gt 0 ]; do
   shift
 done
 [ "$(id -u)" = 0 ] || { echo "run_netns_compare.sh: network namespaces need root" >&2; exit 2; }
-for tool in ip unshare mpic++ mpirun g++ python3; do
+for tool in ip unshare g++ python3; do
   command -v "$tool" >/dev/null || { echo "run_netns_compare.sh: $tool not found" >&2; exit 2; }
 done
+# The baselines' packages, as run_net_compare.sh installs them (this script may run on its own).
+if [ ! -e /usr/include/gloo/allreduce.h ] || ! command -v mpic++ >/dev/null; then
+  DEBIAN_FRONTEND=noninteractive timeout 900 apt-get install -y libgloo-dev openmpi-bin libopenmpi-dev >/dev/null
+fi
 [ -x "$BIN/all_reduce_perf" ] || { echo "run_netns_compare.sh: no all_reduce_perf in $BIN" >&2; exit 2; }
 BIN=$(cd "$BIN" && pwd)
 NRANKS=$((NHOSTS * PER))

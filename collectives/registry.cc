@@ -24,13 +24,14 @@ namespace weft {
 namespace {
 
 constexpr const AlgorithmDesc* kRegistry[] = {
-    &kRingAlgorithm,          // collectives/ring
-    &kTreeAlgorithm,          // collectives/tree
-    &kDdaFlatAlgorithm,       // collectives/dda
-    &kDdaTreeAlgorithm,       // collectives/dda
-    &kLowPrecisionAlgorithm,  // collectives/lowprec
-    &kP2pAlgorithm,           // collectives/p2p
-    &kDoublingAlgorithm,      // collectives/doubling
+    &kRingAlgorithm,             // collectives/ring
+    &kTreeAlgorithm,             // collectives/tree
+    &kDdaFlatAlgorithm,          // collectives/dda
+    &kDdaTreeAlgorithm,          // collectives/dda
+    &kLowPrecisionAlgorithm,     // collectives/lowprec
+    &kP2pAlgorithm,              // collectives/p2p
+    &kDoublingAlgorithm,         // collectives/doubling
+    &kHalvingDoublingAlgorithm,  // collectives/doubling
 };
 constexpr int kCount = static_cast<int>(std::size(kRegistry));
 static_assert(kCount <= kMaxAlgorithms, "algorithm masks and the tuner's arrays hold kMaxAlgorithms rows");

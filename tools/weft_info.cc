@@ -6,12 +6,14 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "base/env_plugin.h"
 #include "base/params.h"
 #include "collectives/registry.h"
+#include "comm/comm_algorithms.h"
 #include "rma/one_sided.h"
 #include "topology/describe.h"
 #include "topology/nccl_xml.h"
@@ -153,7 +155,7 @@ std::string renderAlgorithms() {
     const weft::AlgorithmDesc& d = weft::algorithmDesc(weft::Algorithm(i));
     std::string names = d.cost == nullptr ? "(not tuned: no NCCL_ALGO name)" : std::string("NCCL_ALGO: ") + d.name;
     for (const std::string& a : splitComma(d.aliases)) names += ", " + a;
-    std::snprintf(line, sizeof(line), "  %-14s %s\n", d.name, names.c_str());
+    std::snprintf(line, sizeof(line), "  %-16s %s\n", d.name, names.c_str());
     t += line;
     t += "      runs    ";
     for (const std::string& k : kindNames(d.kinds)) t += " " + k;
@@ -311,6 +313,19 @@ std::string renderTuning(int nranks, int nhosts) {
   shape.agreed = &agreed;
   std::vector<std::string> warnings = opts.warnings;
   weft::HostConstants constants = weft::hostConstants();
+  // Across hosts a rank also takes its network's device into account, as a communicator's would.
+  std::string netNote;
+  weft::net::Network* net = nullptr;
+  std::string netWhy;
+  if (in.nHosts > 1 && weft::net::selectNetwork(nullptr, &net, &netWhy) == ncclSuccess) {
+    if (std::optional<weft::TunerInit::NetLink> link = weft::netLinkOf(net, 0)) {
+      weft::applyNetLink(*link, &constants);
+      char buf[200];
+      std::snprintf(buf, sizeof buf, "network: %s, device 0 at %.3g GB/s%s\n", net->name(), link->gBps,
+                    link->hostTcp ? " (netGBps is the smaller of it and this host's TCP stack)" : "");
+      netNote = buf;
+    }
+  }
   std::string bad;
   weft::applyConstantOverrides(agreed.tunerConstants, &constants, &bad);
   if (!bad.empty()) warnings.push_back("WEFT_TUNER_CONSTANTS: ignoring " + bad);
@@ -324,6 +339,7 @@ std::string renderTuning(int nranks, int nhosts) {
   t += "constants (this host's: " + weft::hostConstantsSource() +
        (agreed.tunerConstants.empty() ? std::string() : ", then WEFT_TUNER_CONSTANTS") + "):\n";
   t += constantsTable(constants);
+  t += netNote;
   weft::Calibration record;
   if (weft::hostCalibrationRecord(&record)) t += "calibration: " + weft::describeCalibration(record) + "\n";
   t += "A communicator uses the constants agreed by its ranks: every rank contributes its host's constants, the "
@@ -339,10 +355,10 @@ std::string renderTuning(int nranks, int nhosts) {
     task.dtype = ncclFloat32;
     const uint32_t supported = weft::modelCandidates(shape, task);
     t += std::string("\n") + weft::collName(task.kind) + " (float)\n";
-    t += "         bytes  algorithm     protocol  channels   estimate (us)\n";
+    t += "         bytes  algorithm        protocol  channels   estimate (us)\n";
     for (size_t bytes = 8; bytes <= (size_t(1) << 30); bytes *= 2) {
       weft::TunerChoice ch = tuner.choose(task.kind, bytes, supported);
-      std::snprintf(line, sizeof(line), "  %12zu  %-12s  %-8s  %8d  %14.2f\n", bytes, weft::algorithmName(ch.algorithm),
+      std::snprintf(line, sizeof(line), "  %12zu  %-15s  %-8s  %8d  %14.2f\n", bytes, weft::algorithmName(ch.algorithm),
                     weft::protocolName(ch.protocol), ch.nChannels, double(ch.costUs));
       t += line;
     }

@@ -11,6 +11,19 @@ namespace weft {
 
 extern const AlgorithmDesc kDoublingAlgorithm;
 
+bool powerOfTwo(int n);
+// Host mode, ranks on more than one host, a power-of-two number of them: where doubling and
+// halving-doubling may run (doubling_algorithm.cc says why).
+bool doublingShapeEligible(const CommShape& shape);
+
 void buildDoublingProgram(const CommShape& shape, const Task& task, Program* prog);
+
+// Recursive halving-doubling (halving_programs.cc): a reduce-scatter by halving, then an
+// all-gather by doubling, 2 log2(nranks) rounds in which each rank moves about twice its share of
+// the buffer instead of the whole buffer per round: doubling's counterpart for large messages,
+// under the same conditions.
+extern const AlgorithmDesc kHalvingDoublingAlgorithm;
+
+void buildHalvingDoublingProgram(const CommShape& shape, const Task& task, Program* prog);
 
 }  // namespace weft

@@ -7,8 +7,6 @@
 namespace weft {
 namespace {
 
-bool powerOfTwo(int n) { return n >= 2 && (n & (n - 1)) == 0; }
-
 Eligibility eligible(const CommShape& shape, const Task& task) {
   // The GPU kernel could run the schedule, but it has never run there: host mode only. Within
   // one host the one-shot ring and DDA wait less: with 4, 8 and 16 ranks on the 2 cores of the
@@ -17,24 +15,38 @@ Eligibility eligible(const CommShape& shape, const Task& task) {
   // span hosts, where a hop is a network message and doubling takes log2(n) of them in place of
   // n-1, may use it.
   // (mixedExecutors: a GPU rank would say no, so a host-mode rank must too.)
-  if (!shape.hostMode || shape.mixedExecutors || !powerOfTwo(shape.nranks) || !shape.spansHosts)
-    return Eligibility::kNo;
+  if (!doublingShapeEligible(shape)) return Eligibility::kNo;
   return task.spec.op == BaseOp::kSum ? Eligibility::kModel : Eligibility::kNo;
 }
 
 void build(const CommShape& shape, const Task& t, Program* p) { buildDoublingProgram(shape, t, p); }
 
 // log2(n) rounds, each a hop and then the whole buffer copied out and added in, piece by piece.
-// Every hop is costed on the slowest path the communicator has (the network when it spans
-// hosts), as the ring's are.
+// A round whose partners share a host (the low bits, when ranks are numbered host by host) is a
+// shared-memory exchange. A round across hosts sends one piece at a time and waits for the
+// partner's (doubling_programs.cc), so every piece pays the network's latency, its bytes at the
+// network's bandwidth, and then the copy and the add.
 double cost(const ModelInput& in, const Path& p, CollKind coll, Protocol proto, int, double S) {
   if (coll != CollKind::kAllReduce || proto != Protocol::kSimple || !powerOfTwo(in.nranks)) return -1;
-  const double rounds = std::log2(double(in.nranks));
   const double pieces = std::max(1.0, std::ceil(S / double(in.slotBytes)));
-  return rounds * (p.latUs + 2 * pieces * p.stepUs + S * (p.copyPerB + p.reducePerB) * p.workScale);
+  const double work = S * (p.localCopyPerB + p.localReducePerB) * p.workScale + 2 * pieces * p.stepUs;
+  double t = 0;
+  for (int j = 0; (1 << j) < in.nranks; ++j) {
+    if ((in.sameHostPartnerBits >> j) & 1u)
+      t += p.localLatUs + work;
+    else
+      t += pieces * p.latUs + S * p.copyPerB + work;
+  }
+  return t;
 }
 
 }  // namespace
+
+bool powerOfTwo(int n) { return n >= 2 && (n & (n - 1)) == 0; }
+
+bool doublingShapeEligible(const CommShape& shape) {
+  return shape.hostMode && !shape.mixedExecutors && powerOfTwo(shape.nranks) && shape.spansHosts;
+}
 
 const AlgorithmDesc kDoublingAlgorithm = {
     "Doubling",

@@ -5,6 +5,7 @@
 // is built from the shared pieces of cost_path.h; this file holds what all of them share.
 #pragma once
 #include <cstddef>
+#include <cstdint>
 
 #include "task/algorithm.h"
 #include "task/task.h"
@@ -18,8 +19,10 @@ enum class LinkClass : uint8_t { kShm, kShmCrossNuma, kNet, kCount };
 const char* linkClassName(LinkClass c);
 
 // The machine's constants, in microseconds and GB/s (1 GB/s = 1000 bytes/us). The tuner's
-// calibration (src/tuning/calibration.cc) measures the first five on this host; the others are defaults the network and
-// topology work will refine. Every field can be overridden with WEFT_TUNER_CONSTANTS ("name=value,...").
+// calibration (src/tuning/calibration.cc) measures the first eight and the network's two (the host's
+// TCP stack; each rank's network device may lower them, src/tuning/tuner_setup.h); the cache size
+// comes from the CPU, the cross-NUMA scales are defaults. Every field can be overridden with
+// WEFT_TUNER_CONSTANTS ("name=value,...").
 struct HostConstants {
   double copyGBps = 8.0;           // memcpy of cache-resident data by one core
   double reduceGBps = 5.0;         // out = a + b over floats by one core (bytes of out per second)
@@ -31,7 +34,7 @@ struct HostConstants {
   double peerReadGBps = 4.0;       // one core reading data another core just wrote (direct reads)
   double cacheMiB = 16.0;          // working sets beyond this stream from memory
   double netGBps = 10.0;           // one network connection between hosts
-  double netLatUs = 15.0;          // one network message between hosts
+  double netLatUs = 15.0;          // one small network message between hosts
   double crossNumaBwScale = 0.6;   // kShmCrossNuma bandwidth = copyGBps x this
   double crossNumaLatScale = 2.0;  // kShmCrossNuma latency = handoffUs x this
 };
@@ -50,13 +53,19 @@ extern const int kNumConstantFields;
 struct ModelInput {
   int nranks = 1;
   int nHosts = 1;
-  int ranksPerHost = 1;                   // the largest number of ranks on one host
+  int ranksPerHost = 1;  // the largest number of ranks on one host
+  // The largest number of ranks sharing one machine's cores: more than ranksPerHost where several
+  // "hosts" run on one machine (containers, WEFT_HOST_ID), whose ranks still take turns on its cores.
+  int ranksPerMachine = 1;
   int cores = 1;                          // cores this process may run on
   LinkClass intraLink = LinkClass::kShm;  // within a host; topology detection may change it
   int minChannels = 1;
   int maxChannels = 1;
   size_t slotBytes = 128 * 1024;  // FIFO slot: the piece size of ring and tree schedules
   size_t oneShotMaxBytes = 0;     // the one-shot ring's limit per rank (0 = never)
+  // Bit j set: every rank r shares its host with rank r ^ 2^j, so round j of recursive doubling
+  // stays within hosts (ranks numbered host by host have the low bits within hosts).
+  uint32_t sameHostPartnerBits = 0;
   // GPU ranks: every channel is a thread block of its own, so channels run side by side instead
   // of taking turns on one thread.
   bool channelsInParallel = false;

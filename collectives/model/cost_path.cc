@@ -13,9 +13,13 @@ Path pathFor(const ModelInput& in, const HostConstants& hc, bool crossesHosts, d
     bw *= hc.crossNumaBwScale;
     lat *= hc.crossNumaLatScale;
   }
-  p.workScale = std::max(1.0, double(in.ranksPerHost) / std::max(1, in.cores));
+  const int sharing = std::max(in.ranksPerHost, in.ranksPerMachine);
+  p.workScale = std::max(1.0, double(sharing) / std::max(1, in.cores));
   // More ranks than cores: the executor yields at once, so a peer's answer costs a switch to it.
-  if (in.ranksPerHost > in.cores) lat = hc.yieldHandoffUs;
+  if (sharing > in.cores) lat = hc.yieldHandoffUs;
+  p.localLatUs = lat;
+  p.localCopyPerB = 1.0 / (bw * 1e3);
+  p.localReducePerB = 1.0 / (std::min(bw, hc.reduceGBps) * 1e3);
   if (crossesHosts) {
     bw = std::min(bw, hc.netGBps);
     lat = std::max(lat, hc.netLatUs);

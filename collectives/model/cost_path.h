@@ -13,6 +13,11 @@ struct Path {
   double peerReadPerB;  // us per byte read from a peer's staging area (direct reads)
   double stepUs;        // fixed cost per piece
   double workScale;     // > 1 when ranks outnumber cores: each rank gets a share of a core
+  // A hop between two ranks of one host, for schedules whose hops are not all alike (recursive
+  // doubling's rounds within a host). The same as the fields above when all ranks share a host.
+  double localLatUs;
+  double localCopyPerB;
+  double localReducePerB;
 };
 
 // workingSet: bytes the operation touches on this host; beyond the caches copies run at memory

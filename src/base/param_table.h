@@ -216,7 +216,7 @@
   /* ---- tuning ---- */                                                                                               \
   X(algo, String, "NCCL_ALGO", "", "", "", Tuning, Agreed,                                                             \
     "Algorithms the tuner may choose: comma list of Ring, Tree, DDAFlat, DDATree, LowPrecision, "                      \
-    "Doubling (NCCL's CollNetDirect, CollNetChain, NVLS, NVLSTree, PAT are accepted and select "                       \
+    "Doubling, HalvingDoubling (NCCL's CollNetDirect, CollNetChain, NVLS, NVLSTree, PAT are accepted and select "      \
     "nothing); a leading ^ excludes the listed ones; per collective with ';' and a prefix, e.g. "                      \
     "\"ring;allreduce:tree,ring;broadcast:ring\"; case-insensitive; a bad token is warned about "                      \
     "and skipped (\"\" = all)")                                                                                        \

@@ -10,9 +10,9 @@
 #include "comm/comm.h"
 #include "comm/comm_error.h"
 #include "runtime/device_runtime.h"
+#include "transports/net/network.h"
 #include "tuning/select.h"
 #include "tuning/tuner.h"
-#include "tuning/tuner_setup.h"
 
 namespace weft {
 
@@ -26,7 +26,10 @@ TunerInit tunerInitFor(const ncclComm* comm) {
   init.rank = comm->rank;
   init.nranks = comm->nranks;
   init.commHash = comm->commHash;
-  for (const RankInfo& r : comm->ranks) init.hostOf.push_back(r.hostHash);
+  for (const RankInfo& r : comm->ranks) {
+    init.hostOf.push_back(r.hostHash);
+    init.machineOf.push_back(r.machineHash);
+  }
   init.nChannels = comm->nChannels;
   init.minChannels = comm->config.minCTAs;
   init.slotBytes = comm->slotBytes;
@@ -38,10 +41,19 @@ TunerInit tunerInitFor(const ncclComm* comm) {
   dev::DeviceInfo info;
   if (!comm->hostMode && device >= 0 && dev::runtime().deviceInfo(device, &info) == ncclSuccess)
     init.gpu = GpuDescription{strcmp(dev::runtime().name(), "hip") == 0, info.computeMajor, info.computeMinor};
+  if (comm->network != nullptr && !comm->netDeviceOrder.empty())
+    init.net = netLinkOf(comm->network, comm->netDeviceOrder[0]);
   return init;
 }
 
 }  // namespace
+
+std::optional<TunerInit::NetLink> netLinkOf(net::Network* network, int device) {
+  net::Properties props;
+  if (network->getProperties(device, &props) != ncclSuccess) return std::nullopt;
+  return TunerInit::NetLink{std::max(0, props.speedMbps) / 8000.0, std::max(0.0, double(props.latencyUs)),
+                            strcmp(network->name(), "Socket") == 0};
+}
 
 CommShape commShape(ncclComm* comm) {
   CommShape s;

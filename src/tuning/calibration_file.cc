@@ -20,9 +20,10 @@
 namespace weft {
 namespace {
 
-// Version 3 added the measurement's state, time and load; files of older versions (another
-// header) are ignored, and so is their name (calibration-v2-...).
-constexpr const char* kCacheHeader = "weft-tuner-calibration 3";
+// Version 3 added the measurement's state, time and load; version 4 measures the network
+// constants (the host's TCP stack) instead of leaving their defaults. Files of older versions
+// (another header) are ignored, and so is their name (calibration-v3-...).
+constexpr const char* kCacheHeader = "weft-tuner-calibration 4";
 
 std::string cpuModel() {
   std::ifstream f("/proc/cpuinfo");
@@ -146,7 +147,7 @@ std::string calibrationCachePath() {
   gethostname(host, sizeof(host) - 1);
   char key[32];
   std::snprintf(key, sizeof(key), "%016llx", static_cast<unsigned long long>(fnv1a(cpuModel())));
-  return dir + "/weft/calibration-v3-" + fileSafe(host) + "-" + key + ".txt";
+  return dir + "/weft/calibration-v4-" + fileSafe(host) + "-" + key + ".txt";
 }
 
 std::string calibrationLockPath(const std::string& cachePath) {

@@ -60,6 +60,10 @@ struct Probe {
   const char* name;
   std::function<double()> run;
   std::vector<double> samples;
+  // Returns 0 where it cannot run at all (the TCP probes without a loopback): then the default
+  // stays, and the calibration is not provisional for it, since measuring again would not help.
+  bool mayBeUnavailable = false;
+  bool unavailable = false;
 };
 
 std::vector<Probe> makeProbes(probes::MemCopy* mem) {
@@ -72,6 +76,8 @@ std::vector<Probe> makeProbes(probes::MemCopy* mem) {
       {&HostConstants::yieldHandoffUs, "yieldHandoffUs", probes::yieldHandoffUs, {}},
       {&HostConstants::memGBps, "memGBps", [mem] { return mem->gBps(); }, {}},
       {&HostConstants::peerReadGBps, "peerReadGBps", probes::peerReadGBps, {}},
+      {&HostConstants::netGBps, "netGBps", probes::tcpGBps, {}, true},
+      {&HostConstants::netLatUs, "netLatUs", probes::tcpLatUs, {}, true},
   };
 }
 
@@ -80,6 +86,7 @@ void addReason(std::string* why, const std::string& reason) { *why += (why->empt
 // The median of a probe's repeats becomes its constant; a probe with no finished repeat, or an
 // implausible median, leaves the default and makes the result provisional.
 void settle(const Probe& p, Calibration* cal) {
+  if (p.samples.empty() && p.unavailable) return;
   if (p.samples.empty()) {
     addReason(&cal->provisionalWhy, std::string(p.name) + ": no repeat finished within its deadline");
     return;
@@ -187,8 +194,10 @@ Calibration measureCalibration() {
   // nothing to give.
   for (; cal.repeats < kCalibrationRepeats && (cal.repeats == 0 || msSince(t0) < kCalibrationBudgetMs); ++cal.repeats) {
     for (Probe& p : all) {
+      if (p.unavailable) continue;
       double v = p.run();
       if (v > 0) p.samples.push_back(v);
+      p.unavailable = v == 0 && p.mayBeUnavailable;
     }
     others.push_back(runnableOthers());
   }

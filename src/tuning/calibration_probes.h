@@ -17,6 +17,10 @@ double handoffUs();       // half a round trip of a cache line between two spinn
 double futexWakeUs();     // half a round trip of two threads that sleep on futexes
 double yieldHandoffUs();  // half a round trip of two threads bound to one CPU that yield
 double peerReadGBps();    // one core reading what another core has just written
+// The host's TCP stack over loopback (calibration_tcp_probes.cc); 0 when this process cannot
+// open a loopback connection at all.
+double tcpGBps();   // one connection, one direction, bulk
+double tcpLatUs();  // half a round trip of a small message
 
 // memcpy bandwidth beyond the caches. The buffers (64 MiB) are made and touched once, so the
 // page faults of the first touch are not part of any repeat.

@@ -34,6 +34,7 @@ ncclResult_t agreeOnMachine(Bootstrap& bootstrap, const TunerInit& init, void (*
   // A GPU rank's work runs in its kernel's blocks, not on the host's cores: no core limit.
   all[init.rank] = init.gpu ? HostContribution{gpuConstants(*init.gpu, nullptr), kGpuCores, 0}
                             : HostContribution{hostConstants(), usableCores(), 0};
+  if (init.net) applyNetLink(*init.net, &all[init.rank].constants);
   std::string err;
   ncclResult_t r = bootstrap.allGather(all.data(), sizeof(HostContribution), &err);
   if (r != ncclSuccess) {
@@ -87,7 +88,33 @@ ncclResult_t checkPluginAgreement(Bootstrap& bootstrap, const TunerInit& init, c
   return ncclInvalidUsage;
 }
 
+// Which bits of a rank number can flip without leaving the host (ModelInput::sameHostPartnerBits).
+uint32_t sameHostPartnerBits(const std::vector<uint64_t>& hostOf) {
+  const size_t n = hostOf.size();
+  uint32_t bits = 0;
+  for (int j = 0; j < 31 && (size_t(1) << j) < n; ++j) {
+    bool local = true;
+    for (size_t r = 0; r < n && local; ++r) {
+      const size_t partner = r ^ (size_t(1) << j);
+      local = partner < n && hostOf[partner] == hostOf[r];
+    }
+    if (local) bits |= 1u << j;
+  }
+  return bits;
+}
+
 }  // namespace
+
+void applyNetLink(const TunerInit::NetLink& link, HostConstants* hc) {
+  const HostConstants defaults;
+  if (!link.hostTcp) {
+    hc->netGBps = link.gBps > 0 ? link.gBps : defaults.netGBps;
+    hc->netLatUs = link.latUs > 0 ? link.latUs : defaults.netLatUs;
+    return;
+  }
+  if (link.gBps > 0) hc->netGBps = std::min(hc->netGBps, link.gBps);
+  hc->netLatUs = std::max(hc->netLatUs, link.latUs);
+}
 
 ModelInput modelInputFor(const TunerInit& init) {
   ModelInput in;
@@ -99,11 +126,15 @@ ModelInput modelInputFor(const TunerInit& init) {
     int n = int(std::count(init.hostOf.begin(), init.hostOf.end(), h));
     in.ranksPerHost = std::max(in.ranksPerHost, n);
   }
+  in.ranksPerMachine = in.ranksPerHost;
+  for (uint64_t m : init.machineOf)
+    in.ranksPerMachine = std::max(in.ranksPerMachine, int(std::count(init.machineOf.begin(), init.machineOf.end(), m)));
   in.cores = usableCores();
   in.maxChannels = std::max(1, init.nChannels);
   in.minChannels = std::clamp(init.minChannels, 1, in.maxChannels);
   in.slotBytes = std::max<size_t>(1, init.slotBytes);
   in.oneShotMaxBytes = static_cast<size_t>(init.agreed->oneShotMaxBytes);
+  in.sameHostPartnerBits = sameHostPartnerBits(init.hostOf);
   if (init.gpu) in.cores = kGpuCores;  // makeTuner replaces it with the agreed figure
   in.channelsInParallel = init.allOnGpus;
   return in;

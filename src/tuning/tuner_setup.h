@@ -25,16 +25,32 @@ struct TunerInit {
   int nranks = 1;
   uint64_t commHash = 0;
   std::vector<uint64_t> hostOf;  // every rank's host hash, in rank order
-  int nChannels = 1;             // the communicator's channels: the model's upper bound
-  int minChannels = 1;           // ncclConfig_t.minCTAs as agreed
-  size_t slotBytes = 0;          // FIFO slot size
+  // Every rank's machine (boot id hash), in rank order; empty: each host is a machine of its own.
+  std::vector<uint64_t> machineOf;
+  int nChannels = 1;     // the communicator's channels: the model's upper bound
+  int minChannels = 1;   // ncclConfig_t.minCTAs as agreed
+  size_t slotBytes = 0;  // FIFO slot size
   const param::Agreed* agreed = nullptr;
   // Set for a GPU communicator: this rank's GPU, whose family's constants it contributes
   // (collectives/model/gpu_constants.h) instead of its host's.
   std::optional<GpuDescription> gpu;
   // Every rank of the communicator runs on a GPU (the same on every rank): channels are blocks.
   bool allOnGpus = false;
+  // The network this rank reaches other hosts with, when it has one: the link speed its device
+  // reports (GB/s), its latency (us, 0 when it reports none), and whether it moves data through
+  // the host's TCP stack, which the calibration measured (netGBps, netLatUs).
+  struct NetLink {
+    double gBps = 0;
+    double latUs = 0;
+    bool hostTcp = false;
+  };
+  std::optional<NetLink> net;
 };
+
+// This host's contribution to the network constants (agreed_constants.h takes the slowest host):
+// over the host's TCP stack, the smaller of what calibration measured and the link's speed; over
+// another network (verbs, a plugin), the link's own figures, or the defaults where it gives none.
+void applyNetLink(const TunerInit::NetLink& link, HostConstants* hc);
 
 // The model's view of the communicator, with this process's usable cores (weft-info describes a
 // communicator without making one).

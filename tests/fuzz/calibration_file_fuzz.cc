@@ -1,4 +1,4 @@
-// The calibration cache file ($WEFT_CACHE_DIR/weft/calibration-v3-*.txt): any process of the user
+// The calibration cache file ($WEFT_CACHE_DIR/weft/calibration-v4-*.txt): any process of the user
 // (or a disk error) may have written it, so the reader must refuse what is malformed or
 // implausible, and what it accepts must be usable: plausible constants, and a description that
 // can be printed.

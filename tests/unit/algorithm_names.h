@@ -12,6 +12,8 @@ struct Algo {
   static inline const Algorithm kDdaTree = algorithmNamed("DDATree");
   static inline const Algorithm kLowPrecision = algorithmNamed("LowPrecision");
   static inline const Algorithm kP2p = algorithmNamed("P2p");
+  static inline const Algorithm kDoubling = algorithmNamed("Doubling");
+  static inline const Algorithm kHalvingDoubling = algorithmNamed("HalvingDoubling");
 };
 
 }  // namespace weft

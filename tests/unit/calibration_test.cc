@@ -274,7 +274,7 @@ TEST(Calibration, FileRoundTripAndOldFormatsAreIgnored) {
   TempDir dir;
   ScopedEnv env({{"WEFT_CACHE_DIR", dir.path()}});
   const std::string path = calibrationCachePath();
-  EXPECT_NE(path.find("/weft/calibration-v3-"), std::string::npos) << path;
+  EXPECT_NE(path.find("/weft/calibration-v4-"), std::string::npos) << path;
   EXPECT_EQ(calibrationLockPath(path), path.substr(0, path.size() - 4) + ".lock");
   Calibration cal;
   cal.constants.copyGBps = 12.5;
@@ -302,8 +302,8 @@ TEST(Calibration, FileRoundTripAndOldFormatsAreIgnored) {
   for (int i = 0; i < kNumConstantFields; ++i) v2 << kConstantFields[i].name << " 1\n";
   { std::ofstream(path) << v2.str(); }
   EXPECT_FALSE(loadCalibration(path, &back, &why));
-  EXPECT_NE(why.find("weft-tuner-calibration 3"), std::string::npos) << why;
-  { std::ofstream(path) << "weft-tuner-calibration 3\nstate final\nmeasured_at 5\ncopyGBps -3\n"; }
+  EXPECT_NE(why.find("weft-tuner-calibration 4"), std::string::npos) << why;
+  { std::ofstream(path) << "weft-tuner-calibration 4\nstate final\nmeasured_at 5\ncopyGBps -3\n"; }
   EXPECT_FALSE(loadCalibration(path, &back, &why));
   EXPECT_FALSE(loadCalibration(path + ".missing", &back, &why));
 }
@@ -313,7 +313,7 @@ TEST(Calibration, FileRoundTripAndOldFormatsAreIgnored) {
 // calibration_file found "repeats 56666666666666666666"). Such a file is now refused.
 TEST(Calibration, IntegerFieldOutOfRangeIsRefused) {
   std::ostringstream text;
-  text << "weft-tuner-calibration 3\nstate final\nmeasured_at 1795000000\n";
+  text << "weft-tuner-calibration 4\nstate final\nmeasured_at 1795000000\n";
   for (int i = 0; i < kNumConstantFields; ++i)
     text << kConstantFields[i].name << " " << HostConstants().*kConstantFields[i].field << "\n";
   Calibration cal;
@@ -332,7 +332,7 @@ TEST(Calibration, IntegerFieldOutOfRangeIsRefused) {
 // refuses it; describeCalibration prints such a time as unknown.
 TEST(Calibration, MeasuredAtBeyondAnyTimeIsRefused) {
   std::ostringstream text;
-  text << "weft-tuner-calibration 3\nstate final\n";
+  text << "weft-tuner-calibration 4\nstate final\n";
   for (int i = 0; i < kNumConstantFields; ++i)
     text << kConstantFields[i].name << " " << HostConstants().*kConstantFields[i].field << "\n";
   Calibration cal;

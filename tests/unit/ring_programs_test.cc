@@ -177,6 +177,13 @@ testing::AssertionResult runDoubling(const RingCase& k, std::vector<std::vector<
                       [](const Task& t, Program* p) { weft::buildDoublingProgram(weft::commShape(t.comm), t, p); });
 }
 
+testing::AssertionResult runHalvingDoubling(const RingCase& k,
+                                            std::vector<std::vector<unsigned char>>* results = nullptr) {
+  return runRingGroup({k}, results, [](const Task& t, Program* p) {
+    weft::buildHalvingDoublingProgram(weft::commShape(t.comm), t, p);
+  });
+}
+
 const CollKind kRingKinds[] = {CollKind::kAllReduce, CollKind::kBroadcast, CollKind::kReduce, CollKind::kAllGather,
                                CollKind::kReduceScatter};
 const size_t kCounts[] = {0, 1, 2, 7, 63, 64, 65, 1000, 4099};
@@ -472,31 +479,58 @@ TEST(RingPrograms, GroupOfDifferentKinds) {
 
 namespace {
 
-// Recursive doubling on every power-of-two rank count the tuner may give it, every reduction it
-// runs (sums: ncclSum, ncclAvg, ncclPreMulSum), messages from one element to many FIFO slots per
-// round (each round alternates one slot out, one slot in, so FIFOs of two slots must do), in place
-// and not; and every rank ends with the same bits.
-TEST(DoublingPrograms, SumsOnPowerOfTwoRanksMatchTheReferenceBitIdentically) {
-  const Variant variants[] = {{ncclInt32, Red::kSum},           {ncclFloat32, Red::kSum},
-                              {ncclFloat32, Red::kAvg},         {ncclInt32, Red::kAvg},
-                              {ncclFloat64, Red::kSum},         {ncclInt8, Red::kSum},
-                              {ncclInt32, Red::kPreMulSum, -7}, {ncclFloat32, Red::kPreMulSum, 0.375}};
+// Every (ranks, count, variant) on 2-16 ranks through `run`, against the reference, every rank's
+// bits equal to rank 0's; FIFOs of 2 to 8 slots, in place and not.
+void checkPowerOfTwoAllReduces(testing::AssertionResult (*run)(const RingCase&,
+                                                               std::vector<std::vector<unsigned char>>*),
+                               const std::vector<size_t>& counts, const std::vector<Variant>& variants) {
   for (int n : {2, 4, 8, 16})
-    for (size_t count : {size_t(1), size_t(7), size_t(65), size_t(1000), size_t(4099)})
+    for (size_t count : counts)
       for (const Variant& v : variants) {
         RingCase k;
         k.kind = CollKind::kAllReduce;
         k.nranks = n;
         k.count = count;
         k.slotBytes = kSlotBytes[(n + count) % 3];
-        k.nSlots = 2 + count % 3;
+        k.nSlots = 2 + uint32_t((count + n) % 7);
         k.v = v;
         k.inPlace = (count + n) % 2 == 0;
         std::vector<std::vector<unsigned char>> res;
-        ASSERT_TRUE(runDoubling(k, &res));
+        ASSERT_TRUE(run(k, &res));
         for (int r = 1; r < n; ++r)
           ASSERT_TRUE(res[r] == res[0]) << k.str() << ": rank " << r << " differs from rank 0";
       }
+}
+
+// Recursive doubling on every power-of-two rank count the tuner may give it, every reduction it
+// runs (sums: ncclSum, ncclAvg, ncclPreMulSum), messages from one element to many FIFO slots per
+// round (each round alternates one slot out, one slot in, so FIFOs of two slots must do), in place
+// and not; and every rank ends with the same bits.
+TEST(DoublingPrograms, SumsOnPowerOfTwoRanksMatchTheReferenceBitIdentically) {
+  checkPowerOfTwoAllReduces(runDoubling, {1, 7, 65, 1000, 4099},
+                            {{ncclInt32, Red::kSum},
+                             {ncclFloat32, Red::kSum},
+                             {ncclFloat32, Red::kAvg},
+                             {ncclInt32, Red::kAvg},
+                             {ncclFloat64, Red::kSum},
+                             {ncclInt8, Red::kSum},
+                             {ncclInt32, Red::kPreMulSum, -7},
+                             {ncclFloat32, Red::kPreMulSum, 0.375}});
+}
+
+// Halving-doubling reduces every element on one rank and copies it to the rest: any reduction,
+// any count (including fewer elements than ranks, where some halves are empty), bit-identical.
+TEST(HalvingDoublingPrograms, EveryReductionOnPowerOfTwoRanksMatchesTheReferenceBitIdentically) {
+  checkPowerOfTwoAllReduces(runHalvingDoubling, {0, 1, 3, 7, 65, 1000, 4099},
+                            {{ncclInt32, Red::kSum},
+                             {ncclFloat32, Red::kSum},
+                             {ncclFloat32, Red::kAvg},
+                             {ncclInt32, Red::kAvg},
+                             {ncclFloat64, Red::kSum},
+                             {ncclInt8, Red::kMax},
+                             {ncclFloat32, Red::kMax},
+                             {ncclInt32, Red::kPreMulSum, -7},
+                             {ncclFloat32, Red::kPreMulSum, 0.375}});
 }
 
 }  // namespace
