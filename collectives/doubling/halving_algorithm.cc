@@ -8,18 +8,19 @@
 namespace weft {
 namespace {
 
+// (Named apart from doubling_algorithm.cc's: a unity build compiles the folder as one unit.)
 // Every element is reduced on one rank and copied to the others (halving_programs.cc), so the
 // ranks agree bit for bit whatever the reduction: Max and Min may run here too.
-Eligibility eligible(const CommShape& shape, const Task&) {
+Eligibility halvingEligible(const CommShape& shape, const Task&) {
   return doublingShapeEligible(shape) ? Eligibility::kModel : Eligibility::kNo;
 }
 
-void build(const CommShape& shape, const Task& t, Program* p) { buildHalvingDoublingProgram(shape, t, p); }
+void halvingBuild(const CommShape& shape, const Task& t, Program* p) { buildHalvingDoublingProgram(shape, t, p); }
 
 // Halving round j exchanges S / 2^(j+1) and adds it in; gathering round j moves the same bytes
 // back and only copies. A round whose partners share a host is a shared-memory exchange; one
 // across hosts pays the network's latency per piece (one piece in flight) and its bandwidth.
-double cost(const ModelInput& in, const Path& p, CollKind coll, Protocol proto, int, double S) {
+double halvingCost(const ModelInput& in, const Path& p, CollKind coll, Protocol proto, int, double S) {
   if (coll != CollKind::kAllReduce || proto != Protocol::kSimple || !powerOfTwo(in.nranks)) return -1;
   double t = 0;
   for (int j = 0; (1 << j) < in.nranks; ++j) {
@@ -44,10 +45,10 @@ const AlgorithmDesc kHalvingDoublingAlgorithm = {
     "host mode; ranks on more than one host, a power-of-two number of them",
     /*lossy=*/false,
     /*channelled=*/false,
-    eligible,
+    halvingEligible,
     nullptr,
-    build,
-    cost,
+    halvingBuild,
+    halvingCost,
 };
 
 }  // namespace weft

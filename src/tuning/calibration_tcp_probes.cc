@@ -20,14 +20,17 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-double usSince(Clock::time_point t0) { return std::chrono::duration<double, std::micro>(Clock::now() - t0).count(); }
+// (Named apart from calibration_probes.cc's helpers: a unity build compiles the folder as one unit.)
+double tcpElapsedUs(Clock::time_point t0) {
+  return std::chrono::duration<double, std::micro>(Clock::now() - t0).count();
+}
 
 // A connected pair over 127.0.0.1, each end with send and receive timeouts so that no probe
 // waits past its deadline. Empty (both -1) when this process may not open one: no loopback in
 // its network namespace, or a sandbox that forbids sockets.
-struct Pair {
+struct LoopbackPair {
   int a = -1, b = -1;
-  Pair() {
+  LoopbackPair() {
     const int listener = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
     if (listener < 0) return;
     sockaddr_in addr{};
@@ -53,9 +56,9 @@ struct Pair {
       setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
     }
   }
-  ~Pair() { reset(); }
-  Pair(const Pair&) = delete;
-  Pair& operator=(const Pair&) = delete;
+  ~LoopbackPair() { reset(); }
+  LoopbackPair(const LoopbackPair&) = delete;
+  LoopbackPair& operator=(const LoopbackPair&) = delete;
   bool ok() const { return a >= 0 && b >= 0; }
   void reset() {
     if (a >= 0) close(a);
@@ -90,7 +93,7 @@ bool recvAll(int fd, char* p, size_t n) {
 // as the Socket network sends a FIFO slot's worth at a time.
 double tcpGBps() {
   constexpr size_t kChunk = 256 * 1024, kTotal = 4 * 1024 * 1024;
-  Pair pair;
+  LoopbackPair pair;
   if (!pair.ok()) return 0;
   std::vector<char> out(kChunk, 1), in(kChunk);
   bool received = false;
@@ -104,7 +107,7 @@ double tcpGBps() {
   for (size_t put = 0; put < kTotal && sent; put += kChunk) sent = sendAll(pair.a, out.data(), kChunk);
   if (!sent) shutdown(pair.a, SHUT_RDWR);  // the reader stops at once instead of at its timeout
   reader.join();
-  const double us = usSince(t0);
+  const double us = tcpElapsedUs(t0);
   return sent && received ? double(kTotal) / us / 1e3 : -1;
 }
 
@@ -112,7 +115,7 @@ double tcpGBps() {
 // hop's small message is: it includes the kernel's wake-up of the receiver.
 double tcpLatUs() {
   constexpr int kRounds = 100;
-  Pair pair;
+  LoopbackPair pair;
   if (!pair.ok()) return 0;
   bool echoed = true;
   std::thread echo([&] {
@@ -123,7 +126,7 @@ double tcpLatUs() {
   bool ok = true;
   const auto t0 = Clock::now();
   for (int i = 0; i < kRounds && ok; ++i) ok = sendAll(pair.a, m, sizeof m) && recvAll(pair.a, m, sizeof m);
-  const double us = usSince(t0);
+  const double us = tcpElapsedUs(t0);
   if (!ok) shutdown(pair.a, SHUT_RDWR);
   echo.join();
   return ok && echoed ? us / kRounds / 2 : -1;
