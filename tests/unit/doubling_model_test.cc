@@ -14,11 +14,15 @@
 namespace weft {
 namespace {
 
-ModelInput modelFor(const std::vector<uint64_t>& hostOf) {
+// The model's view of ranks on these hosts (and machines: empty, each host is one), 128 KiB slots.
+ModelInput modelFor(const std::vector<uint64_t>& hostOf, const std::vector<uint64_t>& machineOf = {},
+                    int nChannels = 1) {
   param::Agreed agreed = param::localAgreed();
   TunerInit init;
   init.nranks = int(hostOf.size());
   init.hostOf = hostOf;
+  init.machineOf = machineOf;
+  init.nChannels = nChannels;
   init.slotBytes = 128 * 1024;
   init.agreed = &agreed;
   return modelInputFor(init);
@@ -67,15 +71,7 @@ TEST(DoublingModel, ARoundWithinAHostCostsLessThanOneAcrossHosts) {
 // from 64 KiB to 64 MiB (64 MiB: 97 against 210 ms) except near 1 MiB, where the two were within
 // the noise.
 TEST(DoublingModel, RanksTheAlgorithmsAsTheNamespacesMeasuredThem) {
-  param::Agreed agreed = param::localAgreed();
-  TunerInit init;
-  init.nranks = 4;
-  init.hostOf = {1, 1, 2, 2};
-  init.machineOf = {5, 5, 5, 5};
-  init.slotBytes = 128 * 1024;
-  init.nChannels = 2;
-  init.agreed = &agreed;
-  ModelInput in = modelInputFor(init);
+  ModelInput in = modelFor({1, 1, 2, 2}, {5, 5, 5, 5}, 2);
   in.cores = 2;
   HostConstants hc;
   hc.copyGBps = 91;
@@ -103,16 +99,10 @@ TEST(DoublingModel, RanksTheAlgorithmsAsTheNamespacesMeasuredThem) {
 }
 
 TEST(DoublingModel, HostsThatShareAMachineShareItsCores) {
-  param::Agreed agreed = param::localAgreed();
-  TunerInit init;
-  init.nranks = 4;
-  init.hostOf = {1, 1, 2, 2};
-  init.slotBytes = 128 * 1024;
-  init.agreed = &agreed;
-  ModelInput apart = modelInputFor(init);
+  ModelInput apart = modelFor({1, 1, 2, 2});
   EXPECT_EQ(apart.ranksPerMachine, 2);
-  init.machineOf = {5, 5, 5, 5};  // two "hosts" (WEFT_HOST_ID, containers) on one machine
-  ModelInput together = modelInputFor(init);
+  // Two "hosts" (WEFT_HOST_ID, containers) on one machine.
+  ModelInput together = modelFor({1, 1, 2, 2}, {5, 5, 5, 5});
   EXPECT_EQ(together.ranksPerHost, 2);
   EXPECT_EQ(together.ranksPerMachine, 4);
   apart.cores = together.cores = 2;
