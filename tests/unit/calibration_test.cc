@@ -370,11 +370,20 @@ TEST(Calibration, LoadRule) {
   EXPECT_NE(calibrationLoadedWhy(spread).find("handoffUs"), std::string::npos);
 }
 
+// What a user's process may spend measuring: 250-300 ms on a quiet 2-core VM. A sanitizer build
+// pays far more for the probes' setup alone (MemCopy fills 128 MiB, and the sanitizer its shadow
+// of them): 1.1 s quiet and 1.7 s loaded under ThreadSanitizer on the same VM.
+#if defined(__SANITIZE_THREAD__) || defined(__SANITIZE_ADDRESS__)
+constexpr double kMeasureBoundMs = 6000;
+#else
+constexpr double kMeasureBoundMs = 1500;
+#endif
+
 TEST(Calibration, MeasurementIsBoundedAndPlausible) {
   auto t0 = Clock::now();
   Calibration cal = measureCalibration();
   double ms = msSince(t0);
-  EXPECT_LT(ms, 1500) << describeCalibration(cal);
+  EXPECT_LT(ms, kMeasureBoundMs) << describeCalibration(cal);
   EXPECT_EQ(implausibleConstant(cal.constants), "");
   EXPECT_GE(cal.repeats, 1);
   EXPECT_GT(cal.load.usableCores, 0);
