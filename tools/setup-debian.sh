@@ -26,6 +26,9 @@ pkgs+=(python3-dev python3-numpy python3-mpi4py pybind11-dev openmpi-bin libtorc
 # MPICH one when MPICH is there (mpicxx.mpich, mpirun.mpich). Open MPI stays the default mpirun and
 # mpic++: Debian ranks its alternatives above MPICH's (50 against 40).
 pkgs+=(libopenmpi-dev mpich libmpich-dev)
+# ccache: tools/test.sh builds the library five ways, and a rebuild of a clone that changed little
+# compiles only what changed (cmake/WeftCcache.cmake).
+pkgs+=(ccache)
 # The trace tools draw timelines with matplotlib (tools/weft_trace_plot.py, tests/trace).
 pkgs+=(python3-matplotlib)
 if [ "${1:-}" = "--hip" ]; then

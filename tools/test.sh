@@ -17,6 +17,11 @@ bash tools/setup-debian.sh
 jobs=$(nproc)
 nvcc=/usr/local/cuda/bin/nvcc
 section() { printf '\n== %s (%s)\n' "$1" "$(date +%T)"; }
+# ccache (cmake/WeftCcache.cmake) keyed on paths relative to this clone, so that a clone elsewhere
+# (a CI runner's next checkout) finds what an earlier one compiled. Objects from the cache keep
+# the earlier clone's directory in their debug information: debuggers look there for sources.
+export CCACHE_BASEDIR=$PWD CCACHE_NOHASHDIR=true
+command -v ccache >/dev/null && ccache --zero-stats >/dev/null
 
 section "host build"
 cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo -DWEFT_WERROR=ON -DWEFT_BUILD_TESTS=ON -DWEFT_BUILD_BENCHMARKS=ON \
@@ -47,7 +52,8 @@ fi
 # (its alias, which this would shadow): the calibration unit tests and the stress test do.
 WEFT_CACHE_DIR=$(mktemp -d "${TMPDIR:-/tmp}/weft-test-cache.XXXXXX")
 export WEFT_CACHE_DIR
-trap 'rm -rf "$WEFT_CACHE_DIR"' EXIT
+# At exit: the cache directory goes, and what ccache saved this run is printed.
+trap 'rm -rf "$WEFT_CACHE_DIR"; if command -v ccache >/dev/null; then echo "== ccache"; ccache --show-stats | head -6; fi' EXIT
 echo "calibration cache for this run: $WEFT_CACHE_DIR (removed at exit)"
 
 export WEFT_DEVICE=host

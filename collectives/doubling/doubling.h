@@ -11,17 +11,18 @@ namespace weft {
 
 extern const AlgorithmDesc kDoublingAlgorithm;
 
-bool powerOfTwo(int n);
-// Host mode, ranks on more than one host, a power-of-two number of them: where doubling and
-// halving-doubling may run (doubling_algorithm.cc says why).
-bool doublingShapeEligible(const CommShape& shape);
+// Network latencies a round across hosts pays beyond one per piece: it completes only once both
+// partners have reached it, where a ring's hop needs only its receiver. On the 2-core development
+// VM, every rank on its cores, 8 B over loopback: a halving-doubling round took 1.4-2.1 times a
+// ring hop on 4x1, 2x2, 3x2 and 4x2 hosts x ranks (0.7 on 3x1).
+constexpr double kRendezvousHops = 1;
 
 void buildDoublingProgram(const CommShape& shape, const Task& task, Program* prog);
 
 // Recursive halving-doubling (halving_programs.cc): a reduce-scatter by halving, then an
 // all-gather by doubling, 2 log2(nranks) rounds in which each rank moves about twice its share of
-// the buffer instead of the whole buffer per round: doubling's counterpart for large messages,
-// under the same conditions.
+// the buffer instead of the whole buffer per round: doubling's counterpart for large messages.
+// Host mode, ranks on more than one host, any number of them (rank_fold.h).
 extern const AlgorithmDesc kHalvingDoublingAlgorithm;
 
 void buildHalvingDoublingProgram(const CommShape& shape, const Task& task, Program* prog);

@@ -7,6 +7,8 @@
 namespace weft {
 namespace {
 
+bool powerOfTwo(int n) { return n >= 2 && (n & (n - 1)) == 0; }
+
 Eligibility eligible(const CommShape& shape, const Task& task) {
   // The GPU kernel could run the schedule, but it has never run there: host mode only. Within
   // one host the one-shot ring and DDA wait less: with 4, 8 and 16 ranks on the 2 cores of the
@@ -15,7 +17,8 @@ Eligibility eligible(const CommShape& shape, const Task& task) {
   // span hosts, where a hop is a network message and doubling takes log2(n) of them in place of
   // n-1, may use it.
   // (mixedExecutors: a GPU rank would say no, so a host-mode rank must too.)
-  if (!doublingShapeEligible(shape)) return Eligibility::kNo;
+  if (!shape.hostMode || shape.mixedExecutors || !powerOfTwo(shape.nranks) || !shape.spansHosts)
+    return Eligibility::kNo;
   return task.spec.op == BaseOp::kSum ? Eligibility::kModel : Eligibility::kNo;
 }
 
@@ -24,8 +27,9 @@ void build(const CommShape& shape, const Task& t, Program* p) { buildDoublingPro
 // log2(n) rounds, each a hop and then the whole buffer copied out and added in, piece by piece.
 // A round whose partners share a host (the low bits, when ranks are numbered host by host) is a
 // shared-memory exchange. A round across hosts sends one piece at a time and waits for the
-// partner's (doubling_programs.cc), so every piece pays the network's latency, its bytes at the
-// network's bandwidth, and then the copy and the add.
+// partner's (doubling_programs.cc), so every piece pays the network's latency, the round one
+// more for the partners to meet (kRendezvousHops), its bytes at the network's bandwidth, and then
+// the copy and the add.
 double cost(const ModelInput& in, const Path& p, CollKind coll, Protocol proto, int, double S) {
   if (coll != CollKind::kAllReduce || proto != Protocol::kSimple || !powerOfTwo(in.nranks)) return -1;
   const double pieces = std::max(1.0, std::ceil(S / double(in.slotBytes)));
@@ -35,18 +39,12 @@ double cost(const ModelInput& in, const Path& p, CollKind coll, Protocol proto, 
     if ((in.sameHostPartnerBits >> j) & 1u)
       t += p.localLatUs + work;
     else
-      t += pieces * p.latUs + S * p.copyPerB + work;
+      t += (pieces + kRendezvousHops) * p.latUs + S * p.copyPerB + work;
   }
   return t;
 }
 
 }  // namespace
-
-bool powerOfTwo(int n) { return n >= 2 && (n & (n - 1)) == 0; }
-
-bool doublingShapeEligible(const CommShape& shape) {
-  return shape.hostMode && !shape.mixedExecutors && powerOfTwo(shape.nranks) && shape.spansHosts;
-}
 
 const AlgorithmDesc kDoublingAlgorithm = {
     "Doubling",

@@ -63,9 +63,12 @@ struct ModelInput {
   int maxChannels = 1;
   size_t slotBytes = 128 * 1024;  // FIFO slot: the piece size of ring and tree schedules
   size_t oneShotMaxBytes = 0;     // the one-shot ring's limit per rank (0 = never)
-  // Bit j set: every rank r shares its host with rank r ^ 2^j, so round j of recursive doubling
-  // stays within hosts (ranks numbered host by host have the low bits within hosts).
+  // Bit j set: in round j of recursive doubling and halving-doubling, every rank's partner is on
+  // its host (ranks numbered host by host have the low bits within hosts). On a number of ranks
+  // that is not a power of two, the rounds' numbering (rank_fold.h), and sameHostFold: every pair
+  // that folds into one shares a host.
   uint32_t sameHostPartnerBits = 0;
+  bool sameHostFold = true;
   // GPU ranks: every channel is a thread block of its own, so channels run side by side instead
   // of taking turns on one thread.
   bool channelsInParallel = false;

@@ -241,7 +241,7 @@
   X(tunerCalibrate, String, "WEFT_TUNER_CALIBRATE", "", "auto", "auto|redo|off", Tuning, Rank,                         \
     "This host's contribution to the cost model's machine constants (a communicator agrees on "                        \
     "them across its ranks): auto = from the cache file, else measured by one process of the "                         \
-    "host at a time under a lock (about 150 ms; provisional when the machine is loaded) and "                          \
+    "host at a time under a lock (about 300 ms; provisional when the machine is loaded) and "                          \
     "cached; redo = measure and rewrite the cache; off = built-in defaults")                                           \
   X(tunerConstants, String, "WEFT_TUNER_CONSTANTS", "", "", "", Tuning, Agreed,                                        \
     "Overrides of single cost-model constants, \"name=value,...\", applied after the ranks "                           \

@@ -7,6 +7,7 @@
 #include <cstring>
 
 #include "base/log.h"
+#include "collectives/model/rank_fold.h"
 #include "tuning/agreed_constants.h"
 #include "tuning/calibration.h"
 
@@ -88,19 +89,25 @@ ncclResult_t checkPluginAgreement(Bootstrap& bootstrap, const TunerInit& init, c
   return ncclInvalidUsage;
 }
 
-// Which bits of a rank number can flip without leaving the host (ModelInput::sameHostPartnerBits).
+// Which bits of a rank number in the rounds of recursive doubling can flip without leaving the
+// host (ModelInput::sameHostPartnerBits), with the numbering halving-doubling folds to.
 uint32_t sameHostPartnerBits(const std::vector<uint64_t>& hostOf) {
-  const size_t n = hostOf.size();
+  const RankFold fold(int(hostOf.size()));
   uint32_t bits = 0;
-  for (int j = 0; j < 31 && (size_t(1) << j) < n; ++j) {
+  for (int j = 0; j < 31 && (1 << j) < fold.pow2; ++j) {
     bool local = true;
-    for (size_t r = 0; r < n && local; ++r) {
-      const size_t partner = r ^ (size_t(1) << j);
-      local = partner < n && hostOf[partner] == hostOf[r];
-    }
+    for (int v = 0; v < fold.pow2 && local; ++v) local = hostOf[fold.rank(v ^ (1 << j))] == hostOf[fold.rank(v)];
     if (local) bits |= 1u << j;
   }
   return bits;
+}
+
+// Every pair that folds into one rank shares a host (ModelInput::sameHostFold).
+bool sameHostFold(const std::vector<uint64_t>& hostOf) {
+  const RankFold fold(int(hostOf.size()));
+  for (int i = 0; i < fold.extra; ++i)
+    if (hostOf[2 * i] != hostOf[2 * i + 1]) return false;
+  return true;
 }
 
 }  // namespace
@@ -135,6 +142,7 @@ ModelInput modelInputFor(const TunerInit& init) {
   in.slotBytes = std::max<size_t>(1, init.slotBytes);
   in.oneShotMaxBytes = static_cast<size_t>(init.agreed->oneShotMaxBytes);
   in.sameHostPartnerBits = sameHostPartnerBits(init.hostOf);
+  in.sameHostFold = sameHostFold(init.hostOf);
   if (init.gpu) in.cores = kGpuCores;  // makeTuner replaces it with the agreed figure
   in.channelsInParallel = init.allOnGpus;
   return in;

@@ -9,6 +9,7 @@
 #include "algorithm_names.h"
 #include "collectives/doubling/doubling.h"
 #include "collectives/model/cost_path.h"
+#include "collectives/model/rank_fold.h"
 #include "tuning/tuner_setup.h"
 
 namespace weft {
@@ -41,6 +42,35 @@ TEST(DoublingModel, RoundsWithinAHostFollowHowRanksAreNumbered) {
   EXPECT_EQ(modelFor({1, 2, 3, 4}).sameHostPartnerBits, 0x0u);
   // Uneven hosts: a partner on another host for some rank makes the round a network round.
   EXPECT_EQ(modelFor({1, 1, 1, 2}).sameHostPartnerBits, 0x0u);
+}
+
+// Not a power of two: the rounds run on the folded numbering (rank_fold.h), where rounds' rank v
+// is communicator rank 2v+1 for the first `extra` of them and v+extra after.
+TEST(DoublingModel, FoldedRanksArePricedByTheirOwnPartners) {
+  const RankFold six(6);
+  EXPECT_EQ(six.pow2, 4);
+  EXPECT_EQ(six.extra, 2);
+  EXPECT_EQ(six.folded(0), -1);
+  EXPECT_EQ(six.folded(1), 0);
+  EXPECT_EQ(six.folded(3), 1);
+  EXPECT_EQ(six.folded(5), 3);
+  EXPECT_EQ(six.rank(2), 4);
+  // 3 hosts of 2: the pairs (0,1) and (2,3) fold within hosts; the rounds' ranks are 1, 3, 4, 5,
+  // on hosts 1, 2, 3, 3, so bit 0 pairs host 1 with 2 (across) and bit 1 pairs 1 with 3 (across).
+  ModelInput threeHosts = modelFor({1, 1, 2, 2, 3, 3});
+  EXPECT_TRUE(threeHosts.sameHostFold);
+  EXPECT_EQ(threeHosts.sameHostPartnerBits, 0x0u);
+  // 2 hosts of 3: rank 2 (host 1) folds into rank 3 (host 2), across.
+  EXPECT_FALSE(modelFor({1, 1, 1, 2, 2, 2}).sameHostFold);
+  // 3 hosts of 4 (4 pairs fold): the rounds' ranks 1, 3 | 5, 7 | 8, 9, 10, 11 keep bit 0 within
+  // hosts.
+  ModelInput twelve = modelFor({1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 3, 3});
+  EXPECT_TRUE(twelve.sameHostFold);
+  EXPECT_EQ(twelve.sameHostPartnerBits, 0x1u);
+  // A power of two folds nothing.
+  EXPECT_EQ(RankFold(8).extra, 0);
+  EXPECT_EQ(RankFold(8).folded(5), 5);
+  EXPECT_TRUE(modelFor({1, 1, 2, 2}).sameHostFold);
 }
 
 // Constants where the network is ten times slower than a core's copy.

@@ -479,12 +479,12 @@ TEST(RingPrograms, GroupOfDifferentKinds) {
 
 namespace {
 
-// Every (ranks, count, variant) on 2-16 ranks through `run`, against the reference, every rank's
+// Every (ranks, count, variant) through `run`, against the reference, every rank's
 // bits equal to rank 0's; FIFOs of 2 to 8 slots, in place and not.
-void checkPowerOfTwoAllReduces(testing::AssertionResult (*run)(const RingCase&,
-                                                               std::vector<std::vector<unsigned char>>*),
-                               const std::vector<size_t>& counts, const std::vector<Variant>& variants) {
-  for (int n : {2, 4, 8, 16})
+void checkAllReduces(testing::AssertionResult (*run)(const RingCase&, std::vector<std::vector<unsigned char>>*),
+                     const std::vector<int>& rankCounts, const std::vector<size_t>& counts,
+                     const std::vector<Variant>& variants) {
+  for (int n : rankCounts)
     for (size_t count : counts)
       for (const Variant& v : variants) {
         RingCase k;
@@ -507,30 +507,33 @@ void checkPowerOfTwoAllReduces(testing::AssertionResult (*run)(const RingCase&,
 // round (each round alternates one slot out, one slot in, so FIFOs of two slots must do), in place
 // and not; and every rank ends with the same bits.
 TEST(DoublingPrograms, SumsOnPowerOfTwoRanksMatchTheReferenceBitIdentically) {
-  checkPowerOfTwoAllReduces(runDoubling, {1, 7, 65, 1000, 4099},
-                            {{ncclInt32, Red::kSum},
-                             {ncclFloat32, Red::kSum},
-                             {ncclFloat32, Red::kAvg},
-                             {ncclInt32, Red::kAvg},
-                             {ncclFloat64, Red::kSum},
-                             {ncclInt8, Red::kSum},
-                             {ncclInt32, Red::kPreMulSum, -7},
-                             {ncclFloat32, Red::kPreMulSum, 0.375}});
+  checkAllReduces(runDoubling, {2, 4, 8, 16}, {1, 7, 65, 1000, 4099},
+                  {{ncclInt32, Red::kSum},
+                   {ncclFloat32, Red::kSum},
+                   {ncclFloat32, Red::kAvg},
+                   {ncclInt32, Red::kAvg},
+                   {ncclFloat64, Red::kSum},
+                   {ncclInt8, Red::kSum},
+                   {ncclInt32, Red::kPreMulSum, -7},
+                   {ncclFloat32, Red::kPreMulSum, 0.375}});
 }
+
+const std::vector<Variant> kHalvingVariants = {
+    {ncclInt32, Red::kSum},   {ncclFloat32, Red::kSum},         {ncclFloat32, Red::kAvg},
+    {ncclInt32, Red::kAvg},   {ncclFloat64, Red::kSum},         {ncclInt8, Red::kMax},
+    {ncclFloat32, Red::kMax}, {ncclInt32, Red::kPreMulSum, -7}, {ncclFloat32, Red::kPreMulSum, 0.375},
+};
 
 // Halving-doubling reduces every element on one rank and copies it to the rest: any reduction,
 // any count (including fewer elements than ranks, where some halves are empty), bit-identical.
 TEST(HalvingDoublingPrograms, EveryReductionOnPowerOfTwoRanksMatchesTheReferenceBitIdentically) {
-  checkPowerOfTwoAllReduces(runHalvingDoubling, {0, 1, 3, 7, 65, 1000, 4099},
-                            {{ncclInt32, Red::kSum},
-                             {ncclFloat32, Red::kSum},
-                             {ncclFloat32, Red::kAvg},
-                             {ncclInt32, Red::kAvg},
-                             {ncclFloat64, Red::kSum},
-                             {ncclInt8, Red::kMax},
-                             {ncclFloat32, Red::kMax},
-                             {ncclInt32, Red::kPreMulSum, -7},
-                             {ncclFloat32, Red::kPreMulSum, 0.375}});
+  checkAllReduces(runHalvingDoubling, {2, 4, 8, 16}, {0, 1, 3, 7, 65, 1000, 4099}, kHalvingVariants);
+}
+
+// Rank counts between powers of two fold their extra ranks in first (rank_fold.h): from one extra
+// rank (3, 5, 9) to one short of the next power (7, 15), and 6 and 12 (3 hosts of 2 or 4).
+TEST(HalvingDoublingPrograms, RankCountsBetweenPowersOfTwoFoldInAndMatchBitIdentically) {
+  checkAllReduces(runHalvingDoubling, {3, 5, 6, 7, 9, 12, 15}, {0, 1, 3, 7, 65, 1000, 4099}, kHalvingVariants);
 }
 
 }  // namespace

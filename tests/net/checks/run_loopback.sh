@@ -7,6 +7,8 @@
 #   2x1          2 hosts x 1 rank (the network only)
 #   2x2          2 hosts x 2 ranks (shared memory within a host, the network between hosts)
 #   4x1          4 hosts x 1 rank (the network only)
+#   3x1          3 hosts x 1 rank (a number of ranks that is not a power of two)
+#   3x2          3 hosts x 2 ranks
 #   1x3-noshm    1 host x 3 ranks with NCCL_SHM_DISABLE=1 (the network between ranks of one host)
 #   killed-peer  2 hosts x 2 ranks; rank 3 SIGKILLs itself mid-loop; the others must fail within
 #                WEFT_TIMEOUT_MS plus a margin, not hang, and at least one error must name rank 3
@@ -87,6 +89,8 @@ case $case_name in
   2x1) start_ranks 2 1 "" check_args ;;
   2x2) start_ranks 4 2 "" check_args ;;
   4x1) start_ranks 4 1 "" check_args ;;
+  3x1) start_ranks 3 1 "" check_args ;;
+  3x2) start_ranks 6 2 "" check_args ;;
   1x3-noshm) start_ranks 3 3 "NCCL_SHM_DISABLE=1" check_args ;;
   killed-peer) start_ranks 4 2 "" killed_args ;;
   *) echo "unknown case $case_name" >&2; exit 2 ;;
