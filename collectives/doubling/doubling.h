@@ -11,11 +11,10 @@ namespace weft {
 
 extern const AlgorithmDesc kDoublingAlgorithm;
 
-// Network latencies a round across hosts pays beyond one per piece: it completes only once both
-// partners have reached it, where a ring's hop needs only its receiver. On the 2-core development
-// VM, every rank on its cores, 8 B over loopback: a halving-doubling round took 1.4-2.1 times a
-// ring hop on 4x1, 2x2, 3x2 and 4x2 hosts x ranks (0.7 on 3x1).
-constexpr double kRendezvousHops = 1;
+// One pairwise round's exchange of `bytes` each way, as both schedules' costs price it: within a
+// host the handoff (the bytes are the caller's copy work), across hosts the network's latency per
+// piece (one piece in flight), one more for the partners to meet, and the network's bandwidth.
+double pairwiseRoundUs(const ModelInput& in, const Path& p, double bytes, bool local);
 
 void buildDoublingProgram(const CommShape& shape, const Task& task, Program* prog);
 

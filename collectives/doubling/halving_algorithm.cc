@@ -21,9 +21,7 @@ Eligibility halvingEligible(const CommShape& shape, const Task&) {
 void halvingBuild(const CommShape& shape, const Task& t, Program* p) { buildHalvingDoublingProgram(shape, t, p); }
 
 // Halving round j exchanges S / 2^(j+1) and adds it in; gathering round j moves the same bytes
-// back and only copies. A round whose partners share a host is a shared-memory exchange; one
-// across hosts pays the network's latency per piece (one piece in flight), one more for the
-// partners to meet (kRendezvousHops, doubling.h), and the network's bandwidth.
+// back and only copies, each priced by pairwiseRoundUs (doubling_algorithm.cc) and its steps.
 // Ranks beyond a power of two add the fold: the whole buffer to the partner and added in, and the
 // result back (ModelInput::sameHostFold says where those partners are).
 double halvingCost(const ModelInput& in, const Path& p, CollKind coll, Protocol proto, int, double S) {
@@ -32,8 +30,7 @@ double halvingCost(const ModelInput& in, const Path& p, CollKind coll, Protocol 
   // steps of its pieces.
   auto hop = [&](double bytes, bool local) {
     const double pieces = std::max(1.0, std::ceil(bytes / double(in.slotBytes)));
-    const double net = (pieces + kRendezvousHops) * p.latUs + bytes * p.copyPerB;
-    return (local ? p.localLatUs : net) + 2 * pieces * p.stepUs;
+    return pairwiseRoundUs(in, p, bytes, local) + 2 * pieces * p.stepUs;
   };
   const RankFold fold(in.nranks);
   double t = 0;

@@ -13,11 +13,10 @@
 
 namespace weft {
 namespace probes {
-namespace {
-
-using Clock = std::chrono::steady_clock;
 
 double usSince(Clock::time_point t0) { return std::chrono::duration<double, std::micro>(Clock::now() - t0).count(); }
+
+namespace {
 
 // One repeat of a time-boxed probe runs this long; calibration.cc runs several repeats of every
 // probe, so the whole measurement stays within a few hundred ms.

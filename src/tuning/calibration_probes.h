@@ -2,10 +2,14 @@
 // median). Each call is one repeat, short (a few ms) and bounded: every wait has a deadline, and a
 // probe that cannot finish returns a negative number instead of a value.
 #pragma once
+#include <chrono>
 #include <vector>
 
 namespace weft {
 namespace probes {
+
+using Clock = std::chrono::steady_clock;
+double usSince(Clock::time_point t0);  // microseconds since t0, for the probes' timing
 
 // The CPUs this process may run on, in order.
 std::vector<int> allowedCpus();

@@ -8,7 +8,6 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include <chrono>
 #include <thread>
 #include <vector>
 
@@ -17,13 +16,6 @@
 namespace weft {
 namespace probes {
 namespace {
-
-using Clock = std::chrono::steady_clock;
-
-// (Named apart from calibration_probes.cc's helpers: a unity build compiles the folder as one unit.)
-double tcpElapsedUs(Clock::time_point t0) {
-  return std::chrono::duration<double, std::micro>(Clock::now() - t0).count();
-}
 
 // A connected pair over 127.0.0.1, each end with send and receive timeouts so that no probe
 // waits past its deadline. Empty (both -1) when this process may not open one: no loopback in
@@ -107,7 +99,7 @@ double tcpGBps() {
   for (size_t put = 0; put < kTotal && sent; put += kChunk) sent = sendAll(pair.a, out.data(), kChunk);
   if (!sent) shutdown(pair.a, SHUT_RDWR);  // the reader stops at once instead of at its timeout
   reader.join();
-  const double us = tcpElapsedUs(t0);
+  const double us = usSince(t0);
   return sent && received ? double(kTotal) / us / 1e3 : -1;
 }
 
@@ -126,7 +118,7 @@ double tcpLatUs() {
   bool ok = true;
   const auto t0 = Clock::now();
   for (int i = 0; i < kRounds && ok; ++i) ok = sendAll(pair.a, m, sizeof m) && recvAll(pair.a, m, sizeof m);
-  const double us = tcpElapsedUs(t0);
+  const double us = usSince(t0);
   if (!ok) shutdown(pair.a, SHUT_RDWR);
   echo.join();
   return ok && echoed ? us / kRounds / 2 : -1;
