@@ -7,13 +7,23 @@
 # the median over --reps repetitions. Numbers under load are noisy: read the size of a gap, not
 # its second digit.
 #
+# Placement matters as much as the load: mpirun binds each of 2 ranks to a core of its own, while
+# processes nobody binds go where the scheduler puts them, and beside 2 busy loops on 2 cores it
+# puts both ranks on one core in about half the runs (then every handoff is a context switch: an
+# unbound Open MPI, spinning, took 0.9-4 ms for 8 B there). So by default Weft's ranks start under
+# the same mpirun command as Open MPI's (--launch mpirun) and both get the same placement;
+# --launch fork times Weft's own `all_reduce_perf -N`, unbound.
+#
 # usage: benchmarks/run_load_compare.sh [--reps N] [--sizes LIST] [--transports LIST] [--load N]
-#                                       [--ranks N] [--bin DIR] [--baselines DIR] [--out DIR]
+#                                       [--ranks N] [--launch mpirun|fork] [--bin DIR]
+#                                       [--baselines DIR] [--out DIR]
 #   --reps N          repetitions (default 3)
 #   --sizes LIST      bytes per rank, comma-separated, K/M suffixes (default 8,64K,1M,4M,16M)
 #   --transports LIST shm,tcp (default both)
 #   --load N          busy loops (default: one per online CPU)
 #   --ranks N         ranks (default 2)
+#   --launch HOW      how Weft's ranks start: mpirun (default; mpirun's binding, as Open MPI's ranks)
+#                     or fork (all_reduce_perf -N, unbound)
 #   --bin DIR         Weft's perf tools (default <repo>/build/benchmarks; built there if missing)
 #   --baselines DIR   the reference programs (default <repo>/../shared/baselines)
 #   --out DIR         results (default ${TMPDIR:-/tmp}/weft-load/<timestamp>)
@@ -24,7 +34,7 @@ set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 REPO=$(cd "$HERE/.." && pwd)
 BASE="$REPO/../shared/baselines"
-REPS=3 SIZES=8,64K,1M,4M,16M TRANSPORTS=shm,tcp LOAD=$(nproc) RANKS=2 BIN="" OUT=""
+REPS=3 SIZES=8,64K,1M,4M,16M TRANSPORTS=shm,tcp LOAD=$(nproc) RANKS=2 LAUNCH=mpirun BIN="" OUT=""
 while [ $# -gt 0 ]; do
   case "$1" in
     --reps) REPS=$2; shift ;;
@@ -32,14 +42,16 @@ while [ $# -gt 0 ]; do
     --transports) TRANSPORTS=$2; shift ;;
     --load) LOAD=$2; shift ;;
     --ranks) RANKS=$2; shift ;;
+    --launch) LAUNCH=$2; shift ;;
     --bin) BIN=$2; shift ;;
     --baselines) BASE=$2; shift ;;
     --out) OUT=$2; shift ;;
-    -h|--help) sed -n '2,21p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,31p' "$0"; exit 0 ;;
     *) echo "run_load_compare.sh: unknown argument $1 (see --help)" >&2; exit 2 ;;
   esac
   shift
 done
+case "$LAUNCH" in mpirun|fork) ;; *) echo "run_load_compare.sh: --launch is mpirun or fork" >&2; exit 2 ;; esac
 # shellcheck source=benchmarks/sizes.sh
 . "$HERE/sizes.sh"
 list=""
@@ -70,7 +82,7 @@ timeout 300 mpic++ -O2 -std=c++17 -o "$WORK/build/mpi_allreduce_bench" "$BASE/mp
   echo "date: $(date -Is)"
   lscpu | grep -E "Model name|^CPU\(s\)" || true
   echo "mpirun: $(mpirun --version 2>&1 | head -1)"
-  echo "ranks: $RANKS  busy loops: $LOAD  reps: $REPS  sizes:$SIZES  transports: $TRANSPORTS"
+  echo "ranks: $RANKS  busy loops: $LOAD  reps: $REPS  sizes:$SIZES  transports: $TRANSPORTS  Weft launched by: $LAUNCH"
 } | tee "$OUT/env.txt"
 
 # The load: LOAD processes spinning at normal priority. Started in this shell (not in a command
@@ -100,19 +112,21 @@ weft_iters() {
   if [ "$1" -le 4096 ]; then echo "-n 20000 -w 100"; elif [ "$1" -le 1048576 ]; then echo "-n 150 -w 5"
   else echo "-n 15 -w 1"; fi
 }
+MPIRUN=(mpirun --allow-run-as-root --oversubscribe --mca oob_tcp_if_include lo)
 run_weft() {  # transport size name
-  local env=() rc=0
+  local env=() launch=("$BIN/all_reduce_perf" -N "$RANKS") rc=0
   [ "$1" = tcp ] && env=(NCCL_SHM_DISABLE=1)
+  # Under mpirun the ranks meet at 127.0.0.1:WEFT_BENCH_PORT (benchmarks/README.md, "External launch").
+  [ "$LAUNCH" = mpirun ] && launch=("${MPIRUN[@]}" -n "$RANKS" "$BIN/all_reduce_perf")
   # shellcheck disable=SC2046  # weft_iters is a list of options
-  env "${env[@]}" timeout 300 "$BIN/all_reduce_perf" -N "$RANKS" -b "$2" -e "$2" $(weft_iters "$2") \
+  env "${env[@]}" timeout 300 "${launch[@]}" -b "$2" -e "$2" $(weft_iters "$2") \
     -d float -o sum -a 3 --rotate 0 -c 1 --timeout 280 >"$OUT/raw/$3.txt" 2>"$OUT/raw/$3.err" || rc=$?
   [ "$rc" = 0 ] || echo "   !! $3 failed (rc=$rc): $(tail -2 "$OUT/raw/$3.err" | tr '\n' ' ')"
 }
 run_mpi() {  # transport size name
   local mca=(--mca btl "vader,self") rc=0
   [ "$1" = tcp ] && mca=(--mca btl "tcp,self" --mca btl_tcp_if_include lo)
-  timeout 300 mpirun --allow-run-as-root --oversubscribe --mca oob_tcp_if_include lo "${mca[@]}" \
-    -n "$RANKS" "$WORK/build/mpi_allreduce_bench" --ops allreduce --min "$2" --max "$2" --target 0.3 \
+  timeout 300 "${MPIRUN[@]}" "${mca[@]}" -n "$RANKS" "$WORK/build/mpi_allreduce_bench" --ops allreduce --min "$2" --max "$2" --target 0.3 \
     >"$OUT/raw/$3.txt" 2>"$OUT/raw/$3.err" || rc=$?
   [ "$rc" = 0 ] || echo "   !! $3 failed (rc=$rc): $(tail -2 "$OUT/raw/$3.err" | tr '\n' ' ')"
 }
@@ -132,10 +146,10 @@ for r in $(seq 1 "$REPS"); do
   done
 done
 
-python3 - "$OUT" "$RANKS" "$LOAD" >"$OUT/summary.md" <<'PY'
+python3 - "$OUT" "$RANKS" "$LOAD" "$LAUNCH" >"$OUT/summary.md" <<'PY'
 import glob, os, re, statistics, sys
 from collections import defaultdict
-d, ranks, load = sys.argv[1], sys.argv[2], sys.argv[3]
+d, ranks, load, launch = sys.argv[1:5]
 times = defaultdict(list)  # (who, transport, size) -> [us]
 wrong = 0
 for f in glob.glob(os.path.join(d, "raw", "*.txt")):
@@ -154,6 +168,9 @@ for f in glob.glob(os.path.join(d, "raw", "*.txt")):
 def fmt(us):
     return f"{us:.2f} us" if us < 1000 else f"{us / 1000:.2f} ms"
 print(f"# AllReduce under load: {ranks} ranks, {load} busy loops, float32 sum, out-of-place\n")
+how = ("the same mpirun command as Open MPI's (the same binding)" if launch == "mpirun"
+       else "all_reduce_perf -N (forked, unbound; Open MPI's ranks bound by mpirun)")
+print(f"Weft's ranks started by {how}.\n")
 print("Median time per operation over the repetitions; ratio = Open MPI's time / Weft's "
       "(> 1: Weft is faster).\n")
 for t in ("shm", "tcp"):

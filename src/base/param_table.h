@@ -152,7 +152,8 @@
   X(timeoutMs, Int, "WEFT_TIMEOUT_MS", "", "300000", "1..2147483647", Comm, Rank,                                      \
     "Milliseconds a rank waits for a peer before the call fails with an error naming that peer")                       \
   X(spinUs, Int, "WEFT_SPIN_US", "", "100", "0..1000000", Comm, Rank,                                                  \
-    "Microseconds a waiting rank spins before it starts sleeping (0 = sleep at once)")                                 \
+    "Microseconds a waiting rank spins at most before it starts sleeping (0 = sleep at once); a rank waiting on "      \
+    "local peers with a core of its own spins less after waits that outlasted its spin")                               \
   X(livenessMs, Int, "WEFT_LIVENESS_MS", "", "200", "1..3600000", Comm, Rank,                                          \
     "While a rank sleeps waiting for a peer, how often (ms) it checks that the peer's process is "                     \
     "alive and has not aborted; a dead peer fails the call within about this time")                                    \

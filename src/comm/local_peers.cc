@@ -61,6 +61,7 @@ ncclResult_t LocalPeers::setup(uint64_t commHash, int rank, const std::vector<Ra
                                std::string* why) {
   const int n = static_cast<int>(ranks.size());
   blocks_.assign(n, nullptr);
+  others_.clear();
   opened_.clear();
   int others = 0;
   for (int p = 0; p < n; ++p) others += p != rank && ranks[p].hostHash == ranks[rank].hostHash;
@@ -101,6 +102,7 @@ ncclResult_t LocalPeers::setup(uint64_t commHash, int rank, const std::vector<Ra
       return ncclSystemError;
     }
     blocks_[p] = static_cast<RankBlock*>(seg->data());
+    others_.push_back(blocks_[p]);
     opened_.push_back(std::move(seg));
     ++nLocal_;
   }

@@ -38,11 +38,14 @@ class LocalPeers {
   void clearFailure();
   void ringAll();
   int nLocal() const { return nLocal_; }
+  // Whether a local peer is queued on the calling thread's CPU (peerQueuedOnThisCpu).
+  bool peerNeedsMyCpu() { return self_ != nullptr && peerQueuedOnThisCpu(self_, others_); }
 
  private:
   ShmSegment mine_;
   std::vector<std::unique_ptr<ShmSegment>> opened_;
   std::vector<RankBlock*> blocks_;
+  std::vector<RankBlock*> others_;  // the local peers' blocks, this rank's excluded
   RankBlock* self_ = nullptr;
   int nLocal_ = 0;
 };

@@ -9,6 +9,7 @@
 #include "base/params.h"
 #include "comm/comm.h"
 #include "host_executor/connection_fabric.h"
+#include "host_executor/spin_budget.h"
 #include "host_executor/stamp_exchange.h"
 #include "host_executor/step_trace.h"
 #include "host_executor/wait_report.h"
@@ -19,9 +20,8 @@
 namespace weft {
 namespace {
 
-constexpr int64_t kPureSpinNs = 5000;
-// A sched_yield that returns later than this gave the core to another runnable thread: see run().
-constexpr int64_t kBusyYieldNs = 50000;
+// A sched_yield that returns later than this gave the core to another runnable thread.
+constexpr int64_t kLostSliceNs = 50000;
 // How long a cursor waits idle before the slow-path stamp exchange starts (and its pace): long
 // enough that a matched but slow peer costs nothing, short enough to fail well within a second.
 constexpr int64_t kStampExchangeNs = 50 * 1000000;
@@ -64,6 +64,7 @@ class Executor {
 
   ConnectionFabric fabric_;
   HostRunner runner_{fabric_};
+  SpinBudget spin_;
   StampExchange exchange_;            // the slow path of mismatch detection (stamp_exchange.h)
   uint32_t runsSinceDrainCheck_ = 0;  // this thread's runs since it last looked at the clock for it
 };
@@ -104,6 +105,12 @@ ncclResult_t Executor::run(const Program& prog, std::span<const Task> tasks) {
       proxy->kick();
       break;
     }
+  // Waits on local peers only, with a core of its own: the spin adapts (SpinBudget) and gives way
+  // to a peer queued on this CPU. A rank that waits on the network keeps its full spin: it polls
+  // the network itself while spinning, and when it sleeps the proxy has to wake it, which costs a
+  // futex wake (14 us here) per message (under two busy loops, adapting took a 64 KiB AllReduce
+  // over TCP from 0.25 to 0.9 ms).
+  const bool adaptive = !oversubscribed && proxy == nullptr;
   // While this thread spins it moves the network itself (tryProgress below), so the proxy may
   // sleep; while it sleeps, the proxy has the network wake it (see proxy.cc).
   struct Polling {
@@ -125,15 +132,20 @@ ncclResult_t Executor::run(const Program& prog, std::span<const Task> tasks) {
   for (ncclComm* comm : comms) checkAny |= comm->agreed.mismatchCheck;
   drainStampNotesSometimes(checkAny);
   exchange_.reset();
-  int64_t idleSince = 0, lastCheck = 0, lastExchange = 0;
+  int64_t idleSince = 0, lastCheck = 0, lastExchange = 0, spinForNs = 0;
   unsigned spins = 0;
-  bool busyCore = false;    // a yield lost the core in this call: sleep at once when idle
-  bool waitsShown = false;  // publishWaits ran in this idle period
+  bool spunOut = false;      // this idle period outlasted its spin
+  bool cpuLooked = false;    // this idle period looked for a local peer queued on this CPU
+  bool yieldToPeer = false;  // it found one
+  bool waitsShown = false;   // publishWaits ran in this idle period
   // Traced runs: where this idle period waits, noted once it has lasted kTraceWaitNs (shorter
   // waits are the normal rhythm of a pipeline, and noting each would swamp the trace).
   TracedWait traced;
   auto resume = [&] {
     if (traced.noted) traced.record(idleSince, nowNs());
+    // A wait cut short by a lost yield says nothing about spinning; it leaves the budget alone.
+    if (idleSince != 0 && adaptive && spinForNs != 0) spin_.waitEnded(spunOut, spinNs);
+    spunOut = cpuLooked = yieldToPeer = false;
     idleSince = 0;
     spins = 0;
     if (waitsShown) clearWaits(runner_);
@@ -160,29 +172,39 @@ ncclResult_t Executor::run(const Program& prog, std::span<const Task> tasks) {
     if (idleSince == 0) {
       idleSince = lastCheck = now;
       if (!limitsRead) readLimits();
+      spinForNs = adaptive ? spin_.ns(spinNs) : spinNs;
     }
     if (!traced.noted && now - idleSince >= kTraceWaitNs && trace::on()) traced.note(runner_);
-    if (now - idleSince < spinNs && !busyCore) {
-      // A few microseconds of pure spinning catch a peer that is running on another core; after
-      // that, yield, so a peer that shares our core (or a busy machine) gets to run. A rank
-      // waiting on the network with a core of its own keeps spinning without yielding until
-      // spinNs: its messages arrive through the kernel and its own polling (tryProgress above),
-      // not through a thread of ours that needs the core, and on a busy machine each yield
-      // would hand a whole time slice to the other work while the reply is already there
-      // (measured with benchmarks/run_load_compare.sh: 8 B over TCP beside two busy loops,
-      // 0.2-0.8 ms with yields, 13 us without). Past spinNs it sleeps and the proxy takes over.
-      if (oversubscribed || (proxy == nullptr && now - idleSince > kPureSpinNs)) {
+    // A wait that outlasts the first looks: is a local peer queued on this CPU? Spinning would
+    // keep it from running, so yield to it instead. Unbound ranks beside busy loops land on one CPU
+    // in about half the runs (the scheduler balances the count of runnable threads, whichever they
+    // are); there a 2-rank 8 B AllReduce took 15-25 us a call while the ranks spun and then slept
+    // on the futex (a wake costs 14 us here), and 9.5 us when they yield to each other.
+    if (!cpuLooked && now != idleSince && adaptive) {
+      cpuLooked = true;
+      for (ncclComm* comm : comms)
+        if (comm->peers.peerNeedsMyCpu()) {
+          yieldToPeer = true;
+          break;
+        }
+    }
+    if (now - idleSince < spinForNs) {
+      // Spin, so that a peer running on another core is caught within a cache-line transfer. A
+      // rank with a core of its own yields only to a peer queued on its CPU: with nothing else
+      // runnable a yield does nothing, and with compute threads or another job on the core it
+      // hands them a whole time slice while the peer's data may already be there (8 B over TCP
+      // beside two busy loops: 0.2-0.8 ms with yields, 13 us without). A yield that came back late
+      // did just that, so this wait sleeps instead: a woken thread runs promptly. With more ranks
+      // than cores the yields are what lets the peers run.
+      if (oversubscribed) {
         sched_yield();
-        // A yield that took long handed the core to something else that was runnable: with
-        // compute threads or another job on every core, each further yield would give away a
-        // whole time slice while the peer's data may already be there. Sleep on the doorbell
-        // instead for the rest of this call: the peer's ring wakes this rank, and the scheduler
-        // runs a woken thread promptly. (With more ranks than cores, the yields are what lets the
-        // peers run, so that case keeps yielding.)
-        if (!oversubscribed && nowNs() - now > kBusyYieldNs) busyCore = true;
+      } else if (yieldToPeer) {
+        sched_yield();
+        if (nowNs() - now > kLostSliceNs) spinForNs = 0;
       }
       continue;
     }
+    spunOut = true;
     if (now - lastCheck >= livenessNs || now - idleSince >= timeoutNs) {
       lastCheck = now;
       if (checkHealth(runner_, exchange_, now - idleSince >= timeoutNs, now - idleSince) != ncclSuccess) break;
@@ -220,6 +242,7 @@ ncclResult_t Executor::run(const Program& prog, std::span<const Task> tasks) {
   }
   if (waitsShown) clearWaits(runner_);
   if (traced.noted) traced.record(idleSince, nowNs());
+  if (idleSince != 0 && adaptive && spinForNs != 0 && runner_.error() == ncclSuccess) spin_.waitEnded(spunOut, spinNs);
   if (runner_.error() != ncclSuccess) {
     preferReportedMismatch(runner_, exchange_);
     finishFailedRun(runner_);
