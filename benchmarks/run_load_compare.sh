@@ -103,14 +103,19 @@ load_stop() {
 }
 trap load_stop EXIT INT TERM
 
-# Iterations by size, so that a Weft run lasts about as long as the MPI benchmark's (--target 0.3
-# s): under load a figure is an average over the scheduler's time slices, and a run of a few
-# hundred small calls fits in one slice or straddles a few, a matter of luck (300 calls of 8 B
-# gave 0.5 to 250 us a call; 20000 calls, 0.7 to 8). Under load a 16 MiB AllReduce can take a
-# tenth of a second.
-weft_iters() {
-  if [ "$1" -le 4096 ]; then echo "-n 20000 -w 100"; elif [ "$1" -le 1048576 ]; then echo "-n 150 -w 5"
-  else echo "-n 15 -w 1"; fi
+# Iterations by size and transport, so that a Weft run lasts about as long as the MPI benchmark's
+# (--target 0.3 s) on this kind of machine. Under load a figure is an average over the scheduler's
+# time slices (a few ms each), and a run much shorter than that fits in one slice or straddles a
+# few, a matter of luck: 300 calls of 8 B gave 0.5 to 250 us a call, 20000 calls 0.7 to 8, and
+# 150 calls of 64 KiB took 47-58 us a call out of place and 3.6-4 us in place in the same run.
+# The estimate per call is Weft's under this load, rounded up: 1 us + 3 GB/s over shared memory,
+# 30 us + 1.5 GB/s over TCP.
+weft_iters() {  # transport size
+  local est n
+  if [ "$1" = tcp ]; then est=$((30 + $2 / 1500)); else est=$((1 + $2 / 3000)); fi
+  n=$((300000 / est))
+  [ "$n" -lt 15 ] && n=15
+  echo "-n $n -w $((n / 100 + 1))"
 }
 MPIRUN=(mpirun --allow-run-as-root --oversubscribe --mca oob_tcp_if_include lo)
 run_weft() {  # transport size name
@@ -119,7 +124,7 @@ run_weft() {  # transport size name
   # Under mpirun the ranks meet at 127.0.0.1:WEFT_BENCH_PORT (benchmarks/README.md, "External launch").
   [ "$LAUNCH" = mpirun ] && launch=("${MPIRUN[@]}" -n "$RANKS" "$BIN/all_reduce_perf")
   # shellcheck disable=SC2046  # weft_iters is a list of options
-  env "${env[@]}" timeout 300 "${launch[@]}" -b "$2" -e "$2" $(weft_iters "$2") \
+  env "${env[@]}" timeout 300 "${launch[@]}" -b "$2" -e "$2" $(weft_iters "$1" "$2") \
     -d float -o sum -a 3 --rotate 0 -c 1 --timeout 280 >"$OUT/raw/$3.txt" 2>"$OUT/raw/$3.err" || rc=$?
   [ "$rc" = 0 ] || echo "   !! $3 failed (rc=$rc): $(tail -2 "$OUT/raw/$3.err" | tr '\n' ' ')"
 }
