@@ -44,10 +44,17 @@ void ShmSegment::populate(size_t offset, size_t bytes) {
   auto* begin = static_cast<unsigned char*>(data_) + first;
   const size_t len = offset + bytes - first;
 #ifdef MADV_POPULATE_WRITE
-  if (madvise(begin, len, MADV_POPULATE_WRITE) == 0) return;
+  // One call for the whole range: faulting the pages in one by one costs several times more.
+  madvise(begin, len, MADV_POPULATE_WRITE);
 #endif
-  // Kernels before 5.14: write each page's first byte back as it is (nobody else writes there
-  // yet: this runs before the segment carries any message).
+  // Then write each page's first byte back as it is (nobody else writes there yet: this runs
+  // before the segment carries any message). Before kernel 5.14 that is what maps the pages. After
+  // the madvise it still matters under a hypervisor that shadows the guest's page tables (such as
+  // the 2-core development VM): the first access through each page of a new mapping traps to it,
+  // populated or not, at about 7 us a page. Left to the messages, a 2-rank 64 KiB AllGather paid
+  // that for its first 32 calls, 100-300 us each, until its spread payloads had visited every
+  // position of the FIFO (docs/architecture.md, "Shared-memory transport"); here it is paid once,
+  // when the connection is made. On other machines the loop costs tens of nanoseconds a page.
   for (size_t at = 0; at < len; at += page) {
     volatile unsigned char* b = begin + at;
     *b = *b;

@@ -36,10 +36,11 @@ class ShmSegment {
   // A fetch is in flight: the creator offers the name and has not answered yet.
   bool fetching() const { return fetch_.pending(); }
 
-  // Maps the whole pages of [offset, offset + bytes) in this process's view now, writable, rather
-  // than page by page on first touch (the pages themselves exist from create). For memory every
-  // page of which the hot path will walk soon: a minor fault costs about as much as copying the
-  // page.
+  // Maps the whole pages of [offset, offset + bytes) in this process's view now, writable, and
+  // touches each, rather than page by page on first touch (the pages themselves exist from
+  // create). For memory every page of which the hot path will walk soon: a minor fault costs
+  // about as much as copying the page. Only before the segment carries data: it writes each
+  // page's first byte back as it is.
   void populate(size_t offset, size_t bytes);
 
   void* data() const { return data_; }
