@@ -1,7 +1,8 @@
 // The small shared block every rank publishes to the other ranks of its host: a doorbell futex its
-// peers ring when they hand it data, whether it is asleep, its pid (so peers notice when it dies),
-// its abort flag, the CPU it last waited on, and a mailbox used by ncclCommShrink to hand out the new communicator's
-// id. After it, in the same segment, one signal counter per rank of the communicator (ncclSignal).
+// peers ring when they hand it data, whether it is asleep, the CPU it last waited on, its pid (so
+// peers notice when it dies), its abort flag, and a mailbox used by ncclCommShrink to hand out the
+// new communicator's id. After it, in the same segment, one signal counter per rank of the
+// communicator (ncclSignal).
 #pragma once
 #include <sched.h>
 
@@ -27,7 +28,7 @@ struct alignas(64) RankBlock {
   alignas(64) std::atomic<uint32_t> doorbell;  // bumped by a peer that wakes this rank
   std::atomic<uint32_t> sleeping;              // 1 while this rank waits on doorbell
   // The CPU this rank ran on when it last waited (-1: not yet): a peer that waits on the same CPU
-  // sleeps rather than spins, since this rank cannot run until that CPU is free. On a line of its
+  // yields rather than spins, since this rank cannot run until that CPU is free. On a line of its
   // own, written only when it changes, so reading it costs the peers no cache-line transfer.
   alignas(64) std::atomic<int32_t> cpu{-1};
   alignas(64) std::atomic<uint32_t> aborted;     // 1 once this rank aborted or failed
