@@ -141,10 +141,14 @@ ncclResult_t Executor::run(const Program& prog, std::span<const Task> tasks) {
   // Traced runs: where this idle period waits, noted once it has lasted kTraceWaitNs (shorter
   // waits are the normal rhythm of a pipeline, and noting each would swamp the trace).
   TracedWait traced;
+  // Tells the spin budget how the idle period that just ended went. A wait cut short by a lost
+  // yield says nothing about spinning; it leaves the budget alone.
+  auto noteWaitEnded = [&] {
+    if (idleSince != 0 && adaptive && spinForNs != 0) spin_.waitEnded(spunOut, spinNs);
+  };
   auto resume = [&] {
     if (traced.noted) traced.record(idleSince, nowNs());
-    // A wait cut short by a lost yield says nothing about spinning; it leaves the budget alone.
-    if (idleSince != 0 && adaptive && spinForNs != 0) spin_.waitEnded(spunOut, spinNs);
+    noteWaitEnded();
     spunOut = cpuLooked = yieldToPeer = false;
     idleSince = 0;
     spins = 0;
@@ -242,7 +246,7 @@ ncclResult_t Executor::run(const Program& prog, std::span<const Task> tasks) {
   }
   if (waitsShown) clearWaits(runner_);
   if (traced.noted) traced.record(idleSince, nowNs());
-  if (idleSince != 0 && adaptive && spinForNs != 0 && runner_.error() == ncclSuccess) spin_.waitEnded(spunOut, spinNs);
+  if (runner_.error() == ncclSuccess) noteWaitEnded();
   if (runner_.error() != ncclSuccess) {
     preferReportedMismatch(runner_, exchange_);
     finishFailedRun(runner_);
