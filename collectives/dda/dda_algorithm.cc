@@ -133,6 +133,7 @@ const AlgorithmDesc kDdaFlatAlgorithm = {
     "where RCCL_ENABLE_DDA_* asks, up to its limit",
     /*lossy=*/false,
     /*channelled=*/false,
+    /*reusable=*/false,
     flatEligible,
     nullptr,  // the staging areas, not the scratch
     buildFlat,
@@ -148,6 +149,7 @@ const AlgorithmDesc kDdaTreeAlgorithm = {
     "(RCCL_ENABLE_DDA_ALL_REDUCE)",
     /*lossy=*/false,
     /*channelled=*/false,
+    /*reusable=*/false,
     treeEligible,
     nullptr,
     buildTree,

@@ -59,6 +59,7 @@ const AlgorithmDesc kDoublingAlgorithm = {
     "ncclPreMulSum)",
     /*lossy=*/false,
     /*channelled=*/false,
+    /*reusable=*/true,
     eligible,
     nullptr,
     build,

@@ -57,6 +57,7 @@ const AlgorithmDesc kHalvingDoublingAlgorithm = {
     "host mode; ranks on more than one host",
     /*lossy=*/false,
     /*channelled=*/false,
+    /*reusable=*/true,
     halvingEligible,
     nullptr,
     halvingBuild,

@@ -62,6 +62,7 @@ const AlgorithmDesc kLowPrecisionAlgorithm = {
     "RCCL_LOW_PRECISION_ENABLE* asks, from WEFT_LOW_PRECISION_MIN_BYTES",
     /*lossy=*/true,
     /*channelled=*/false,
+    /*reusable=*/false,
     eligible,
     nullptr,  // the staging areas, not the scratch
     buildLowPrecisionProgram,

@@ -36,6 +36,7 @@ const AlgorithmDesc kP2pAlgorithm = {
     "",
     /*lossy=*/false,
     /*channelled=*/false,
+    /*reusable=*/false,
     eligible,
     nullptr,
     buildP2pProgram,

@@ -53,6 +53,7 @@ const AlgorithmDesc kRingAlgorithm = {
     "",
     /*lossy=*/false,
     /*channelled=*/true,
+    /*reusable=*/true,
     eligible,
     ringOneShotScratchBytes,
     build,

@@ -39,6 +39,7 @@ const AlgorithmDesc kTreeAlgorithm = {
     "",
     /*lossy=*/false,
     /*channelled=*/true,
+    /*reusable=*/true,
     eligible,
     nullptr,
     build,

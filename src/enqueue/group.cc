@@ -27,6 +27,44 @@
 namespace weft {
 namespace {
 
+// What a reusable algorithm's program depends on (AlgorithmDesc::reusable), for a group of one
+// collective: the communicator (its tuner's serial tells a new communicator at the same address
+// apart) and the task's arguments and selection.
+struct ProgramKey {
+  const ncclComm* comm = nullptr;
+  uint64_t tunerSerial = 0;
+  CollKind kind{};
+  size_t count = 0;
+  ncclDataType_t dtype{};
+  ncclRedOp_t op{};
+  int root = 0;
+  Algorithm algorithm{};
+  Protocol protocol = Protocol::kSimple;
+  int nChannels = 0;
+  bool scratch = false;
+  friend bool operator==(const ProgramKey&, const ProgramKey&) = default;
+};
+
+// The key of a group whose program may be reused; false when it may not be.
+bool reusableKey(const std::vector<Task>& tasks, ProgramKey* key) {
+  if (tasks.size() != 1) return false;
+  const Task& t = tasks[0];
+  if (!t.comm->hostMode || t.comm->tuner == nullptr || isVariableKind(t.kind) || !algorithmDesc(t.algorithm).reusable)
+    return false;
+  *key = ProgramKey{.comm = t.comm,
+                    .tunerSerial = t.comm->tuner->serial(),
+                    .kind = t.kind,
+                    .count = t.count,
+                    .dtype = t.dtype,
+                    .op = t.op,
+                    .root = t.root,
+                    .algorithm = t.algorithm,
+                    .protocol = t.protocol,
+                    .nChannels = t.nChannels,
+                    .scratch = t.scratch != nullptr};
+  return true;
+}
+
 struct GroupState {
   int depth = 0;
   int64_t startNs = 0;  // when the outermost ncclGroupStart ran (traced runs only)
@@ -35,6 +73,7 @@ struct GroupState {
   std::vector<std::function<ncclResult_t()>> jobs;
   std::vector<std::function<ncclResult_t()>> afterJobs;  // groupAfter
   Program program;                                       // kept between calls so steady-state calls allocate nothing
+  ProgramKey built;                                      // what `program` was built for, while it is sealed
   std::vector<CommShape> shapes;                         // each task's communicator shape, once per run
   SelectionMemo selection;                               // this thread's last selection (tuning/select.h)
   ProfiledRun profiled;
@@ -187,11 +226,21 @@ ncclResult_t runTasks(GroupState& g) {
   for (Task& t : g.tasks)
     if (t.scratch != nullptr && !onDevice) t.scratch = t.comm->scratch.data();
   Program& prog = g.program;
-  prog.clear();
-  for (size_t i = 0; i < g.tasks.size(); ++i) {
-    // A sequence names its task by index and chains within its communicator's connections.
-    prog.startTask(static_cast<uint32_t>(i), reinterpret_cast<uintptr_t>(g.tasks[i].comm));
-    buildProgram(g.shapes[i], g.tasks[i], &prog);
+  // The same call as last time (a training loop's AllReduce): run the program already built. It
+  // is sealed, so the executor keeps its chains too.
+  ProgramKey key;
+  const bool reusable = reusableKey(g.tasks, &key);
+  if (!reusable || prog.sealedId() == 0 || !(key == g.built)) {
+    prog.clear();
+    for (size_t i = 0; i < g.tasks.size(); ++i) {
+      // A sequence names its task by index and chains within its communicator's connections.
+      prog.startTask(static_cast<uint32_t>(i), reinterpret_cast<uintptr_t>(g.tasks[i].comm));
+      buildProgram(g.shapes[i], g.tasks[i], &prog);
+    }
+    if (reusable) {
+      prog.seal();
+      g.built = key;
+    }
   }
   for (const Task& t : g.tasks) t.comm->activeOps.fetch_add(1);
   profileRunStarts(g.tasks, prog, &g.profiled);

@@ -15,7 +15,8 @@ namespace weft {
 // application issued their operations (the same order on every rank).
 template <class Link>
 struct Cursor {
-  uint32_t pos, end;  // into the runner's order of sequences
+  uint32_t pos, end;   // into the runner's order of sequences
+  uint32_t first = 0;  // pos when the chain starts
   uint32_t step = 0;
   size_t done = 0;  // elements of the current step already moved (a direct step's phase)
   bool finished = false;

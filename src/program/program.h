@@ -4,6 +4,7 @@
 // Steps move a range of elements; the executor cuts them into FIFO-slot-sized pieces and streams
 // them, so consecutive ranks of a ring (or levels of a tree) work on the same step in a pipeline.
 #pragma once
+#include <atomic>
 #include <compare>
 #include <cstddef>
 #include <cstdint>
@@ -74,7 +75,16 @@ struct Program {
     sequences.clear();
     task_ = 0;
     scope_ = 0;
+    sealed_ = 0;
   }
+  // Marks the program complete: it gets an identity no other program of the process has had, which
+  // an executor compares to run a repeat of the same program without rebuilding its chains. Any
+  // change through the builders below takes the identity away (0: not sealed).
+  void seal() {
+    static std::atomic<uint64_t> next{0};
+    sealed_ = next.fetch_add(1, std::memory_order_relaxed) + 1;
+  }
+  uint64_t sealedId() const { return sealed_; }
   // The operation the next sequences belong to (see Sequence::task and ::scope). Whoever builds a
   // program calls this before each algorithm builds, so algorithms need not know either.
   void startTask(uint32_t index, uintptr_t scope) {
@@ -83,12 +93,14 @@ struct Program {
   }
   // Starts a new sequence of the current task; subsequent addStep calls append to it.
   void beginSequence(Lane lane, int channel, int sendPeer, int recvPeer) {
+    sealed_ = 0;
     sequences.push_back(
         Sequence{task_, scope_, lane, channel, sendPeer, recvPeer, static_cast<uint32_t>(steps.size()), 0});
   }
   // Starts a multi-peer sequence; peers < 0 are skipped, so callers may pass absent tree links.
   void beginMultiPeerSequence(Lane lane, int channel, const int (&sendTo)[kMaxSeqPeers],
                               const int (&recvFrom)[kMaxSeqPeers]) {
+    sealed_ = 0;
     Sequence s{task_, scope_, lane, channel, -1, -1, static_cast<uint32_t>(steps.size()), 0};
     for (int i = 0; i < kMaxSeqPeers; ++i) {
       if (sendTo[i] >= 0) s.sendPeers[s.nSendPeers++] = sendTo[i];
@@ -106,6 +118,7 @@ struct Program {
   }
   void addStep(StepOp op, uint8_t flags, Buf srcBuf, size_t srcOffset, Buf dstBuf, size_t dstOffset, size_t count,
                uint16_t peer) {
+    sealed_ = 0;
     steps.push_back(Step{op, flags, srcBuf, dstBuf, 0, 0, peer, srcOffset, dstOffset, count});
     sequences.back().nSteps++;
   }
@@ -113,6 +126,7 @@ struct Program {
   // sendMask peers (bit i: the sequence's i-th peer of that direction).
   void addPeerStep(StepOp op, uint8_t flags, uint8_t recvMask, uint8_t sendMask, Buf srcBuf, size_t srcOffset,
                    Buf dstBuf, size_t dstOffset, size_t count) {
+    sealed_ = 0;
     steps.push_back(Step{op, flags, srcBuf, dstBuf, recvMask, sendMask, 0, srcOffset, dstOffset, count});
     sequences.back().nSteps++;
   }
@@ -120,6 +134,7 @@ struct Program {
  private:
   uint32_t task_ = 0;
   uintptr_t scope_ = 0;
+  uint64_t sealed_ = 0;
 };
 
 }  // namespace weft

@@ -70,6 +70,52 @@ TEST(Groups, SeveralCollectivesOnOneComm) {
   }));
 }
 
+// A training loop repeats one call, and from the second time on that call runs the program built
+// the first time (enqueue/group.cc). Repeats with new buffers and in place, broken by
+// calls that differ in one thing each (count, type, operator, root, collective), must all be right:
+// a difference the reuse missed would run one call with another's program.
+TEST(Groups, RepeatedCallsStayRightWhenTheirProgramIsReused) {
+  EXPECT_RUN_OK(runRanks(kTier, 3, [](RankCtx& ctx) {
+    std::vector<CollCase> calls;
+    // 2 floats: the one-shot ring with scratch; 1023: one slot; 300000: many slots and channels.
+    for (size_t count : {size_t(2), size_t(1023), size_t(300000)}) {
+      const CollCase base = makeCase(Coll::kAllReduce, ncclFloat32, Red::kSum, count, false, 0, 0);
+      // Each CaseRun allocates new buffers. The inputs of a repeat are the same as the first
+      // time's: the runs check that every rank got the same bits for the same case.
+      auto add = [&](CollCase c) {
+        c.seed = 7;
+        calls.push_back(c);
+      };
+      for (int i = 0; i < 3; ++i) add(base);
+      CollCase c = base;
+      c.inPlace = true;
+      add(c);
+      add(c);
+      add(base);
+      c = base;
+      c.count = count + 1;
+      add(c);
+      add(base);
+      c = base;
+      c.dtype = ncclInt32;
+      add(c);
+      add(base);
+      c = base;
+      c.red = Red::kMax;
+      add(c);
+      add(base);
+      for (int root : {0, 2, 2, 1}) add(makeCase(Coll::kBroadcast, ncclFloat32, Red::kSum, count, false, root, 0));
+      for (int root : {1, 1, 0}) add(makeCase(Coll::kReduce, ncclFloat32, Red::kSum, count, false, root, 0));
+      add(makeCase(Coll::kAllGather, ncclFloat32, Red::kSum, count, false, 0, 0));
+      add(makeCase(Coll::kReduceScatter, ncclFloat32, Red::kSum, count, false, 0, 0));
+      add(makeCase(Coll::kReduceScatter, ncclFloat32, Red::kSum, count, false, 0, 0));
+      add(base);
+    }
+    for (const CollCase& c : calls)
+      if (!runCaseOnRank(c, ctx)) return;
+  }));
+}
+
 // One group holding calls on the parent communicator and on a split of it.
 TEST(Groups, SpansCommAndItsSplit) {
   EXPECT_RUN_OK(runRanks(kTier, 4, [](RankCtx& ctx) {
