@@ -136,7 +136,7 @@ template <StepFabric Fabric>
 void ChainRunner<Fabric>::start(const Program& prog, std::span<const Task> tasks) {
   // A repeat of the sealed program this runner last started (the same call again, program.h
   // seal()) keeps its chains: only the cursors go back to their first sequence. Sorting and
-  // building them again was a tenth of a small operation's instructions.
+  // building them again cost about 80 of the 1,900 instructions of a 1-rank 8 B AllReduce.
   const bool again = prog.sealedId() != 0 && prog.sealedId() == startedId_ && prog_ == &prog;
   startedId_ = prog.sealedId();
   prog_ = &prog;
