@@ -152,10 +152,9 @@ void ChainRunner<Fabric>::start(const Program& prog, std::span<const Task> tasks
   };
   if (again) {
     for (Cur& c : cursors_) {
-      const Cur chain = c;
-      c = Cur{chain.first, chain.end};
-      c.first = chain.first;
-      c.multiPeer = chain.multiPeer;
+      const bool multiPeer = c.multiPeer;
+      c = Cur{c.first, c.end, c.first};
+      c.multiPeer = multiPeer;
       noteComm(c);
     }
   } else {
@@ -167,8 +166,7 @@ void ChainRunner<Fabric>::start(const Program& prog, std::span<const Task> tasks
     for (uint32_t i = 0; i < nseq;) {
       uint32_t j = i + 1;
       while (j < nseq && chainOf(prog.sequences[order_[j]]) == chainOf(prog.sequences[order_[i]])) ++j;
-      cursors_.push_back(Cur{i, j});
-      cursors_.back().first = i;
+      cursors_.push_back(Cur{i, j, i});
       for (uint32_t k = i; k < j; ++k) cursors_.back().multiPeer |= prog.sequences[order_[k]].multiPeer();
       noteComm(cursors_.back());
       i = j;
