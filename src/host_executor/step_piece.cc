@@ -36,7 +36,8 @@ void run(const Task& t, const Step& st, const PieceOperands& p) {
       [&](void* d0, void* d1, const void* partial, const void* local, size_t n, unsigned f) {
         // In place (d0 is a source) the lines were just read into the cache: plain stores are free.
         const bool stream = isOutput(d0) && d0 != partial && d0 != local;
-        reduceCopy(t.spec, d0, d1, partial, local, n, stream ? f | kStreamDst0 : f);
+        // Every second destination is a slot (piece_plan.h).
+        reduceCopy(t.spec, d0, d1, partial, local, n, (stream ? f | kStreamDst0 : f) | kSlotDst1);
       },
       [&](void* d, const void* s, size_t bytes) {
         if (isOutput(d) && d != s)

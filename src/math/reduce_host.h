@@ -40,6 +40,11 @@ enum ReduceFlags : unsigned {
   // write it with non-temporal stores, which skip reading each line in before it is overwritten.
   // The stores are fenced before reduceCopy returns, so a release store after it publishes them.
   kStreamDst0 = 4u,
+  // dst1 is a FIFO slot that a peer on another core reads next. A loop that computes straight into
+  // such lines stalls on each one (see kSlotBlockBytes in reduce_host.cc); with this flag the value
+  // is computed into dst0 (or an L1 block, when dst0 is streamed) 16 KiB at a time and copied into
+  // dst1 with memcpy. Same bytes.
+  kSlotDst1 = 8u,
 };
 
 // For i in [0, count): v = local ? (partial ? op(partial[i], pre(local[i])) : pre(local[i]))
