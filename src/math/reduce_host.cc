@@ -455,10 +455,14 @@ void reduceThroughBlocks(const ReduceSpec& spec, void* dst0, void* dst1, const v
   }
 }
 
-// The same with a streamed output. Each 16 KiB block is computed and streamed to dst0 in 2 KiB
-// pieces, which keeps the loads and the streaming stores interleaved (see kStreamDst0 below), then
-// copied into the slot dst1 whole. (2 ranks, 64 MiB out of place, handoff 0.3 us: 16-18 ms with the
-// loop writing the slot, 9-12 ms this way; the piece size made no difference there.)
+// A streamed output (kStreamDst0): the loops write plain stores, so they run into an L1 block that
+// is then streamed out; each piece is read in full before dst0's part of it is written, so exact
+// aliasing still works. 2 KiB pieces keep the loads and the streaming stores interleaved: on a
+// 2-core EPYC VM a 2-rank 64 MiB out-of-place AllReduce took a median 10.3 ms with 2 KiB against
+// 11.5 with 16 KiB (1 KiB: 11.1, the calls' overhead shows), 5 interleaved runs each. A second
+// destination (always a slot in the host executor) is copied from the block, 16 KiB at a time, as
+// above (2 ranks, 64 MiB out of place, handoff 0.3 us: 16-18 ms with the loop writing the slot
+// between the pieces, 9-12 ms this way).
 constexpr size_t kStreamPieceBytes = 2048;
 
 void streamThroughBlocks(const ReduceSpec& spec, void* dst0, void* dst1, const void* partial, const void* local,
@@ -469,11 +473,13 @@ void streamThroughBlocks(const ReduceSpec& spec, void* dst0, void* dst1, const v
     const size_t n = count - done < per ? count - done : per;
     for (size_t sub = 0; sub < n; sub += perPiece) {
       const size_t m = n - sub < perPiece ? n - sub : perPiece;
-      reduceCopy(spec, block + sub * elemSize, nullptr, elementAt(partial, done + sub, elemSize),
-                 elementAt(local, done + sub, elemSize), m, flags);
-      streamBytes(static_cast<unsigned char*>(dst0) + (done + sub) * elemSize, block + sub * elemSize, m * elemSize);
+      // Without a second destination nothing reads the block again: every piece reuses its start.
+      unsigned char* piece = dst1 == nullptr ? block : block + sub * elemSize;
+      reduceCopy(spec, piece, nullptr, elementAt(partial, done + sub, elemSize), elementAt(local, done + sub, elemSize),
+                 m, flags);
+      streamBytes(static_cast<unsigned char*>(dst0) + (done + sub) * elemSize, piece, m * elemSize);
     }
-    memcpy(static_cast<unsigned char*>(dst1) + done * elemSize, block, n * elemSize);
+    if (dst1 != nullptr) memcpy(static_cast<unsigned char*>(dst1) + done * elemSize, block, n * elemSize);
   }
   fenceStreams();
 }
@@ -506,34 +512,14 @@ void reduceCopy(const ReduceSpec& spec, void* dst0, void* dst1, const void* part
       copyBytes(dst0, src, count * elemSize);
     return;
   }
-  // Past this point the loops combine (two sources, pre or post): see kSlotBlockBytes.
-  if (dst1 != nullptr && (flags & kSlotDst1) != 0) {
-    const unsigned prePost = flags & (kApplyPre | kApplyPost);
-    if (stream)
-      streamThroughBlocks(spec, dst0, dst1, partial, local, count, elemSize, prePost);
-    else
-      reduceThroughBlocks(spec, dst0, dst1, partial, local, count, elemSize, prePost);
+  // Past this point the loops combine (two sources, pre or post).
+  const unsigned prePost = flags & (kApplyPre | kApplyPost);
+  if (stream) {
+    streamThroughBlocks(spec, dst0, dst1, partial, local, count, elemSize, prePost);
     return;
   }
-  if (stream) {
-    // The loops write plain stores: run them into an L1 block, then stream the block out. Each
-    // block is read in full before dst0's part of it is written, so exact aliasing still works.
-    // Small blocks keep the loads and the streaming stores interleaved: on a 2-core EPYC VM a
-    // 2-rank 64 MiB out-of-place AllReduce took a median 10.3 ms with 2 KiB blocks against 11.5
-    // with 16 KiB (1 KiB: 11.1, the calls' overhead shows), 5 interleaved runs each.
-    constexpr size_t kBlockBytes = 2048;
-    alignas(64) unsigned char block[kBlockBytes];
-    const size_t per = kBlockBytes / elemSize;
-    auto at = [&](const void* p, size_t off) {
-      return p == nullptr ? nullptr : static_cast<const unsigned char*>(p) + off * elemSize;
-    };
-    for (size_t done = 0; done < count; done += per) {
-      const size_t n = count - done < per ? count - done : per;
-      void* d1 = dst1 == nullptr ? nullptr : static_cast<unsigned char*>(dst1) + done * elemSize;
-      reduceCopy(spec, block, d1, at(partial, done), at(local, done), n, flags & ~kStreamDst0);
-      streamBytes(static_cast<unsigned char*>(dst0) + done * elemSize, block, n * elemSize);
-    }
-    fenceStreams();
+  if (dst1 != nullptr && (flags & kSlotDst1) != 0) {  // see kSlotBlockBytes
+    reduceThroughBlocks(spec, dst0, dst1, partial, local, count, elemSize, prePost);
     return;
   }
 

@@ -42,8 +42,8 @@ enum ReduceFlags : unsigned {
   kStreamDst0 = 4u,
   // dst1 is a FIFO slot that a peer on another core reads next. A loop that computes straight into
   // such lines stalls on each one (see kSlotBlockBytes in reduce_host.cc); with this flag the value
-  // is computed into dst0 (or an L1 block, when dst0 is streamed) 16 KiB at a time and copied into
-  // dst1 with memcpy. Same bytes.
+  // is computed into dst0 16 KiB at a time and copied into dst1 with memcpy. Same bytes. (With
+  // kStreamDst0 the value goes through an L1 block and dst1 is copied from it, flag or not.)
   kSlotDst1 = 8u,
 };
 
