@@ -95,10 +95,11 @@ double estimateUs(const ModelInput& in, const HostConstants& hc, CollKind coll, 
   // What one host's ranks touch: their inputs and outputs (and staging copies of them).
   const double workingSet = 3.0 * S * std::max(1, in.ranksPerHost);
   const Path p = pathFor(in, hc, multiHost, workingSet);
-  if (in.nranks == 1) return p.stepUs + S * p.copyPerB;  // a local copy whatever the algorithm
+  if (in.nranks == 1) return p.stepUs + S * (p.copyPerB + p.memPerB);  // a local copy whatever the algorithm
   if (int(algo) >= algorithmCount()) return -1;
   const AlgorithmDesc& d = algorithmDesc(algo);
-  return d.cost != nullptr ? d.cost(in, p, coll, proto, c, S) : -1;
+  const double us = d.cost != nullptr ? d.cost(in, p, coll, proto, c, S) : -1;
+  return us < 0 ? us : us + S * p.memPerB * p.workScale;
 }
 
 }  // namespace weft

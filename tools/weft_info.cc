@@ -34,7 +34,7 @@ namespace {
 void usage(FILE* to) {
   std::fprintf(to,
                "usage: weft-info [--markdown | --json | --algorithms | --networks | --topology | --topology-xml |\n"
-               "                  --tuning [--nranks N] [--nhosts H] | --calibrate] [-o FILE]\n"
+               "                  --tuning [--nranks N] [--nhosts H] [--candidates] | --calibrate] [-o FILE]\n"
                "  (no option)  this build, its algorithms, and every environment variable Weft reads,\n"
                "               with the value in effect now\n"
                "  --markdown   docs/env.md, the reference of those variables\n"
@@ -48,7 +48,8 @@ void usage(FILE* to) {
                "  --tuning     what the tuner picks for each collective and size (8 B..1 GiB) on\n"
                "               N ranks (default 4) spread over H hosts (default 1), with the\n"
                "               model's machine constants in force for this process and where they\n"
-               "               came from (calibrated as a communicator would)\n"
+               "               came from (calibrated as a communicator would); --candidates adds\n"
+               "               every algorithm's own estimate beside the pick\n"
                "  --calibrate  measure this host's constants now (one process at a time: it waits\n"
                "               for the calibration lock), print them with the machine's load, and\n"
                "               write the cache file (marked provisional when the machine was loaded)\n"
@@ -289,7 +290,7 @@ std::string renderCalibration() {
 
 // A communicator as the tuner sees it, without creating one: N ranks, H hosts, this machine's
 // channel and FIFO settings.
-std::string renderTuning(int nranks, int nhosts) {
+std::string renderTuning(int nranks, int nhosts, bool candidates) {
   // This process's own settings stand in for the agreed ones (a communicator uses rank 0's).
   const weft::param::Agreed agreed = weft::param::localAgreed();
   const int nch = static_cast<int>(std::clamp<int64_t>(agreed.nChannels, agreed.minNChannels, agreed.maxNChannels));
@@ -303,10 +304,12 @@ std::string renderTuning(int nranks, int nhosts) {
   weft::TunerOptions opts = weft::tunerOptionsFrom(agreed, weft::param::tunerPlugin());
   weft::ModelInput in = weft::modelInputFor(init);
   opts.pluginShape = weft::TunerPluginShape{0, in.nranks, in.nHosts, in.nranks / in.nHosts, in.ranksPerHost};
-  // What selection would see of rank 0, less its local peers: weft-info maps no shared memory, so
-  // the direct lane (DDA, low precision) is out and the table shows the FIFO algorithms.
+  // What selection sees on rank 0 in host mode: with every rank on one host and shared memory
+  // allowed, the direct lane (DDA) is a candidate. Low precision changes results and is never the
+  // model's pick, so it is not listed.
   weft::CommShape shape;
   shape.nranks = nranks;
+  shape.nLocal = in.nHosts == 1 ? nranks : in.ranksPerHost;
   shape.nChannels = nch;
   shape.spansHosts = in.nHosts > 1;
   shape.slotBytes = static_cast<uint32_t>(init.slotBytes);
@@ -353,14 +356,39 @@ std::string renderTuning(int nranks, int nhosts) {
     weft::Task task;
     task.kind = weft::tunedCollKind(c);
     task.dtype = ncclFloat32;
+    // The columns: every algorithm that may run some size of this collective.
+    task.count = 1;
     const uint32_t supported = weft::modelCandidates(shape, task);
+    const size_t perCount = weft::tunedBytes(nranks, task) / sizeof(float);  // nranks for AllGather
     t += std::string("\n") + weft::collName(task.kind) + " (float)\n";
-    t += "         bytes  algorithm        protocol  channels   estimate (us)\n";
+    t += "         bytes  algorithm        protocol  channels   estimate (us)";
+    if (candidates)
+      for (int a = 0; a < weft::algorithmCount(); ++a)
+        if (supported >> a & 1) {
+          std::snprintf(line, sizeof(line), "  %10s", weft::algorithmName(weft::Algorithm(a)));
+          t += line;
+        }
+    t += "\n";
     for (size_t bytes = 8; bytes <= (size_t(1) << 30); bytes *= 2) {
-      weft::TunerChoice ch = tuner.choose(task.kind, bytes, supported);
-      std::snprintf(line, sizeof(line), "  %12zu  %-15s  %-8s  %8d  %14.2f\n", bytes, weft::algorithmName(ch.algorithm),
+      // Size limits (RCCL_DDA_ALL_REDUCE_*_MAX_BYTES) apply per size; the table's sizes are totals.
+      task.count = std::max<size_t>(1, bytes / sizeof(float) / perCount);
+      const uint32_t here = weft::modelCandidates(shape, task);
+      weft::TunerChoice ch = tuner.choose(task.kind, bytes, here);
+      std::snprintf(line, sizeof(line), "  %12zu  %-15s  %-8s  %8d  %14.2f", bytes, weft::algorithmName(ch.algorithm),
                     weft::protocolName(ch.protocol), ch.nChannels, double(ch.costUs));
       t += line;
+      // Each candidate alone, at its own best protocol and channel count: how close the race is.
+      for (int a = 0; candidates && a < weft::algorithmCount(); ++a)
+        if (supported >> a & 1) {
+          const weft::TunerChoice own = tuner.choose(task.kind, bytes, 1u << a);
+          const bool shown = (here >> a & 1) && own.algorithm == weft::Algorithm(a);
+          if (shown)
+            std::snprintf(line, sizeof(line), "  %10.2f", double(own.costUs));
+          else
+            std::snprintf(line, sizeof(line), "  %10s", "-");
+          t += line;
+        }
+      t += "\n";
     }
   }
   return t;
@@ -381,6 +409,7 @@ int main(int argc, char** argv) {
     Calibrate
   } mode = Mode::Text;
   int nranks = 4, nhosts = 1;
+  bool candidates = false;
   const char* outPath = nullptr;
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i];
@@ -398,6 +427,8 @@ int main(int argc, char** argv) {
       mode = Mode::TopologyXml;
     } else if (arg == "--tuning") {
       mode = Mode::Tuning;
+    } else if (arg == "--candidates") {
+      candidates = true;
     } else if (arg == "--calibrate") {
       mode = Mode::Calibrate;
     } else if ((arg == "--nranks" || arg == "--nhosts") && i + 1 < argc) {
@@ -436,7 +467,7 @@ int main(int argc, char** argv) {
     }
   } else {
     text = mode == Mode::Networks     ? renderNetworks(&status)
-           : mode == Mode::Tuning     ? renderTuning(nranks, nhosts)
+           : mode == Mode::Tuning     ? renderTuning(nranks, nhosts, candidates)
            : mode == Mode::Calibrate  ? renderCalibration()
            : mode == Mode::Markdown   ? weft::param::renderMarkdown()
            : mode == Mode::Json       ? renderJson()

@@ -58,7 +58,7 @@ CollKind tunedCollKind(int index) {
 double estimateP2pUs(const ModelInput& in, const HostConstants& hc, size_t nBytes, bool crossHost) {
   const Path p = pathFor(in, hc, crossHost, 2.0 * double(nBytes));
   double pieces = std::max(1.0, std::ceil(double(nBytes) / double(in.slotBytes)));
-  return p.latUs + pieces * p.stepUs + double(nBytes) * p.copyPerB * p.workScale;
+  return p.latUs + pieces * p.stepUs + double(nBytes) * (p.copyPerB + p.memPerB) * p.workScale;
 }
 
 }  // namespace weft

@@ -14,7 +14,8 @@ void build(const CommShape& shape, const Task& t, Program* p) { buildRingProgram
 
 double cost(const ModelInput& in, const Path& p, CollKind coll, Protocol proto, int c, double S) {
   const int n = in.nranks;
-  const double avgAR = (p.reducePerB + p.copyPerB) / 2;
+  // Every step takes its piece from the slot the previous rank filled (hopPerB).
+  const double avgAR = (p.reducePerB + p.copyPerB) / 2 + p.hopPerB;
   switch (coll) {
     case CollKind::kAllReduce:
       if (proto != Protocol::kSimple) {
@@ -23,19 +24,19 @@ double cost(const ModelInput& in, const Path& p, CollKind coll, Protocol proto, 
         if (S > double(in.oneShotMaxBytes)) return -1;
         double pieces = std::max(1.0, std::ceil(S / double(in.slotBytes)));
         return (n - 1) * (p.latUs + pieces * p.stepUs) +
-               ((n - 1) * S * p.copyPerB + (n - 1) * S * p.reducePerB) * p.workScale;
+               (n - 1) * S * (p.copyPerB + p.reducePerB + p.hopPerB) * p.workScale;
       }
       // Reduce-scatter then all-gather: 2(n-1) steps of S/n each.
       return pipelined(in, p, c, 2.0 * (n - 1), 2.0 * (n - 1), S / n, avgAR);
     // The uneven kinds as if split evenly: with skewed blocks a link still carries about the total
     // (every block but one), so the estimate holds within a factor of nranks / (nranks - 1).
     case CollKind::kAllGather:
-    case CollKind::kAllGatherv: return pipelined(in, p, c, n - 1, n - 1, S / n, p.copyPerB);
+    case CollKind::kAllGatherv: return pipelined(in, p, c, n - 1, n - 1, S / n, p.copyPerB + p.hopPerB);
     case CollKind::kReduceScatter:
-    case CollKind::kReduceScatterv: return pipelined(in, p, c, n - 1, n - 1, S / n, p.reducePerB);
+    case CollKind::kReduceScatterv: return pipelined(in, p, c, n - 1, n - 1, S / n, p.reducePerB + p.hopPerB);
     // A chain from (to) the root: n-1 hops of fill, then every rank forwards each piece once.
-    case CollKind::kBroadcast: return pipelined(in, p, c, n - 1, 1, S, p.copyPerB);
-    case CollKind::kReduce: return pipelined(in, p, c, n - 1, 1, S, p.reducePerB);
+    case CollKind::kBroadcast: return pipelined(in, p, c, n - 1, 1, S, p.copyPerB + p.hopPerB);
+    case CollKind::kReduce: return pipelined(in, p, c, n - 1, 1, S, p.reducePerB + p.hopPerB);
     default: return -1;
   }
 }

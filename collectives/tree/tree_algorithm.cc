@@ -20,11 +20,14 @@ double cost(const ModelInput& in, const Path& p, CollKind coll, Protocol, int c,
   const int d = log2Ceil(in.nranks);
   const double piece = std::min(S / 2 / c, double(in.slotBytes));
   auto fill = [&](double hops, double perByte) { return hops * piece * perByte * p.workScale; };
-  const double avgAR = (p.reducePerB + p.copyPerB) / 2;
+  // AllReduce: half of a node's steps take a piece out of a peer's slot (hopPerB), the others
+  // send. Broadcast and Reduce: every step receives (and forwards what it received).
+  const double avgAR = (p.reducePerB + p.copyPerB) / 2 + p.hopPerB / 2;
+  const double copy = p.copyPerB + p.hopPerB, reduce = p.reducePerB + p.hopPerB;
   switch (coll) {
     case CollKind::kAllReduce: return pipelined(in, p, c, 2.0 * d, 4, S / 2, avgAR) + fill(2.0 * d, avgAR);
-    case CollKind::kBroadcast: return pipelined(in, p, c, d, 2, S / 2, p.copyPerB) + fill(d, p.copyPerB);
-    case CollKind::kReduce: return pipelined(in, p, c, d, 2, S / 2, p.reducePerB) + fill(d, p.reducePerB);
+    case CollKind::kBroadcast: return pipelined(in, p, c, d, 2, S / 2, copy) + fill(d, copy);
+    case CollKind::kReduce: return pipelined(in, p, c, d, 2, S / 2, reduce) + fill(d, reduce);
     default: return -1;
   }
 }

@@ -163,8 +163,8 @@ void runDirectData(const Task& t, const Step& st, const DirectView& v) {
       foldPublished(t, st, v, static_cast<char*>(taskBuffer(t, st.dstBuf)) + st.dstOffset * es);
       return;
     case StepOp::kDirectCopy:
-      memcpy(static_cast<char*>(taskBuffer(t, st.dstBuf)) + st.dstOffset * es, v.data[st.peer] + st.srcOffset * es,
-             st.count * es);
+      copyBytes(static_cast<char*>(taskBuffer(t, st.dstBuf)) + st.dstOffset * es, v.data[st.peer] + st.srcOffset * es,
+                st.count * es);
       return;
     case StepOp::kLowpQuantize:
     case StepOp::kLowpDequant:

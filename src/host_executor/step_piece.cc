@@ -1,7 +1,5 @@
 #include "host_executor/step_piece.h"
 
-#include <cstring>
-
 #include "comm/comm.h"
 #include "math/reduce_host.h"
 #include "program/piece_plan.h"
@@ -43,7 +41,7 @@ void run(const Task& t, const Step& st, const PieceOperands& p) {
         if (isOutput(d) && d != s)
           copyStreaming(d, s, bytes);
         else
-          memcpy(d, s, bytes);
+          copyBytes(d, s, bytes);
       });
 }
 

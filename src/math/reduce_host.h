@@ -58,6 +58,10 @@ enum ReduceFlags : unsigned {
 void reduceCopy(const ReduceSpec& spec, void* dst0, void* dst1, const void* partial, const void* local, size_t count,
                 unsigned flags);
 
+// memcpy in pieces small enough that glibc writes whole lines at every size (reduce_host.cc says
+// why that matters for buffers a peer reads). Exact aliasing (dst == src) does nothing.
+void copyBytes(void* dst, const void* src, size_t bytes);
+
 // memcpy with non-temporal stores into dst (see kStreamDst0), fenced before it returns. Exact
 // aliasing (dst == src) does nothing; elsewhere than x86-64 it is memcpy.
 void copyStreaming(void* dst, const void* src, size_t bytes);

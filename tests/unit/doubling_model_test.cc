@@ -141,7 +141,8 @@ TEST(DoublingModel, HostsThatShareAMachineShareItsCores) {
   EXPECT_DOUBLE_EQ(a.workScale, 1.0);
   EXPECT_DOUBLE_EQ(b.workScale, 2.0);
   EXPECT_DOUBLE_EQ(a.localLatUs, hc.handoffUs);
-  EXPECT_DOUBLE_EQ(b.localLatUs, hc.yieldHandoffUs);  // a partner's answer waits for a switch to it
+  // A partner's answer waits for a switch to it, behind the other rank of its core.
+  EXPECT_DOUBLE_EQ(b.localLatUs, 2 * hc.yieldHandoffUs);
 }
 
 TEST(NetLink, TheHostTcpStackIsCappedByTheLinkAndOtherNetworksUseTheirOwnFigures) {

@@ -2,6 +2,7 @@
 // alignment, length, datatype and variant, including in place and with a second destination, and
 // touch nothing outside the range:
 // - streamed outputs (kStreamDst0, copyStreaming): non-temporal stores;
+// - large plain copies (copyBytes): memcpy in pieces;
 // - reductions whose second destination is a FIFO slot (kSlotDst1): computed block by block and
 //   copied into the slot, counts below, at and past a block, alone and with a streamed output.
 #include <gtest/gtest.h>
@@ -174,6 +175,22 @@ TEST(CopyStreaming, EveryLengthAndAlignment) {
   // Exact aliasing leaves the bytes as they are.
   auto same = src;
   weft::copyStreaming(same.data(), same.data(), same.size());
+  EXPECT_EQ(src, same);
+}
+
+// Lengths below, at and past one piece (256 KiB) and several pieces with a ragged end.
+TEST(CopyBytes, EveryPieceBoundary) {
+  const size_t piece = 256 * 1024;
+  auto src = randomBytes(3 * piece + 100, 6);
+  for (size_t len : {size_t(0), size_t(1), piece - 1, piece, piece + 1, 2 * piece, 3 * piece + 97}) {
+    std::vector<unsigned char> dst(len + 70, kGuard);
+    weft::copyBytes(dst.data() + 5, src.data() + 3, len);
+    ASSERT_EQ(0, memcmp(dst.data() + 5, src.data() + 3, len)) << "len " << len;
+    for (size_t i = 0; i < 5; ++i) ASSERT_EQ(kGuard, dst[i]);
+    for (size_t i = 5 + len; i < dst.size(); ++i) ASSERT_EQ(kGuard, dst[i]) << "len " << len;
+  }
+  auto same = src;
+  weft::copyBytes(same.data(), same.data(), same.size());
   EXPECT_EQ(src, same);
 }
 
