@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "algorithm_names.h"
+#include "tuner_inputs.h"
 #include "tuning/tuner.h"
 
 namespace weft {
@@ -115,16 +116,11 @@ struct KnownMiss {
 const std::vector<KnownMiss> kKnownMisses = {{4, 32768}, {2, 8388608}};
 
 void expectPicksNearTheFastest(int nranks, const std::vector<Row>& rows) {
-  ModelInput in;
-  in.nranks = nranks;
-  in.nHosts = 1;
-  in.ranksPerHost = nranks;
-  in.ranksPerMachine = nranks;
+  // This machine's settings: 1-2 channels of 128 KiB slots, the one-shot ring up to 8 KiB.
+  ModelInput in = fourRanksOneHost();
+  in.nranks = in.ranksPerHost = in.ranksPerMachine = nranks;
   in.cores = 2;
-  in.minChannels = 1;
   in.maxChannels = 2;
-  in.slotBytes = 128 * 1024;
-  in.oneShotMaxBytes = 8192;
   TunerOptions opts;
   opts.pluginSetting = "none";
   for (size_t k = 0; k < kCalibrations.size(); ++k) {
