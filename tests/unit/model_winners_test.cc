@@ -111,8 +111,8 @@ struct KnownMiss {
   size_t bytes;
 };
 // 4 ranks, 32 KiB: DDATree (25.95 us) against DDAFlat (21.68); the model has them within 2%.
-// 2 ranks, 8 MiB: Ring (885.91 us) against DDATree (742.53); at 4 and 16 MiB the two were within
-// 4% and 7% the other way, so this one is the machine's noise as much as the model's.
+// 2 ranks, 8 MiB: Ring (885.91 us) against DDATree (742.53); at 4 MiB DDATree was 3% ahead and at
+// 16 MiB Ring 6% ahead, so this one is the machine's noise as much as the model's.
 const std::vector<KnownMiss> kKnownMisses = {{4, 32768}, {2, 8388608}};
 
 void expectPicksNearTheFastest(int nranks, const std::vector<Row>& rows) {
