@@ -22,8 +22,7 @@ Path pathFor(const ModelInput& in, const HostConstants& hc, bool crossesHosts, d
   // More ranks than cores: the executor yields at once, so a peer's answer costs a switch to it,
   // and the rank waited for is one of the `workScale` that take turns on a core (4 ranks on 2
   // cores: a ring hop and a DDA barrier each measured 2-3 calibrated yield handoffs).
-  p.oversubscribed = sharing > in.cores;
-  if (p.oversubscribed) lat = hc.yieldHandoffUs * p.workScale;
+  if (p.oversubscribed()) lat = hc.yieldHandoffUs * p.workScale;
   p.localLatUs = lat;
   p.localCopyPerB = 1.0 / (bw * 1e3);
   p.localReducePerB = 1.0 / (std::min(bw, hc.reduceGBps) * 1e3);
@@ -49,11 +48,11 @@ double pipelined(const ModelInput& in, const Path& p, int c, double fillHops, do
   double pieces = loops * stepsPerLoop;  // per channel
   double work = (in.channelsInParallel ? 1 : c) * pieces * (p.stepUs + pieceBytes * perByte) * p.workScale;
   double chain = pieces * (p.latUs + p.stepUs);
-  return fillHops * p.latUs + (p.oversubscribed ? work + chain : std::max(work, chain));
+  return fillHops * p.latUs + (p.oversubscribed() ? work + chain : std::max(work, chain));
 }
 
 double barrierUs(const ModelInput& in, const Path& p) {
-  return p.latUs * p.workScale + in.nranks * p.stepUs + (p.oversubscribed ? 0.0 : p.latUs);
+  return p.latUs * p.workScale + in.nranks * p.stepUs + (p.oversubscribed() ? 0.0 : p.latUs);
 }
 
 int log2Ceil(int n) {

@@ -24,7 +24,7 @@ struct Path {
   double workScale;  // > 1 when ranks outnumber cores: each rank gets a share of a core
   // More ranks than cores: a wait is a switch to the rank waited for, which takes core time from
   // the work instead of overlapping it.
-  bool oversubscribed;
+  bool oversubscribed() const { return workScale > 1.0; }
   // A hop between two ranks of one host, for schedules whose hops are not all alike (recursive
   // doubling's rounds within a host). The same as the fields above when all ranks share a host.
   double localLatUs;
