@@ -5,6 +5,8 @@
 // AllGatherv and ReduceScatterv (DDAFlat) are costed, so the model may choose them for small sizes.
 #include "collectives/dda/dda.h"
 
+#include <cstdint>
+
 namespace weft {
 
 bool directLaneUsable(const CommShape& sh) {
@@ -76,10 +78,21 @@ Eligibility flatEligible(const CommShape& sh, const Task& t) {
   }
 }
 
+// RCCL_DDA_ALL_REDUCE_TREE_MAX_BYTES when the user leaves it at -1. On GPUs RCCL's default, which
+// Weft's GPU model has not been measured against. In host mode the model decides at every size:
+// with 3 and 4 ranks on one host, DDA tree measured up to 1.5x ahead of the better of the ring and
+// the tree from 32 MiB, past RCCL's limit (benchmarks/README.md, run_algo_compare).
+size_t treeMaxBytes(const CommShape& sh) {
+  constexpr size_t kRcclDefault = 30408704;
+  const param::Agreed& a = *sh.agreed;
+  if (a.ddaTreeMaxBytes >= 0) return size_t(a.ddaTreeMaxBytes);
+  return sh.hostMode ? SIZE_MAX : kRcclDefault;
+}
+
 Eligibility treeEligible(const CommShape& sh, const Task& t) {
   const param::Agreed& a = *sh.agreed;
-  return directLaneUsable(sh) && a.ddaAllReduce && bytesOf(t) <= size_t(a.ddaTreeMaxBytes) ? Eligibility::kModel
-                                                                                           : Eligibility::kNo;
+  return directLaneUsable(sh) && a.ddaAllReduce && bytesOf(t) <= treeMaxBytes(sh) ? Eligibility::kModel
+                                                                                  : Eligibility::kNo;
 }
 
 void buildFlat(const CommShape& sh, const Task& t, Program* p) { buildDdaProgram(sh, t, false, p); }

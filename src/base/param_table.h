@@ -175,9 +175,11 @@
     "RCCL_DDA_ALL_REDUCE_TREE_MAX_BYTES) where its cost model says that is faster; 0 = never")                         \
   X(ddaFlatMaxBytes, Size, "RCCL_DDA_ALL_REDUCE_FLAT_MAX_BYTES", "", "204800", "0..", Dda, Agreed,                     \
     "Largest AllReduce (bytes) that takes DDA flat: every rank reduces all peers' inputs")                             \
-  X(ddaTreeMaxBytes, Size, "RCCL_DDA_ALL_REDUCE_TREE_MAX_BYTES", "", "30408704", "0..", Dda, Agreed,                   \
+  X(ddaTreeMaxBytes, Size, "RCCL_DDA_ALL_REDUCE_TREE_MAX_BYTES", "", "-1", "-1..", Dda, Agreed,                        \
     "Largest AllReduce (bytes) that takes DDA tree: reduce-scatter then all-gather by direct "                         \
-    "reads; larger ones use the ring")                                                                                 \
+    "reads; larger ones use the ring or the tree. -1 = the default for where the ranks run: "                          \
+    "RCCL's 30408704 (29 MiB) on GPUs, no limit in host mode (the cost model weighs DDA tree "                         \
+    "against the ring and the tree at every size)")                                                                    \
   X(ddaSendbufBytes, Size, "RCCL_DDA_SENDBUF_BYTES", "", "2097152", "65536..1073741824", Dda, Agreed,                  \
     "Bytes of each rank's direct-access staging area (shared memory in host mode, device memory on "                   \
     "GPUs), made on first DDA or low-precision use; larger messages go in rounds of half of it "                       \

@@ -1,7 +1,7 @@
 // The cost model against measured times. For AllReduce (float32 sum, out of place) on one host of
 // 2 cores, with 2 ranks and with 4 ranks (twice as many as cores), the algorithm the tuner picks
 // at each size from 8 B to 64 MiB must be one whose measured time was within 15% of the fastest
-// algorithm allowed at that size (DDA within RCCL's default size limits).
+// algorithm allowed at that size (DDA within host mode's default size limits).
 //
 // The times are the best of 3 repetitions of `benchmarks/run_algo_compare.sh --ranks N --reps 3`,
 // measured on 2026-12-01 on a 2-core AMD EPYC VM (Debian 12), each algorithm forced with NCCL_ALGO.
@@ -100,8 +100,9 @@ const std::vector<HostConstants> kCalibrations = {
     calibration(84.52, 28.72, 0.3067, 0.06731, 15.76, 2.112, 13.79, 25.08),
 };
 
-// RCCL_DDA_ALL_REDUCE_FLAT_MAX_BYTES and _TREE_MAX_BYTES at their defaults.
-constexpr size_t kFlatMaxBytes = 204800, kTreeMaxBytes = 30408704;
+// RCCL_DDA_ALL_REDUCE_FLAT_MAX_BYTES at its default. RCCL_DDA_ALL_REDUCE_TREE_MAX_BYTES at its
+// default sets no limit in host mode: DDA tree is allowed at every size.
+constexpr size_t kFlatMaxBytes = 204800;
 
 // Sizes where the model is known to pick an algorithm more than 15% behind, and by how much it
 // was measured behind: each is listed so that it shows, and so that a model that gets it right
@@ -126,9 +127,8 @@ void expectPicksNearTheFastest(int nranks, const std::vector<Row>& rows) {
   for (size_t k = 0; k < kCalibrations.size(); ++k) {
     Tuner tuner(in, kCalibrations[k], opts);
     for (const Row& r : rows) {
-      uint32_t allowed = 1u << int(Algo::kRing) | 1u << int(Algo::kTree);
+      uint32_t allowed = 1u << int(Algo::kRing) | 1u << int(Algo::kTree) | 1u << int(Algo::kDdaTree);
       if (r.bytes <= kFlatMaxBytes) allowed |= 1u << int(Algo::kDdaFlat);
-      if (r.bytes <= kTreeMaxBytes) allowed |= 1u << int(Algo::kDdaTree);
       auto measured = [&](Algorithm a) {
         return a == Algo::kRing ? r.ring : a == Algo::kTree ? r.tree : a == Algo::kDdaFlat ? r.ddaFlat : r.ddaTree;
       };
