@@ -4,11 +4,11 @@
 usage: compare_summary.py RESULTS_DIR > summary.md
 
 Reads RESULTS_DIR/raw/*.repN.txt (Weft tool output in nccl-tests format; mpi_allreduce_bench,
-mpi_reference and mem_bench output) and RESULTS_DIR/load.log. For every (collective, ranks, size)
-it takes the median time per operation over the repetitions, recomputes busbw from that median
-with nccl-tests' factors (allreduce 2(n-1)/n; allgather, reducescatter, alltoall (n-1)/n;
-broadcast, reduce 1) and prints Weft next to Open MPI and MPICH, with the ratio to the better
-of the two and Weft's out-of-place time against its in-place time.
+mpi_reference, mem_bench and reduce_passes output) and RESULTS_DIR/load.log. For every
+(collective, ranks, size) it takes the median time per operation over the repetitions, recomputes
+busbw from that median with nccl-tests' factors (allreduce 2(n-1)/n; allgather, reducescatter,
+alltoall (n-1)/n; broadcast, reduce 1) and prints Weft next to Open MPI and MPICH, with the ratio
+to the better of the two and Weft's out-of-place time against its in-place time.
 """
 import glob
 import os
@@ -29,6 +29,7 @@ mpich = defaultdict(list)      # MPICH, the same
 mpi_bad = set()
 memcpy = defaultdict(list)     # threads -> [payload GB/s, best of the run]
 pingpong = []
+passes = defaultdict(list)     # "in" / "out" / "ratio" -> [value per run] (reduce_passes, 2 threads)
 runs = defaultdict(set)        # config -> reps found
 
 for f in sorted(glob.glob(os.path.join(d, "raw", "*.txt"))):
@@ -73,6 +74,11 @@ for f in sorted(glob.glob(os.path.join(d, "raw", "*.txt"))):
                 memcpy[int(x[1])].append(float(x[3]))
             elif x and x[0] == "shm_pingpong" and "one_way_us=" in line:
                 pingpong.append(float(line.split("one_way_us=")[1]))
+    if cfg == "passes":
+        m = re.search(r"^sum_pass .*in_place_gbps=([\d.]+) out_of_place_gbps=([\d.]+) ratio=([\d.]+)", text, re.M)
+        if m:
+            for key, value in zip(("in", "out", "ratio"), m.groups()):
+                passes[key].append(float(value))
 
 foreign = {}
 logf = os.path.join(d, "load.log")
@@ -195,11 +201,15 @@ for op in OPS:
                   f"{cell(op, n, s, tc)} | {ratio} | {oi} | {sp} |")
         print()
 
-if memcpy or pingpong:
+if memcpy or pingpong or passes["ratio"]:
     print("## Physical limits (mem_bench, median over repetitions)\n")
     for nt in sorted(memcpy):
         print(f"- memcpy 64 MiB, {nt} thread(s): {med(memcpy[nt]):.2f} GB/s payload (best pass of each run)")
     if pingpong:
         print(f"- shared cache line handoff between two processes: {med(pingpong):.3f} us one way")
+    if passes["ratio"]:
+        print(f"- float32 sum pass over 64 MiB per thread, 2 threads at once (Weft's host kernel, "
+              f"reduce_passes): in place {med(passes['in']):.2f} GB/s, out of place {med(passes['out']):.2f} GB/s, "
+              f"out-of-place/in-place {med(passes['ratio']):.3f}")
     print("\nFor scale: an allreduce over shared memory moves each byte at least about twice through "
           "memory, so its algbw is bounded by roughly half the memcpy rate.")

@@ -112,6 +112,28 @@ class CompareSummary(unittest.TestCase):
         self.assertIn("| Open MPI 40.00 us | 2.00x | 1.00x | yes |", rows[0])
         self.assertNotIn("vs 0.30 us", out)
 
+    def test_sum_pass_bounds_the_out_of_place_row(self):
+        # 2 ranks, 64 MiB: Weft 10 ms out of place, 8 ms in place (0.80); reduce_passes measured
+        # out of place at 0.60 and 0.70 of in place (median 0.65): the guard's row is 0.80 / 0.65.
+        for rep, ratio in ((1, 0.6), (2, 0.7)):
+            self.write("weft_allreduce_n2.rep%d.txt" % rep, [weft_line(64 << 20, 10000, 8000)])
+            self.write("mpi_shm_n2.rep%d.txt" % rep, [mpi_line("allreduce", 2, 64 << 20, 20000)])
+            self.write("passes.rep%d.txt" % rep, ["# reduce_passes: float32 sum", "in-place 30.00",
+                                                  "sum_pass bytes=67108864 threads=2 in_place_gbps=30.00 "
+                                                  "out_of_place_gbps=%.2f ratio=%.3f" % (30 * ratio, ratio)])
+        text = self.summary()
+        self.assertIn("in place 30.00 GB/s, out of place 19.50 GB/s, out-of-place/in-place 0.650", text)
+        guard = os.path.join(self.dir, "guard")
+        os.makedirs(os.path.join(guard, "compare"))
+        with open(os.path.join(guard, "compare", "summary.md"), "w") as f:
+            f.write(text)
+        out = subprocess.run([sys.executable, os.path.join(BENCH, "guard_summary.py"), guard], check=True,
+                             capture_output=True, text=True).stdout
+        row = next(line for line in out.splitlines() if "out-of-place/in-place vs a sum pass's" in line)
+        self.assertIn("| 0.80 | sum pass 0.65 | 1.23x | 1.00x | yes |", row)
+        self.assertIn("| shm allreduce 2 ranks 64 MiB out-of-place vs in-place | 10.00 ms | in-place 8.00 ms | 0.80x",
+                      out)
+
 
 if __name__ == "__main__":
     unittest.main()
