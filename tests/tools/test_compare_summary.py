@@ -42,6 +42,15 @@ class CompareSummary(unittest.TestCase):
         return subprocess.run([sys.executable, os.path.join(BENCH, "compare_summary.py"), self.dir],
                               check=True, capture_output=True, text=True).stdout
 
+    def guard(self, part, text):
+        """guard_summary.py's table, with `text` as the summary of its run `part` (compare, scale)."""
+        guard = os.path.join(self.dir, "guard")
+        os.makedirs(os.path.join(guard, part))
+        with open(os.path.join(guard, part, "summary.md"), "w") as f:
+            f.write(text)
+        return subprocess.run([sys.executable, os.path.join(BENCH, "guard_summary.py"), guard], check=True,
+                              capture_output=True, text=True).stdout
+
     def row(self, text, section, size):
         lines = text.splitlines()
         at = lines.index(next(line for line in lines if line.startswith(section)))
@@ -82,12 +91,7 @@ class CompareSummary(unittest.TestCase):
             self.write("weft_allreduce_n2.rep%d.txt" % rep, [weft_line(8, 0.5, 0.5)])
             self.write("mpi_shm_n2.rep%d.txt" % rep, [mpi_line("allreduce", 2, 8, 1.0)])
             self.write("mpich_shm_n2.rep%d.txt" % rep, [mpi_line("allreduce", 2, 8, 0.75)])
-        guard = os.path.join(self.dir, "guard")
-        os.makedirs(os.path.join(guard, "compare"))
-        with open(os.path.join(guard, "compare", "summary.md"), "w") as f:
-            f.write(self.summary())
-        out = subprocess.run([sys.executable, os.path.join(BENCH, "guard_summary.py"), guard], check=True,
-                             capture_output=True, text=True).stdout
+        out = self.guard("compare", self.summary())
         row = next(line for line in out.splitlines() if line.startswith("| shm allreduce 2 ranks 8 B |"))
         self.assertIn("MPICH 0.75 us", row)
         self.assertIn("1.50x", row)
@@ -101,12 +105,7 @@ class CompareSummary(unittest.TestCase):
         text = self.summary()
         self.assertIn("| 16 | ratio (better MPI's time / Weft time) | 2.00x |", text)
         self.assertEqual(self.row(text, "## allreduce, 16 ranks", "8 B")[5], "2.00x")
-        guard = os.path.join(self.dir, "guard")
-        os.makedirs(os.path.join(guard, "scale"))
-        with open(os.path.join(guard, "scale", "summary.md"), "w") as f:
-            f.write(text)
-        out = subprocess.run([sys.executable, os.path.join(BENCH, "guard_summary.py"), guard], check=True,
-                             capture_output=True, text=True).stdout
+        out = self.guard("scale", text)
         rows = [line for line in out.splitlines() if line.startswith("| oversubscribed, shm allreduce 16 ranks")]
         self.assertEqual(len(rows), 1, out)
         self.assertIn("| Open MPI 40.00 us | 2.00x | 1.00x | yes |", rows[0])
@@ -123,12 +122,7 @@ class CompareSummary(unittest.TestCase):
                                                   "out_of_place_gbps=%.2f ratio=%.3f" % (30 * ratio, ratio)])
         text = self.summary()
         self.assertIn("in place 30.00 GB/s, out of place 19.50 GB/s, out-of-place/in-place 0.650", text)
-        guard = os.path.join(self.dir, "guard")
-        os.makedirs(os.path.join(guard, "compare"))
-        with open(os.path.join(guard, "compare", "summary.md"), "w") as f:
-            f.write(text)
-        out = subprocess.run([sys.executable, os.path.join(BENCH, "guard_summary.py"), guard], check=True,
-                             capture_output=True, text=True).stdout
+        out = self.guard("compare", text)
         row = next(line for line in out.splitlines() if "out-of-place/in-place vs a sum pass's" in line)
         self.assertIn("| 0.80 | sum pass 0.65 | 1.23x | 1.00x | yes |", row)
         self.assertIn("| shm allreduce 2 ranks 64 MiB out-of-place vs in-place | 10.00 ms | in-place 8.00 ms | 0.80x",
