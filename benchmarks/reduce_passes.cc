@@ -3,9 +3,9 @@
 // pass: a rank's input plus a partial that just arrived through a FIFO slot (hot in the cache),
 // into the rank's output. In place the output lines are the input lines, already read; out of place
 // they are a second stream through memory, written with plain stores or, as Weft does past the
-// caches (Task::streamOutput), with non-temporal ones. The ratio of the two is the most an
-// out-of-place AllReduce can keep of the in-place speed when memory bounds both, whatever the
-// algorithm, so benchmarks/guard.sh reads Weft's out-of-place/in-place figure against it.
+// caches (Task::streamOutput), with non-temporal ones. Their ratio is what memory charges for out
+// of place on this host, whatever the algorithm; an AllReduce, whose FIFO work is the same either
+// way, loses less. benchmarks/guard.sh holds Weft's 2-rank out-of-place/in-place figure to it.
 //
 // Every thread (one per rank of the comparison it stands beside, default 2) works on its own
 // buffers at the same time as the others, as ranks do. Cases are interleaved within each

@@ -185,8 +185,8 @@ run() {
 
 for r in $(seq 1 "$REPS"); do
   run "mem.rep$r" 120 "$WORK/build/mem_bench" --reps 7 --pingpong-iters 200000
-  # Weft's own sum pass in place and out of place, two threads at once (the 2-rank bound on the
-  # out-of-place/in-place ratio; README.md); absent from tool folders built before it existed.
+  # Weft's own sum pass in place and out of place, two threads at once: what memory charges for
+  # out of place (README.md, reduce_passes); absent from tool folders built before it existed.
   if [ -x "$BIN/reduce_passes" ]; then
     run "passes.rep$r" 120 "$BIN/reduce_passes" --bytes 64M --threads 2 --reps 5
   fi
