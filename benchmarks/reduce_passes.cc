@@ -57,8 +57,10 @@ bool parseSize(const char* text, size_t* out) {  // a number, then an optional K
   char* end = nullptr;
   const unsigned long long value = std::strtoull(text, &end, 10);
   size_t shift = 0;
-  if (*end == 'K' || *end == 'k') shift = 10, ++end;
-  if (*end == 'M' || *end == 'm') shift = 20, ++end;
+  if (*end == 'K' || *end == 'k')
+    shift = 10, ++end;
+  else if (*end == 'M' || *end == 'm')
+    shift = 20, ++end;
   *out = static_cast<size_t>(value) << shift;
   return end != text && *end == '\0' && value != 0;
 }
