@@ -106,10 +106,12 @@
     "thread is at most 64")                                                                                            \
   X(nSocksPerThread, Int, "NCCL_NSOCKS_PERTHREAD", "", "0", "0..64", Network, Rank,                                    \
     "Data sockets per helper thread of a Socket network connection (0 = automatic: 1)")                                \
-  X(socketInlineBytes, Size, "WEFT_SOCKET_INLINE_BYTES", "", "262144", "0..1073741824", Network, Rank,                 \
+  X(socketInlineBytes, Size, "WEFT_SOCKET_INLINE_BYTES", "", "4194304", "0..1073741824", Network, Rank,                \
     "Socket network: messages up to this size travel on the connection's control socket, moved by "                    \
     "the thread that polls the network (no hand-off); larger ones are split over the helper "                          \
-    "threads' sockets (NCCL_SOCKET_NTHREADS x NCCL_NSOCKS_PERTHREAD)")                                                 \
+    "threads' sockets (NCCL_SOCKET_NTHREADS x NCCL_NSOCKS_PERTHREAD). The default holds every FIFO "                   \
+    "slot of an NCCL_BUFFSIZE up to 32 MiB; a lower value spreads larger messages over the helpers, "                  \
+    "which pays only with spare cores (benchmarks/README.md)")                                                         \
   X(socketDelayedAcks, Bool, "WEFT_SOCKET_DELAYED_ACKS", "", "1", "", Network, Rank,                                   \
     "Socket network: while small messages arrive on a connection, let the kernel acknowledge every "                   \
     "second one (delayed ACKs, TCP_QUICKACK=0) instead of each; larger ones are acknowledged at once "                 \

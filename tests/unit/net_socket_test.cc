@@ -45,6 +45,10 @@ class SocketNetTest : public ::testing::Test {
     env_.unset("NCCL_SOCKET_FAMILY");
     env_.unset("NCCL_SOCKET_NTHREADS");
     env_.unset("NCCL_NSOCKS_PERTHREAD");
+    // Both paths in one stream: at 256 KiB, the 1 MiB and larger messages below go over the
+    // helper threads' data sockets and the rest inline on the control socket (the default
+    // carries Weft's own messages inline).
+    env_.set("WEFT_SOCKET_INLINE_BYTES", "262144");
   }
   std::unique_ptr<Network> open(int threads, int socks) {
     env_.set("NCCL_SOCKET_NTHREADS", std::to_string(threads));
