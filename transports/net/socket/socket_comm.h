@@ -8,8 +8,9 @@
 // into chunks of at least kMinChunk spread round-robin over the data sockets, moved by
 // helper threads. The default limit (4 MiB) keeps every FIFO slot inline: on a host whose cores
 // the ranks already keep busy, a hand-off to a helper waits for a core, and 2 ranks over loopback
-// on 2 cores ran 2-7x slower through the helpers. Both ends walk messages in the same order and cut them the same way, so each
-// data socket carries its chunks in the same order on both sides and no chunk needs a header.
+// on 2 cores ran 2-7x slower through the helpers. Both ends walk messages in the same order and
+// cut them the same way, so each data socket carries its chunks in the same order on both sides
+// and no chunk needs a header.
 #pragma once
 #include <atomic>
 #include <cstddef>
