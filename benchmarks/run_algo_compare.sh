@@ -1,31 +1,38 @@
 #!/usr/bin/env bash
-# Weft's AllReduce algorithms side by side in one run, host mode: each algorithm forced with
-# NCCL_ALGO (Ring, Tree, DDAFlat, DDATree) and the tuner's own choice (NCCL_ALGO unset), for every
-# size from 8 B to 64 MiB, float32 sum, N ranks as processes. Also low precision at its sizes
-# (RCCL_LOW_PRECISION_ENABLE=1, results not checked bit-exactly: the accuracy is reported by
-# tests/collectives LowPrecisionColl). Interleaved per size band; the best of the repetitions.
+# Weft's AllReduce (or AllGather) algorithms side by side in one run, host mode: each algorithm
+# forced with NCCL_ALGO (Ring, Tree, DDAFlat, DDATree; AllGather: Ring, DDAFlat) and the tuner's own
+# choice (NCCL_ALGO unset), for every size from 8 B to 64 MiB, float32 sum, N ranks as processes.
+# Also low precision at its sizes (RCCL_LOW_PRECISION_ENABLE=1, results not checked bit-exactly:
+# the accuracy is reported by tests/collectives LowPrecisionColl). Interleaved per size band; the
+# best of the repetitions.
 #
-# usage: benchmarks/run_algo_compare.sh [--ranks N] [--reps R] [--bin DIR] [--out DIR]
+# usage: benchmarks/run_algo_compare.sh [--coll allreduce|allgather] [--ranks N] [--reps R]
+#                                       [--bin DIR] [--out DIR]
 # Output: DIR/raw/*.txt and DIR/summary.md (also printed): one row per size with every algorithm's
 # time, the fastest forced one, the tuner's time and its ratio to the fastest.
 set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 REPO=$(cd "$HERE/.." && pwd)
-BIN="$REPO/build/benchmarks" N=4 REPS=3 OUT=""
+BIN="$REPO/build/benchmarks" N=4 REPS=3 OUT="" COLL=allreduce
 while [ $# -gt 0 ]; do
   case "$1" in
+    --coll) COLL=$2; shift ;;
     --ranks) N=$2; shift ;;
     --reps) REPS=$2; shift ;;
     --bin) BIN=$2; shift ;;
     --out) OUT=$2; shift ;;
-    -h|--help) sed -n '2,10p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,12p' "$0"; exit 0 ;;
     *) echo "run_algo_compare.sh: unknown argument $1" >&2; exit 2 ;;
   esac
   shift
 done
 OUT=${OUT:-${TMPDIR:-/tmp}/weft-algo-compare/$(date +%Y%m%d-%H%M%S)}
 mkdir -p "$OUT/raw"
-ALGOS="default Ring Tree DDAFlat DDATree"
+case $COLL in
+  allreduce) ALGOS="default Ring Tree DDAFlat DDATree" TOOL=all_reduce_perf ;;
+  allgather) ALGOS="default Ring DDAFlat" TOOL=all_gather_perf ;;
+  *) echo "run_algo_compare.sh: --coll takes allreduce or allgather, not $COLL" >&2; exit 2 ;;
+esac
 # Size bands: small sizes get many iterations, large ones few. The machine's speed drifts with its
 # neighbours, so every band runs all algorithms back to back (order rotating per repetition) before
 # the next band: the algorithms of one size are always measured close together in time.
@@ -41,12 +48,12 @@ for r in $(seq 1 "$REPS"); do
       # Forced by hand means at every size: lift DDA's default size limits for its own runs.
       case $a in DDA*) env_args+=(RCCL_DDA_ALL_REDUCE_FLAT_MAX_BYTES=1G RCCL_DDA_ALL_REDUCE_TREE_MAX_BYTES=1G) ;; esac
       # shellcheck disable=SC2086  # a band is a list of options
-      env "${env_args[@]}" "$BIN/all_reduce_perf" "${COMMON[@]}" -c 1 ${BANDS[$b]} >>"$OUT/raw/$a.rep$r.txt" 2>&1 ||
+      env "${env_args[@]}" "$BIN/$TOOL" "${COMMON[@]}" -c 1 ${BANDS[$b]} >>"$OUT/raw/$a.rep$r.txt" 2>&1 ||
         echo "   $a failed (see $OUT/raw/$a.rep$r.txt)"
     done
   done
   echo "== LowPrecision rep $r"
-  RCCL_LOW_PRECISION_ENABLE=1 WEFT_LOW_PRECISION_MIN_BYTES=0 "$BIN/all_reduce_perf" "${COMMON[@]}" -c 0 -b 1M -e 64M \
+  RCCL_LOW_PRECISION_ENABLE=1 WEFT_LOW_PRECISION_MIN_BYTES=0 "$BIN/$TOOL" "${COMMON[@]}" -c 0 -b 1M -e 64M \
     -f 4 -n 10 -w 2 >"$OUT/raw/LowPrecision.rep$r.txt" 2>&1 || echo "   LowPrecision failed"
 done
 python3 - "$OUT" "$ALGOS LowPrecision" >"$OUT/summary.md" <<'PY'

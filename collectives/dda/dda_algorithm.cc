@@ -1,7 +1,8 @@
 // DDA's two registry entries. DDAFlat and DDATree differ in how they run AllReduce, where the
 // model chooses between them (and the ring and the tree) within RCCL_ENABLE_DDA_ALL_REDUCE and
-// the flat/tree size limits. AllGather, ReduceScatter and AlltoAll have no cost formula: they run
-// by direct reads only where RCCL_ENABLE_DDA_* asks for it, up to its limit, and then as DDAFlat.
+// the flat/tree size limits. ReduceScatter and AlltoAll have no cost formula: they run by direct
+// reads only where RCCL_ENABLE_DDA_* asks for it, up to its limit, and then as DDAFlat. AllGather
+// runs so where RCCL_ENABLE_DDA_ALL_GATHER=1 asks, and in host mode the model may choose it.
 // AllGatherv and ReduceScatterv (DDAFlat) are costed, so the model may choose them for small sizes.
 #include "collectives/dda/dda.h"
 
@@ -29,7 +30,7 @@ std::string directLaneRefusal(const CommShape& sh) {
   add(a.lowPrecisionAllGather == 1, "RCCL_LOW_PRECISION_ENABLE_ALLGATHER=1");
   add(a.lowPrecisionReduceScatter == 1, "RCCL_LOW_PRECISION_ENABLE_REDUCESCATTER=1");
   add(a.lowPrecisionAllToAll == 1, "RCCL_LOW_PRECISION_ENABLE_ALLTOALL=1");
-  add(a.ddaAllGather, "RCCL_ENABLE_DDA_ALL_GATHER=1");
+  add(a.ddaAllGather == 1, "RCCL_ENABLE_DDA_ALL_GATHER=1");
   add(a.ddaReduceScatter, "RCCL_ENABLE_DDA_REDUCE_SCATTER=1");
   add(a.ddaAllToAll, "RCCL_ENABLE_DDA_ALL_TO_ALL=1");
   if (asked.empty()) return "";
@@ -63,14 +64,20 @@ Eligibility flatEligible(const CommShape& sh, const Task& t) {
   switch (t.kind) {
     case CollKind::kAllReduce:
       return a.ddaAllReduce && bytes <= size_t(a.ddaFlatMaxBytes) ? Eligibility::kModel : Eligibility::kNo;
-    case CollKind::kAllGather: return forcedIf(a.ddaAllGather && all <= size_t(a.ddaAllGatherMaxBytes));
+    // AllGather: RCCL_ENABLE_DDA_ALL_GATHER=1 forces direct reads up to its limit; left at -1, host
+    // mode lets the model weigh them at every size (with 4 ranks on 2 cores they measured 1.2-2x
+    // ahead of the ring from 64 KiB to 64 MiB; benchmarks/README.md), and GPUs keep RCCL's "off".
+    case CollKind::kAllGather:
+      if (a.ddaAllGather == 1) return forcedIf(all <= size_t(a.ddaAllGatherMaxBytes));
+      return a.ddaAllGather < 0 && sh.hostMode ? Eligibility::kModel : Eligibility::kNo;
     case CollKind::kReduceScatter: return forcedIf(a.ddaReduceScatter && all <= size_t(a.ddaReduceScatterMaxBytes));
     case CollKind::kAlltoAll: return forcedIf(a.ddaAllToAll && all <= size_t(a.ddaAllToAllMaxBytes));
     // The uneven kinds (count: the total) follow their even counterparts' settings where those ask
     // for DDA; elsewhere the model weighs DDA against the ring (and, for AllGatherv, the direct
     // point-to-point pattern).
     case CollKind::kAllGatherv:
-      return a.ddaAllGather && bytes <= size_t(a.ddaAllGatherMaxBytes) ? Eligibility::kForced : Eligibility::kModel;
+      return a.ddaAllGather == 1 && bytes <= size_t(a.ddaAllGatherMaxBytes) ? Eligibility::kForced
+                                                                            : Eligibility::kModel;
     case CollKind::kReduceScatterv:
       return a.ddaReduceScatter && bytes <= size_t(a.ddaReduceScatterMaxBytes) ? Eligibility::kForced
                                                                                : Eligibility::kModel;
@@ -114,6 +121,10 @@ bool costed(const ModelInput& in, CollKind coll, Protocol proto) {
 double flatCost(const ModelInput& in, const Path& p, CollKind coll, Protocol proto, int, double S) {
   const double n = in.nranks;
   if (proto == Protocol::kSimple && in.nHosts <= 1) {
+    // AllGather: a rank stages its own block, and copies all n blocks to their places, n-1 of them
+    // read from its peers' areas.
+    if (coll == CollKind::kAllGather)
+      return S / n * (2 * p.copyPerB + (n - 1) * p.peerReadPerB) * p.workScale + barrierUs(in, p);
     if (coll == CollKind::kAllGatherv) return S * (p.copyPerB + p.peerReadPerB) * p.workScale + barrierUs(in, p);
     if (coll == CollKind::kReduceScatterv)
       return (S * p.copyPerB + (n - 1) * S * (p.reducePerB + p.peerReadPerB)) * p.workScale + barrierUs(in, p);

@@ -190,10 +190,13 @@
     "GPU communicators: the most thread blocks one direct-lane sequence (DDA, low precision) runs "                    \
     "on, one per 16 KiB of its largest step; a rank's blocks meet before it meets its peers, so "                      \
     "each rank may choose its own")                                                                                    \
-  X(ddaAllGather, Bool, "RCCL_ENABLE_DDA_ALL_GATHER", "", "0", "", Dda, Agreed,                                        \
-    "1 = AllGather up to RCCL_DDA_ALL_GATHER_MAX_BYTES (all ranks' data) uses direct reads")                           \
+  X(ddaAllGather, Int, "RCCL_ENABLE_DDA_ALL_GATHER", "", "-1", "-1..1", Dda, Agreed,                                   \
+    "1 = AllGather up to RCCL_DDA_ALL_GATHER_MAX_BYTES (all ranks' data) uses direct reads; "                          \
+    "0 = never; -1 = the default for where the ranks run: off on GPUs (RCCL's default), and in "                       \
+    "host mode the cost model weighs direct reads against the ring at every size")                                     \
   X(ddaAllGatherMaxBytes, Size, "RCCL_DDA_ALL_GATHER_MAX_BYTES", "", "16777216", "0..", Dda, Agreed,                   \
-    "Largest AllGather (bytes of the whole output) that uses direct reads")                                            \
+    "Largest AllGather (bytes of the whole output) that RCCL_ENABLE_DDA_ALL_GATHER=1 sends "                           \
+    "through direct reads")                                                                                            \
   X(ddaReduceScatter, Bool, "RCCL_ENABLE_DDA_REDUCE_SCATTER", "", "0", "", Dda, Agreed,                                \
     "1 = ReduceScatter up to RCCL_DDA_REDUCE_SCATTER_MAX_BYTES (the whole input) uses direct "                         \
     "reads")                                                                                                           \

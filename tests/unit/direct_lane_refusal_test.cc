@@ -37,7 +37,7 @@ TEST(DirectLaneRefusal, LowPrecisionOverTheNetworkIsNamedWithItsReason) {
 TEST(DirectLaneRefusal, EachReasonAndEachSetting) {
   Shape shm(4, 4, true);
   shm.agreed.shmDisable = true;
-  shm.agreed.ddaAllGather = true;
+  shm.agreed.ddaAllGather = 1;
   shm.agreed.lowPrecisionAllToAll = 1;
   std::string why = directLaneRefusal(shm.shape);
   EXPECT_TRUE(has(why, "RCCL_LOW_PRECISION_ENABLE_ALLTOALL=1, RCCL_ENABLE_DDA_ALL_GATHER=1")) << why;
@@ -58,7 +58,7 @@ TEST(DirectLaneRefusal, EachReasonAndEachSetting) {
   for (bool hostMode : {true, false}) {
     Shape mixed(2, 2, hostMode);
     mixed.shape.mixedExecutors = true;
-    mixed.agreed.ddaAllGather = true;
+    mixed.agreed.ddaAllGather = 1;
     EXPECT_TRUE(has(directLaneRefusal(mixed.shape), "others in host mode")) << hostMode;
   }
 }
