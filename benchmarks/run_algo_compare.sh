@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
-# Weft's AllReduce (or AllGather) algorithms side by side in one run, host mode: each algorithm
-# forced with NCCL_ALGO (Ring, Tree, DDAFlat, DDATree; AllGather: Ring, DDAFlat) and the tuner's own
-# choice (NCCL_ALGO unset), for every size from 8 B to 64 MiB, float32 sum, N ranks as processes.
+# Weft's AllReduce (or AllGather, ReduceScatter) algorithms side by side in one run, host mode:
+# each algorithm forced with NCCL_ALGO (Ring, Tree, DDAFlat, DDATree; for the other two Ring and
+# DDAFlat) and the tuner's own choice (NCCL_ALGO unset), for every size from 8 B to 64 MiB, float32
+# sum, N ranks as processes.
 # Also low precision at its sizes (RCCL_LOW_PRECISION_ENABLE=1, results not checked bit-exactly:
 # the accuracy is reported by tests/collectives LowPrecisionColl). Interleaved per size band; the
 # best of the repetitions.
 #
-# usage: benchmarks/run_algo_compare.sh [--coll allreduce|allgather] [--ranks N] [--reps R]
+# usage: benchmarks/run_algo_compare.sh [--coll allreduce|allgather|reducescatter] [--ranks N] [--reps R]
 #                                       [--bin DIR] [--out DIR]
 # Output: DIR/raw/*.txt and DIR/summary.md (also printed): one row per size with every algorithm's
 # time, the fastest forced one, the tuner's time and its ratio to the fastest.
@@ -21,7 +22,7 @@ while [ $# -gt 0 ]; do
     --reps) REPS=$2; shift ;;
     --bin) BIN=$2; shift ;;
     --out) OUT=$2; shift ;;
-    -h|--help) sed -n '2,12p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,13p' "$0"; exit 0 ;;
     *) echo "run_algo_compare.sh: unknown argument $1" >&2; exit 2 ;;
   esac
   shift
@@ -31,7 +32,8 @@ mkdir -p "$OUT/raw"
 case $COLL in
   allreduce) ALGOS="default Ring Tree DDAFlat DDATree" TOOL=all_reduce_perf ;;
   allgather) ALGOS="default Ring DDAFlat" TOOL=all_gather_perf ;;
-  *) echo "run_algo_compare.sh: --coll takes allreduce or allgather, not $COLL" >&2; exit 2 ;;
+  reducescatter) ALGOS="default Ring DDAFlat" TOOL=reduce_scatter_perf ;;
+  *) echo "run_algo_compare.sh: --coll takes allreduce, allgather or reducescatter, not $COLL" >&2; exit 2 ;;
 esac
 # Size bands: small sizes get many iterations, large ones few. The machine's speed drifts with its
 # neighbours, so every band runs all algorithms back to back (order rotating per repetition) before

@@ -1,9 +1,9 @@
 // DDA's two registry entries. DDAFlat and DDATree differ in how they run AllReduce, where the
 // model chooses between them (and the ring and the tree) within RCCL_ENABLE_DDA_ALL_REDUCE and
-// the flat/tree size limits. ReduceScatter and AlltoAll have no cost formula: they run by direct
-// reads only where RCCL_ENABLE_DDA_* asks for it, up to its limit, and then as DDAFlat. AllGather
-// runs so where RCCL_ENABLE_DDA_ALL_GATHER=1 asks, and in host mode the model may choose it.
-// AllGatherv and ReduceScatterv (DDAFlat) are costed, so the model may choose them for small sizes.
+// the flat/tree size limits. AlltoAll has no cost formula: it runs by direct reads only where
+// RCCL_ENABLE_DDA_ALL_TO_ALL asks for it, up to its limit. AllGather and ReduceScatter run so where
+// RCCL_ENABLE_DDA_* =1 asks, and in host mode the model may choose them. AllGatherv and
+// ReduceScatterv (DDAFlat) are costed, so the model may choose them for small sizes.
 #include "collectives/dda/dda.h"
 
 #include <cstdint>
@@ -31,7 +31,7 @@ std::string directLaneRefusal(const CommShape& sh) {
   add(a.lowPrecisionReduceScatter == 1, "RCCL_LOW_PRECISION_ENABLE_REDUCESCATTER=1");
   add(a.lowPrecisionAllToAll == 1, "RCCL_LOW_PRECISION_ENABLE_ALLTOALL=1");
   add(a.ddaAllGather == 1, "RCCL_ENABLE_DDA_ALL_GATHER=1");
-  add(a.ddaReduceScatter, "RCCL_ENABLE_DDA_REDUCE_SCATTER=1");
+  add(a.ddaReduceScatter == 1, "RCCL_ENABLE_DDA_REDUCE_SCATTER=1");
   add(a.ddaAllToAll, "RCCL_ENABLE_DDA_ALL_TO_ALL=1");
   if (asked.empty()) return "";
   std::string why;
@@ -64,13 +64,16 @@ Eligibility flatEligible(const CommShape& sh, const Task& t) {
   switch (t.kind) {
     case CollKind::kAllReduce:
       return a.ddaAllReduce && bytes <= size_t(a.ddaFlatMaxBytes) ? Eligibility::kModel : Eligibility::kNo;
-    // AllGather: RCCL_ENABLE_DDA_ALL_GATHER=1 forces direct reads up to its limit; left at -1, host
-    // mode lets the model weigh them at every size (with 4 ranks on 2 cores they measured 1.2-2x
-    // ahead of the ring from 64 KiB to 64 MiB; benchmarks/README.md), and GPUs keep RCCL's "off".
+    // AllGather and ReduceScatter: RCCL_ENABLE_DDA_*=1 forces direct reads up to its limit; left
+    // at -1, host mode lets the model weigh them at every size (with 4 ranks on 2 cores AllGather
+    // measured 1.5-2.3x ahead of the ring from 128 B to 64 MiB, ReduceScatter 1.5-1.8x up to
+    // 64 KiB; benchmarks/README.md), and GPUs keep RCCL's "off".
     case CollKind::kAllGather:
       if (a.ddaAllGather == 1) return forcedIf(all <= size_t(a.ddaAllGatherMaxBytes));
       return a.ddaAllGather < 0 && sh.hostMode ? Eligibility::kModel : Eligibility::kNo;
-    case CollKind::kReduceScatter: return forcedIf(a.ddaReduceScatter && all <= size_t(a.ddaReduceScatterMaxBytes));
+    case CollKind::kReduceScatter:
+      if (a.ddaReduceScatter == 1) return forcedIf(all <= size_t(a.ddaReduceScatterMaxBytes));
+      return a.ddaReduceScatter < 0 && sh.hostMode ? Eligibility::kModel : Eligibility::kNo;
     case CollKind::kAlltoAll: return forcedIf(a.ddaAllToAll && all <= size_t(a.ddaAllToAllMaxBytes));
     // The uneven kinds (count: the total) follow their even counterparts' settings where those ask
     // for DDA; elsewhere the model weighs DDA against the ring (and, for AllGatherv, the direct
@@ -79,8 +82,8 @@ Eligibility flatEligible(const CommShape& sh, const Task& t) {
       return a.ddaAllGather == 1 && bytes <= size_t(a.ddaAllGatherMaxBytes) ? Eligibility::kForced
                                                                             : Eligibility::kModel;
     case CollKind::kReduceScatterv:
-      return a.ddaReduceScatter && bytes <= size_t(a.ddaReduceScatterMaxBytes) ? Eligibility::kForced
-                                                                               : Eligibility::kModel;
+      return a.ddaReduceScatter == 1 && bytes <= size_t(a.ddaReduceScatterMaxBytes) ? Eligibility::kForced
+                                                                                    : Eligibility::kModel;
     default: return Eligibility::kNo;
   }
 }
@@ -125,6 +128,9 @@ double flatCost(const ModelInput& in, const Path& p, CollKind coll, Protocol pro
     // read from its peers' areas.
     if (coll == CollKind::kAllGather)
       return S / n * (2 * p.copyPerB + (n - 1) * p.peerReadPerB) * p.workScale + barrierUs(in, p);
+    // ReduceScatter: a rank stages its whole input and folds its own block from every area.
+    if (coll == CollKind::kReduceScatter)
+      return (S * p.copyPerB + (n - 1) / n * S * (p.reducePerB + p.peerReadPerB)) * p.workScale + barrierUs(in, p);
     if (coll == CollKind::kAllGatherv) return S * (p.copyPerB + p.peerReadPerB) * p.workScale + barrierUs(in, p);
     if (coll == CollKind::kReduceScatterv)
       return (S * p.copyPerB + (n - 1) * S * (p.reducePerB + p.peerReadPerB)) * p.workScale + barrierUs(in, p);
@@ -153,8 +159,9 @@ const AlgorithmDesc kDdaFlatAlgorithm = {
         kindBit(CollKind::kAlltoAll) | kindBit(CollKind::kAllGatherv) | kindBit(CollKind::kReduceScatterv),
     "every rank on one host (shared memory in host mode, P2P on GPUs); AllReduce up to "
     "RCCL_DDA_ALL_REDUCE_FLAT_MAX_BYTES "
-    "(RCCL_ENABLE_DDA_ALL_REDUCE), AllGatherv and ReduceScatterv where the model picks it, the others only "
-    "where RCCL_ENABLE_DDA_* asks, up to its limit",
+    "(RCCL_ENABLE_DDA_ALL_REDUCE); AllGather and ReduceScatter where RCCL_ENABLE_DDA_* asks, up to its limit, "
+    "and in host mode where the model picks it; AllGatherv and ReduceScatterv where the model picks it; "
+    "AlltoAll only where RCCL_ENABLE_DDA_ALL_TO_ALL asks",
     /*lossy=*/false,
     /*channelled=*/false,
     /*reusable=*/false,

@@ -197,11 +197,13 @@
   X(ddaAllGatherMaxBytes, Size, "RCCL_DDA_ALL_GATHER_MAX_BYTES", "", "16777216", "0..", Dda, Agreed,                   \
     "Largest AllGather (bytes of the whole output) that RCCL_ENABLE_DDA_ALL_GATHER=1 sends "                           \
     "through direct reads")                                                                                            \
-  X(ddaReduceScatter, Bool, "RCCL_ENABLE_DDA_REDUCE_SCATTER", "", "0", "", Dda, Agreed,                                \
+  X(ddaReduceScatter, Int, "RCCL_ENABLE_DDA_REDUCE_SCATTER", "", "-1", "-1..1", Dda, Agreed,                           \
     "1 = ReduceScatter up to RCCL_DDA_REDUCE_SCATTER_MAX_BYTES (the whole input) uses direct "                         \
-    "reads")                                                                                                           \
+    "reads; 0 = never; -1 = the default for where the ranks run: off on GPUs (RCCL's default), "                       \
+    "and in host mode the cost model weighs direct reads against the ring at every size")                              \
   X(ddaReduceScatterMaxBytes, Size, "RCCL_DDA_REDUCE_SCATTER_MAX_BYTES", "", "8388608", "0..", Dda, Agreed,            \
-    "Largest ReduceScatter (bytes of one rank's whole input) that uses direct reads")                                  \
+    "Largest ReduceScatter (bytes of one rank's whole input) that RCCL_ENABLE_DDA_REDUCE_SCATTER=1 "                   \
+    "sends through direct reads")                                                                                      \
   X(ddaAllToAll, Bool, "RCCL_ENABLE_DDA_ALL_TO_ALL", "", "0", "", Dda, Agreed,                                         \
     "1 = AlltoAll up to RCCL_DDA_ALL_TO_ALL_MAX_BYTES (one rank's whole input) uses direct reads")                     \
   X(ddaAllToAllMaxBytes, Size, "RCCL_DDA_ALL_TO_ALL_MAX_BYTES", "", "2097152", "0..", Dda, Agreed,                     \

@@ -191,9 +191,10 @@ TEST(Api, DumpStateFromAnotherThreadWhileLinksConnect) {
             return {};
           },
           [&] {
-            // A megabyte. The ReduceScatter goes through the ring's FIFOs, where every rank
-            // receives and so owns FIFO memory (the AllReduce and an AllGather may take the direct
-            // lane's staging areas, which the FIFO figure does not count).
+            // A megabyte. Broadcast and Reduce run only on FIFOs (chains or trees), and between the
+            // Broadcast from rank 2 and the Reduce to it every rank receives, so every rank owns
+            // FIFO memory (the AllReduce may take the direct lane's staging areas, which the FIFO
+            // figure does not count).
             std::vector<float> in(1 << 18, 1.0f), out(1 << 18, 0.0f);
             ctx.step("the first operations of split communicator " + std::to_string(round) +
                      ", which create its links");
@@ -201,8 +202,8 @@ TEST(Api, DumpStateFromAnotherThreadWhileLinksConnect) {
                    "ncclAllReduce", comm);
             ctx.ok(ncclBroadcast(in.data(), out.data(), in.size(), ncclFloat32, 2, comm, nullptr), "ncclBroadcast",
                    comm);
-            ctx.ok(ncclReduceScatter(in.data(), out.data(), in.size() / 3, ncclFloat32, ncclSum, comm, nullptr),
-                   "ncclReduceScatter", comm);
+            ctx.ok(ncclReduce(in.data(), out.data(), in.size(), ncclFloat32, ncclSum, 2, comm, nullptr), "ncclReduce",
+                   comm);
           });
       char after[2048];
       size_t final = 0;

@@ -17,7 +17,7 @@ TEST(ParamApi, TypedValuesFromTheEnvironment) {
   WEFT_REQUIRE_FRESH_PROCESS("the test sets NCCL_BUFFSIZE, NCCL_PROTO and an alias before Weft reads them");
   ScopedEnv buff("NCCL_BUFFSIZE", "3M");
   ScopedEnv proto("NCCL_PROTO", "Simple");
-  ScopedEnv dda("RCCL_ENABLE_DDA_REDUCE_SCATTER", "1");
+  ScopedEnv dda("RCCL_ENABLE_DDA_ALL_TO_ALL", "1");
 
   ncclParamHandle_t h = nullptr;
   ASSERT_EQ(ncclParamBind(&h, "NCCL_BUFFSIZE"), ncclSuccess) << ncclGetLastError(nullptr);
@@ -55,7 +55,7 @@ TEST(ParamApi, TypedValuesFromTheEnvironment) {
 
   // A boolean reads as 0 or 1, through its RCCL name.
   ncclParamHandle_t b = nullptr;
-  ASSERT_EQ(ncclParamBind(&b, "RCCL_ENABLE_DDA_REDUCE_SCATTER"), ncclSuccess);
+  ASSERT_EQ(ncclParamBind(&b, "RCCL_ENABLE_DDA_ALL_TO_ALL"), ncclSuccess);
   uint8_t u8 = 7;
   ASSERT_EQ(ncclParamGetU8(b, &u8), ncclSuccess);
   EXPECT_EQ(u8, 1);

@@ -24,9 +24,10 @@ Pick onThreads(MatrixSel sel) {
 // Tiny FIFOs (many slot wraps per message), several channels, no spinning (every wait sleeps).
 const Env kSmallFifoThreads = {{"NCCL_BUFFSIZE", "8192"}, {"WEFT_NCHANNELS", "4"}, {"WEFT_SPIN_US", "0"}};
 const Env kSmallFifoProcs = {{"NCCL_BUFFSIZE", "8192"}, {"WEFT_NCHANNELS", "3"}};
-// The plain ring for every size (the one-shot AllReduce off; AllGather, which in host mode takes
-// direct reads from 3 ranks on, held to the ring), every ring connected during init.
-const Env kRingOnly = {{"WEFT_ONESHOT_MAX_BYTES", "0"}, {"NCCL_RUNTIME_CONNECT", "0"}, {"NCCL_ALGO", "allgather:ring"}};
+// The plain ring for every collective and size (the one-shot AllReduce off; NCCL_ALGO keeps the
+// tree and direct reads, which the model may otherwise pick from 3 ranks on, out), every ring
+// connected during init.
+const Env kRingOnly = {{"WEFT_ONESHOT_MAX_BYTES", "0"}, {"NCCL_RUNTIME_CONNECT", "0"}, {"NCCL_ALGO", "Ring"}};
 // DDA (direct reads of the peers' staging areas) enabled for every collective it runs, with a
 // 64 KiB staging area so the large cases take many rounds.
 const Env kDda = {{"RCCL_DDA_SENDBUF_BYTES", "65536"},

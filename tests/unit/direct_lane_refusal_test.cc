@@ -46,7 +46,7 @@ TEST(DirectLaneRefusal, EachReasonAndEachSetting) {
   // A GPU communicator stages in device memory that peers map: P2P off is the reason there, and
   // shared memory off is none.
   Shape gpu(2, 2, false);
-  gpu.agreed.ddaReduceScatter = true;
+  gpu.agreed.ddaReduceScatter = 1;
   gpu.agreed.p2pDisable = true;
   gpu.agreed.shmDisable = true;
   why = directLaneRefusal(gpu.shape);

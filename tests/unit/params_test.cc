@@ -334,8 +334,8 @@ TEST_F(ParamsTest, BooleansAcceptNumbersAndWords) {
   }
   for (const char* t : {"0", "false", "No", "OFF"}) {
     SCOPED_TRACE(t);
-    EXPECT_TRUE(load({{"RCCL_ENABLE_DDA_REDUCE_SCATTER", t}}).empty());
-    EXPECT_FALSE(weft::param::localAgreed().ddaReduceScatter);
+    EXPECT_TRUE(load({{"RCCL_ENABLE_DDA_ALL_TO_ALL", t}}).empty());
+    EXPECT_FALSE(weft::param::localAgreed().ddaAllToAll);
   }
 }
 
