@@ -117,16 +117,21 @@ struct KnownMiss {
 // 16 MiB Ring 6% ahead, so this one is the machine's noise as much as the model's.
 const std::vector<KnownMiss> kKnownMisses = {{4, 32768}, {2, 8388608}};
 
-void expectPicksNearTheFastest(int nranks, const std::vector<Row>& rows) {
-  // This machine's settings: 1-2 channels of 128 KiB slots, the one-shot ring up to 8 KiB.
+// The measuring machine: nranks on 2 cores, 1-2 channels of 128 KiB slots, the one-shot ring up to
+// 8 KiB; the tuner under calibration k, without plugins.
+Tuner twoCoreTuner(int nranks, size_t k) {
   ModelInput in = fourRanksOneHost();
   in.nranks = in.ranksPerHost = in.ranksPerMachine = nranks;
   in.cores = 2;
   in.maxChannels = 2;
   TunerOptions opts;
   opts.pluginSetting = "none";
+  return Tuner(in, kCalibrations[k], opts);
+}
+
+void expectPicksNearTheFastest(int nranks, const std::vector<Row>& rows) {
   for (size_t k = 0; k < kCalibrations.size(); ++k) {
-    Tuner tuner(in, kCalibrations[k], opts);
+    const Tuner tuner = twoCoreTuner(nranks, k);
     for (const Row& r : rows) {
       uint32_t allowed = 1u << int(Algo::kRing) | 1u << int(Algo::kTree) | 1u << int(Algo::kDdaTree);
       if (r.bytes <= kFlatMaxBytes) allowed |= 1u << int(Algo::kDdaFlat);
@@ -221,15 +226,9 @@ const std::vector<PairMiss> kPairMisses = {{CollKind::kAllGather, 2, 262144},
                                            {CollKind::kReduceScatter, 4, 67108864}};
 
 void expectPairPicksNearTheFastest(CollKind coll, int nranks, const std::vector<PairRow>& rows) {
-  ModelInput in = fourRanksOneHost();
-  in.nranks = in.ranksPerHost = in.ranksPerMachine = nranks;
-  in.cores = 2;
-  in.maxChannels = 2;
-  TunerOptions opts;
-  opts.pluginSetting = "none";
   const uint32_t allowed = 1u << int(Algo::kRing) | 1u << int(Algo::kDdaFlat);
   for (size_t k = 0; k < kCalibrations.size(); ++k) {
-    Tuner tuner(in, kCalibrations[k], opts);
+    const Tuner tuner = twoCoreTuner(nranks, k);
     for (const PairRow& r : rows) {
       const Algorithm pick = tuner.choose(coll, r.bytes, allowed).algorithm;
       ASSERT_TRUE(allowed >> int(pick) & 1) << algorithmName(pick);
