@@ -61,6 +61,11 @@ Eligibility flatEligible(const CommShape& sh, const Task& t) {
   const param::Agreed& a = *sh.agreed;
   const size_t bytes = bytesOf(t), all = bytes * size_t(sh.nranks);
   auto forcedIf = [](bool on) { return on ? Eligibility::kForced : Eligibility::kNo; };
+  // The -1..1 settings of AllGather and ReduceScatter (below).
+  auto forcedOrModel = [&](int64_t setting, int64_t maxBytes) {
+    if (setting == 1) return forcedIf(all <= size_t(maxBytes));
+    return setting < 0 && sh.hostMode ? Eligibility::kModel : Eligibility::kNo;
+  };
   switch (t.kind) {
     case CollKind::kAllReduce:
       return a.ddaAllReduce && bytes <= size_t(a.ddaFlatMaxBytes) ? Eligibility::kModel : Eligibility::kNo;
@@ -68,12 +73,8 @@ Eligibility flatEligible(const CommShape& sh, const Task& t) {
     // at -1, host mode lets the model weigh them at every size (with 4 ranks on 2 cores AllGather
     // measured 1.5-2.3x ahead of the ring from 128 B to 64 MiB, ReduceScatter 1.5-1.8x up to
     // 64 KiB; benchmarks/README.md), and GPUs keep RCCL's "off".
-    case CollKind::kAllGather:
-      if (a.ddaAllGather == 1) return forcedIf(all <= size_t(a.ddaAllGatherMaxBytes));
-      return a.ddaAllGather < 0 && sh.hostMode ? Eligibility::kModel : Eligibility::kNo;
-    case CollKind::kReduceScatter:
-      if (a.ddaReduceScatter == 1) return forcedIf(all <= size_t(a.ddaReduceScatterMaxBytes));
-      return a.ddaReduceScatter < 0 && sh.hostMode ? Eligibility::kModel : Eligibility::kNo;
+    case CollKind::kAllGather: return forcedOrModel(a.ddaAllGather, a.ddaAllGatherMaxBytes);
+    case CollKind::kReduceScatter: return forcedOrModel(a.ddaReduceScatter, a.ddaReduceScatterMaxBytes);
     case CollKind::kAlltoAll: return forcedIf(a.ddaAllToAll && all <= size_t(a.ddaAllToAllMaxBytes));
     // The uneven kinds (count: the total) follow their even counterparts' settings where those ask
     // for DDA; elsewhere the model weighs DDA against the ring (and, for AllGatherv, the direct
