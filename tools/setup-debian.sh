@@ -29,7 +29,8 @@ pkgs+=(libopenmpi-dev mpich libmpich-dev)
 # ccache: tools/test.sh builds the library five ways, and a rebuild of a clone that changed little
 # compiles only what changed (cmake/WeftCcache.cmake).
 pkgs+=(ccache)
-# The trace tools draw timelines with matplotlib (tools/weft_trace_plot.py, tests/trace).
+# The trace tools draw timelines with matplotlib (tools/weft_trace_plot.py, tests/trace), and
+# benchmarks/plot_compare.py the comparison curves.
 pkgs+=(python3-matplotlib)
 if [ "${1:-}" = "--hip" ]; then
   pkgs+=(hipcc libamdhip64-dev rocm-device-libs libhsa-runtime-dev)

@@ -1,10 +1,13 @@
 #!/usr/bin/env python3
-"""Unit tests of benchmarks/compare_summary.py and benchmarks/guard_summary.py on synthetic raw
+"""Unit tests of benchmarks/compare_summary.py, guard_summary.py and plot_compare.py on synthetic raw
 outputs: Weft's perf tool lines, the Open MPI programs' and MPICH's, two repetitions each. The times
-are chosen so that medians, the better MPI, the ratios and busbw are known exactly.
+are chosen so that medians, the better MPI, the ratios and busbw are known exactly. The plot's test
+skips itself where matplotlib is missing (Debian: apt install python3-matplotlib).
 
   python3 tests/tools/test_compare_summary.py [-v]
 """
+import csv
+import importlib.util
 import os
 import subprocess
 import sys
@@ -127,6 +130,45 @@ class CompareSummary(unittest.TestCase):
         self.assertIn("| 0.80 | sum pass 0.65 | 1.23x | 1.00x | yes |", row)
         self.assertIn("| shm allreduce 2 ranks 64 MiB out-of-place vs in-place | 10.00 ms | in-place 8.00 ms | 0.80x",
                       out)
+
+    @unittest.skipIf(importlib.util.find_spec("matplotlib") is None, "python3-matplotlib is not installed")
+    def test_plot_draws_the_medians_as_busbw(self):
+        # AllReduce, 2 ranks, 1 MiB: Weft 100 / 300 us out of place (median 200), Open MPI 400 us;
+        # busbw = size / t * 2(n-1)/n, so 5.24288 and 2.62144 GB/s. AllGather, 4 ranks, 64 KiB: Weft
+        # 10 us, busbw 6.5536 * 3/4. TCP: the net run's table (1 MiB, Weft 500 us: 2.097152 GB/s;
+        # gloo did not run there, so it has no point). The title names the run's date and machine.
+        for rep, w in ((1, 100), (2, 300)):
+            self.write("weft_allreduce_n2.rep%d.txt" % rep, [weft_line(1 << 20, w, 150)])
+            self.write("mpi_shm_n2.rep%d.txt" % rep, [mpi_line("allreduce", 2, 1 << 20, 400)])
+        self.write("weft_allgather_n4.rep1.txt", [weft_line(65536, 10, 10)])
+        with open(os.path.join(self.dir, "env.txt"), "w") as f:
+            f.write("date: 2026-12-02T03:00:00+00:00\nCPU(s): 2\nModel name: Test CPU\n")
+        net = os.path.join(self.dir, "net")
+        os.makedirs(net)
+        with open(os.path.join(net, "summary.md"), "w") as f:
+            f.write("loopback TCP duplex bound (sum of both directions): 4.000 GB/s; ...\n\n"
+                    "| bytes | Weft us | Weft busbw | Open MPI TCP us | busbw | gloo ring us | busbw | x | y |\n"
+                    "|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n"
+                    "| 1048576 | 500.00 | 2.097 | 250.00 | 4.194 | nan | nan | 0.50x | 1.05 |\n")
+        png, table = os.path.join(self.dir, "c.png"), os.path.join(self.dir, "c.csv")
+        out = subprocess.run([sys.executable, os.path.join(BENCH, "plot_compare.py"), "--shm", self.dir, "--net",
+                              net, "-o", png, "--csv", table], check=True, capture_output=True, text=True).stdout
+        self.assertIn("medians of 2 interleaved repetitions; 2026-12-02, Test CPU, 2 cores", out)
+        with open(png, "rb") as f:
+            self.assertEqual(f.read(8), b"\x89PNG\r\n\x1a\n")
+        with open(table) as f:
+            rows = {(r["panel"], r["series"], int(r["bytes"])): float(r["busbw_gbps"]) for r in csv.DictReader(f)}
+        ar = "AllReduce, 2 ranks, shared memory"
+        self.assertAlmostEqual(rows[(ar, "Weft out of place", 1 << 20)], 5.24288, places=4)
+        self.assertAlmostEqual(rows[(ar, "Weft in place", 1 << 20)], 6.99051, places=4)
+        self.assertAlmostEqual(rows[(ar, "Open MPI", 1 << 20)], 2.62144, places=4)
+        self.assertAlmostEqual(rows[("AllGather, 4 ranks, shared memory", "Weft out of place", 65536)], 4.9152,
+                               places=4)
+        tcp = "AllReduce, 2 ranks, TCP over loopback"
+        self.assertAlmostEqual(rows[(tcp, "Weft", 1 << 20)], 2.097152, places=4)
+        self.assertAlmostEqual(rows[(tcp, "Open MPI TCP", 1 << 20)], 4.194304, places=4)
+        self.assertFalse([k for k in rows if k[1] == "gloo ring"])
+        self.assertEqual(len(rows), 7)  # the AllGather's in-place point besides
 
 
 if __name__ == "__main__":
