@@ -17,7 +17,7 @@
 #   --bin DIR  Weft's perf tools (default <repo>/build/benchmarks)
 #   --out DIR  results (default ${TMPDIR:-/tmp}/weft-guard/<timestamp>); each script's own
 #              summary is kept in DIR/<script>/summary.md
-# About 7 minutes on 2 cores. Needs Open MPI's compiler (tools/setup-debian.sh installs it).
+# About 13 minutes on 2 cores. Needs Open MPI's compiler (tools/setup-debian.sh installs it).
 set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 REPO=$(cd "$HERE/.." && pwd)
@@ -41,7 +41,10 @@ OUT=${OUT:-${TMPDIR:-/tmp}/weft-guard/$(date +%Y%m%d-%H%M%S)}
 mkdir -p "$OUT"
 status=0
 echo "== shared memory vs Open MPI (run_compare.sh)"
-"$HERE/run_compare.sh" --bin "$BIN" --baselines "$BASE" --reps "$REPS" --ranks 2,4 --sizes 8,64K,1M,16M,64M \
+# 64 B and 4 MiB besides the key sizes: the full grid's weakest points (benchmarks/README.md, "The
+# comparison as curves"), a payload just beyond a slot's inline bytes and a 2-rank AllGather whose
+# halves the MPIs move with one copy.
+"$HERE/run_compare.sh" --bin "$BIN" --baselines "$BASE" --reps "$REPS" --ranks 2,4 --sizes 8,64,64K,1M,4M,16M,64M \
   --out "$OUT/compare" >"$OUT/compare.log" 2>&1 || { status=1; tail -5 "$OUT/compare.log"; }
 echo "== more ranks than cores: 8 and 16 ranks, AllReduce (run_compare.sh)"
 "$HERE/run_compare.sh" --bin "$BIN" --baselines "$BASE" --reps "$REPS" --ops allreduce --ranks 8,16 --sizes 8,64K,16M \
