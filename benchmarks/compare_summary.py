@@ -126,11 +126,15 @@ def tfmt(t):
     return f"{t:.2f}" if t < 10 else (f"{t:.1f}" if t < 1000 else f"{t:.0f}")
 
 
+def busbw(op, n, size, t_us):
+    """nccl-tests' bus bandwidth in GB/s of one call of `size` bytes taking t_us."""
+    return size / (t_us * 1e-6) / 1e9 * busf(op, n)
+
+
 def cell(op, n, size, t):
     if t is None:
         return ""
-    bw = size / (t * 1e-6) / 1e9 * busf(op, n)
-    return f"{tfmt(t)} us / {bw:.3g}"
+    return f"{tfmt(t)} us / {busbw(op, n, size, t):.3g}"
 
 
 def main(d):

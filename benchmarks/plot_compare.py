@@ -30,10 +30,6 @@ NAMES = {"allreduce": "AllReduce", "allgather": "AllGather", "reducescatter": "R
          "broadcast": "Broadcast", "reduce": "Reduce", "alltoall": "AlltoAll"}
 
 
-def busbw(op, n, size, t_us):
-    return size / (t_us * 1e-6) / 1e9 * cs.busf(op, n)
-
-
 def shm_panels(r):
     """[(title, [(series, style, [(bytes, us, GB/s)])], memcpy GB/s or None)] in OPS x ranks order."""
     ranks = sorted({k[1] for k in list(r.weft_oop) + list(r.mpi) + list(r.mpich)})
@@ -48,7 +44,7 @@ def shm_panels(r):
                 for (o, k, size), times in sorted(src.items(), key=lambda kv: kv[0][2]):
                     t = cs.med(times)
                     if o == op and k == n and t:
-                        pts.append((size, t, busbw(op, n, size, t)))
+                        pts.append((size, t, cs.busbw(op, n, size, t)))
                 if pts:
                     series.append((name, style, pts))
             if series:
@@ -74,7 +70,7 @@ def net_panel(d):
             except ValueError:
                 continue
             if t == t and t > 0:  # nan: that library did not run
-                series[name].append((size, t, busbw("allreduce", 2, size, t)))
+                series[name].append((size, t, cs.busbw("allreduce", 2, size, t)))
     out = [(name, cols[name][1], pts) for name, pts in series.items() if pts]
     return ("AllReduce, 2 ranks, TCP over loopback", out, bound)
 
@@ -90,13 +86,6 @@ def machine(d):
     cpu = env.get("Model name", "CPU unknown")
     cores = env.get("CPU(s)", "?")
     return f"{date}, {cpu}, {cores} cores"
-
-
-def size_label(b):
-    for unit, s in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
-        if b >= s:
-            return f"{b // s} {unit}"
-    return f"{b} B"
 
 
 def draw(panels, title, out_png):
@@ -118,7 +107,7 @@ def draw(panels, title, out_png):
         ax.set_yscale("log")
         ticks = sizes[::2] if len(sizes) > 8 else sizes
         ax.set_xticks(ticks)
-        ax.set_xticklabels([size_label(s) for s in ticks], fontsize=7)
+        ax.set_xticklabels([cs.hsize(s) for s in ticks], fontsize=7)
         ax.tick_params(axis="y", labelsize=7)
         ax.set_title(name, fontsize=9)
         ax.set_ylabel("busbw GB/s (higher is better)", fontsize=7)
