@@ -7,6 +7,7 @@
 // Connections are made lazily: the first step that needs one calls tryConnect from the executor's
 // progress loop, which never blocks, so a rank waiting for its peer keeps progressing other work.
 #pragma once
+#include <algorithm>
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
@@ -34,22 +35,31 @@ struct ConnectionId {
 struct FifoView {
   FifoHead* head = nullptr;
   SlotHeader* slots = nullptr;
+  unsigned char* small = nullptr;  // the small area (null without one)
   unsigned char* data = nullptr;
-  uint32_t nslots = 0;
+  uint32_t nslots = 0;    // payload slots
+  uint32_t nheaders = 0;  // header slots (>= nslots)
+  uint32_t smallBytes = 0;
   uint32_t slotBytes = 0;
   bool spreadPayload = false;  // messages placed by spreadOffset: what the FIFO's creator chose
 
   // The parts of a FIFO laid out at base (fifo.h), wherever that memory is.
-  static FifoView at(void* base, uint32_t nslots, uint32_t slotBytes) {
+  static FifoView at(void* base, const FifoGeometry& g) {
     auto* b = static_cast<unsigned char*>(base);
-    const FifoLayout l = FifoLayout::forGeometry(nslots, slotBytes);
+    const FifoLayout l = FifoLayout::of(g);
     FifoView v;
     v.head = reinterpret_cast<FifoHead*>(b + l.headOffset);
     v.slots = reinterpret_cast<SlotHeader*>(b + l.slotsOffset);
+    v.small = g.smallBytes != 0 ? b + l.smallOffset : nullptr;
     v.data = b + l.dataOffset;
-    v.nslots = nslots;
-    v.slotBytes = slotBytes;
+    v.nslots = g.nslots;
+    v.nheaders = g.headers();
+    v.smallBytes = g.smallBytes;
+    v.slotBytes = g.slotBytes;
     return v;
+  }
+  static FifoView at(void* base, uint32_t nslots, uint32_t slotBytes) {
+    return at(base, FifoGeometry{nslots, slotBytes});
   }
 };
 
@@ -123,8 +133,12 @@ class Connection {
     ncclResult_t r = backend_->tryConnect(&v, ready, why);
     if (r != ncclSuccess || !*ready) return r;
     head_ = v.head;
+    small_ = v.small;
     data_ = v.data;
     nslots_ = v.nslots;
+    nheaders_ = v.nheaders;
+    smallBytes_ = v.smallBytes;
+    headerOnlyBytes_ = std::max<size_t>(kInlineBytes, v.smallBytes);
     slotBytes_ = v.slotBytes;
     spread_ = v.spreadPayload;
     bell_ = backend_->bell();
@@ -137,8 +151,11 @@ class Connection {
     FifoView v;
     v.head = head_;
     v.slots = slots_;
+    v.small = small_;
     v.data = data_;
     v.nslots = nslots_;
+    v.nheaders = nheaders_;
+    v.smallBytes = smallBytes_;
     v.slotBytes = slotBytes_;
     v.spreadPayload = spread_;
     return v;
@@ -149,21 +166,23 @@ class Connection {
   ConnectionBackend& backend() const { return *backend_; }
 
   // --- sender side ---
-  bool canSend() {
-    if (count_ - cachedHead_ < nslots_) return true;
+  // Room for the next message of `bytes`: one that fits its header slot or the small area needs a
+  // free header slot, a larger one a free payload slot too (message n uses header n % nheaders and
+  // payload slot n % nslots, each free once message n - nheaders or n - nslots was consumed).
+  bool canSend(size_t bytes) {
+    const uint32_t window = bytes <= headerOnlyBytes_ ? nheaders_ : nslots_;
+    if (count_ - cachedHead_ < window) return true;
     cachedHead_ = head_->consumed.load(std::memory_order_acquire);
-    return count_ - cachedHead_ < nslots_;
+    return count_ - cachedHead_ < window;
   }
-  // Where to write the next message of `bytes` (<= slotBytes): inline in the slot header for small
-  // messages, else in the slot's payload area.
-  void* sendBuffer(size_t bytes) {
-    uint64_t i = count_ % nslots_;
-    return bytes <= kInlineBytes ? static_cast<void*>(slots_[i].inl)
-                                 : static_cast<void*>(data_ + i * slotBytes_ + payloadOffset(bytes));
-  }
+  // Room for a message of any size.
+  bool canSend() { return canSend(~size_t(0)); }
+  // Where to write the next message of `bytes` (<= slotBytes): inline in the slot header, in the
+  // header slot's part of the small area, or in the payload slot.
+  void* sendBuffer(size_t bytes) { return payloadAt(count_, bytes); }
   // The stamp rides in the flag's cache line, so carrying it costs the receiver nothing extra.
   void publish(size_t bytes, const OpStamp& stamp) {
-    SlotHeader& s = slots_[count_ % nslots_];
+    SlotHeader& s = slots_[count_ % nheaders_];
     s.bytes = static_cast<uint32_t>(bytes);
     s.stamp = stamp;
     s.seq.store(count_ + 1, std::memory_order_release);
@@ -173,27 +192,28 @@ class Connection {
 
   // --- receiver side ---
   // While the messages are small but larger than the header's inline bytes (33-512 B), each look
-  // also prefetches the lines of the slot's payload area that the last one filled: the payload
-  // then crosses to this core in the same round trip as the flag, not in a second one after it.
+  // also prefetches the lines that a message of the last one's size fills: the payload then crosses
+  // to this core in the same round trip as the flag, not in a second one after it.
   // Larger payloads are not prefetched: the sender is still writing them while this core looks,
   // and taking their lines away from it made a 1 KiB AllReduce slower.
   bool canRecv() const {
-    const uint64_t i = count_ % nslots_;
-    const unsigned char* d = data_ + i * slotBytes_;
-    for (uint32_t line = 0; line < prefetchLines_; ++line) __builtin_prefetch(d + line * 64);
-    return slots_[i].seq.load(std::memory_order_acquire) == count_ + 1;
+    if (prefetchLines_ != 0) {
+      const auto* d = static_cast<const unsigned char*>(payloadAt(count_, prefetchBytes_));
+      for (uint32_t line = 0; line < prefetchLines_; ++line) __builtin_prefetch(d + line * 64);
+    }
+    return slots_[count_ % nheaders_].seq.load(std::memory_order_acquire) == count_ + 1;
   }
   const void* recvBuffer(size_t* bytes) const {
-    uint64_t i = count_ % nslots_;
-    *bytes = slots_[i].bytes;
-    return *bytes <= kInlineBytes ? static_cast<const void*>(slots_[i].inl)
-                                  : static_cast<const void*>(data_ + i * slotBytes_ + payloadOffset(*bytes));
+    *bytes = slots_[count_ % nheaders_].bytes;
+    return payloadAt(count_, *bytes);
   }
   // The sender's stamp of the message recvBuffer returns.
-  const OpStamp& recvStamp() const { return slots_[count_ % nslots_].stamp; }
+  const OpStamp& recvStamp() const { return slots_[count_ % nheaders_].stamp; }
   void release() {
-    const uint32_t bytes = slots_[count_ % nslots_].bytes;
-    prefetchLines_ = bytes > kInlineBytes && bytes <= kPrefetchMaxBytes ? (bytes + 63) / 64 : 0;
+    const uint32_t bytes = slots_[count_ % nheaders_].bytes;
+    const bool prefetch = bytes > kInlineBytes && bytes <= kPrefetchMaxBytes;
+    prefetchLines_ = prefetch ? (bytes + 63) / 64 : 0;
+    prefetchBytes_ = bytes;
     ++count_;
     head_->consumed.store(count_, std::memory_order_release);
     ringIfSleeping(bell_);
@@ -201,20 +221,29 @@ class Connection {
 
  private:
   size_t payloadOffset(size_t bytes) const { return spread_ ? spreadOffset(count_, nslots_, slotBytes_, bytes) : 0; }
+  // Where message n of `bytes` keeps its payload (sender and receiver agree from n and bytes alone).
+  void* payloadAt(uint64_t n, size_t bytes) const {
+    if (bytes <= kInlineBytes) return slots_[n % nheaders_].inl;
+    if (bytes <= smallBytes_) return small_ + (n % nheaders_) * smallBytes_;
+    return data_ + (n % nslots_) * slotBytes_ + payloadOffset(bytes);
+  }
 
   ConnectionId id_;
   bool isSender_;
   bool spread_ = false;  // spreadOffset places the messages (the FIFO's creator chose it)
   std::unique_ptr<ConnectionBackend> backend_;
-  uint32_t nslots_ = 0, slotBytes_ = 0;
+  uint32_t nslots_ = 0, nheaders_ = 0, smallBytes_ = 0, slotBytes_ = 0;
+  size_t headerOnlyBytes_ = 0;  // messages up to this size need no payload slot
   RankBlock* bell_ = nullptr;
   FifoHead* head_ = nullptr;
   SlotHeader* slots_ = nullptr;
+  unsigned char* small_ = nullptr;
   unsigned char* data_ = nullptr;
   uint64_t count_ = 0;       // messages sent (sender) or consumed (receiver)
   uint64_t cachedHead_ = 0;  // sender's last view of the receiver's progress
-  static constexpr uint32_t kPrefetchMaxBytes = 512;
+  static constexpr uint32_t kPrefetchMaxBytes = kSmallPayloadBytes;
   uint32_t prefetchLines_ = 0;  // receiver: payload lines of the last message, if canRecv prefetches
+  uint32_t prefetchBytes_ = 0;  // receiver: the last message's size, where canRecv prefetches
 };
 
 }  // namespace weft

@@ -72,7 +72,14 @@ std::unique_ptr<Connection> makeConnection(ncclComm* comm, const ConnectionId& i
     // addresses slots itself and does not. Only the receiver's choice counts: it creates the FIFO
     // and writes the choice into its header.
     const bool spread = comm->hostMode && !comm->coresOversubscribed;
-    backend = std::make_unique<ShmConnection>(id, isSender, nslots, comm->slotBytes, comm->peers.block(peer), spread);
+    // Host mode's FIFOs also get deep header rings and a small area (fifo.h says why); the GPU
+    // kernel addresses one header per payload slot.
+    FifoGeometry g{nslots, comm->slotBytes};
+    if (comm->hostMode) {
+      g.nheaders = nslots * kHeaderSlotsPerPayloadSlot;
+      g.smallBytes = kSmallPayloadBytes;
+    }
+    backend = std::make_unique<ShmConnection>(id, isSender, g, comm->peers.block(peer), spread);
   }
   return std::make_unique<Connection>(id, isSender, std::move(backend));
 }

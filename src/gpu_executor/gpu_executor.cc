@@ -195,6 +195,12 @@ uint16_t DescriptorBuilder::linkIndex(Connection* c, std::string* why, ncclResul
   DeviceLink* dl = nullptr;
   *r = gpu_.prepareLink(*c, &dl, why);
   if (*r != ncclSuccess) return kNoLink;
+  if (dl->view.nheaders != dl->view.nslots || dl->view.smallBytes != 0) {
+    *why = "the FIFO of " + c->id().describe() + " has host mode's layout (" + std::to_string(dl->view.nheaders) +
+           " headers for " + std::to_string(dl->view.nslots) + " slots), which the GPU kernel does not address";
+    *r = ncclInternalError;
+    return kNoLink;
+  }
   DevLink l{};
   l.slots = dl->view.slots;
   l.head = dl->view.head;

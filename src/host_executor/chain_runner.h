@@ -232,14 +232,13 @@ bool ChainRunner<Fabric>::advance(Cur& c) {
         }
     }
     if (!connect(c, comm, rx, nIn, tx, nOut, &moved)) return moved;
-    for (int k = 0; k < nIn; ++k)
-      if (!rx[k]->canRecv()) return moved;
-    for (int k = 0; k < nOut; ++k)
-      if (!tx[k]->canSend()) return moved;
-
     const size_t es = dataTypeSize(t.dtype);
     const size_t n = std::min(st.count - c.done, size_t(comm->slotBytes / es));
     const size_t bytes = n * es;
+    for (int k = 0; k < nIn; ++k)
+      if (!rx[k]->canRecv()) return moved;
+    for (int k = 0; k < nOut; ++k)
+      if (!tx[k]->canSend(bytes)) return moved;
     const void* in[Peers::kMax];
     void* out[Peers::kMax];
     for (int k = 0; k < nIn; ++k) {

@@ -28,7 +28,8 @@ concept StepLink = requires(L& l, const L& cl, bool* ready, std::string* why, si
   { cl.connected() } -> std::same_as<bool>;
   { cl.peer() } -> std::same_as<int>;
   // sender side
-  { l.canSend() } -> std::same_as<bool>;
+  { l.canSend(bytes) } -> std::same_as<bool>;  // room for a message of `bytes`
+  { l.canSend() } -> std::same_as<bool>;       // room for a message of any size
   { l.sendBuffer(bytes) } -> std::same_as<void*>;
   l.publish(bytes, stamp);
   // receiver side

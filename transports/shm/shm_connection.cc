@@ -12,7 +12,7 @@ ncclResult_t ShmConnection::tryConnect(FifoView* view, bool* ready, std::string*
   const std::string name = id_.shmName();
   if (!isSender_) {
     // The receiver owns the memory: create it, describe it, then mark it ready for the sender.
-    FifoLayout layout = FifoLayout::forGeometry(nslots_, slotBytes_);
+    FifoLayout layout = FifoLayout::of(geometry_);
     // Offered to one fetch, the sender's; after that the name is gone.
     ncclResult_t r = seg_.create(name, layout.totalBytes, 1, why);
     if (r != ncclSuccess) {
@@ -24,19 +24,22 @@ ncclResult_t ShmConnection::tryConnect(FifoView* view, bool* ready, std::string*
     auto* base = static_cast<unsigned char*>(seg_.data());
     auto* header = reinterpret_cast<FifoHeader*>(base);
     header->magic = kFifoMagic;
-    header->nslots = nslots_;
-    header->slotBytes = slotBytes_;
+    header->nslots = geometry_.nslots;
+    header->slotBytes = geometry_.slotBytes;
+    header->nheaders = geometry_.headers();
+    header->smallBytes = geometry_.smallBytes;
     header->receiverRank = id_.receiverRank;
     header->senderRank = id_.senderRank;
     header->spreadPayload = spread_ ? 1 : 0;
     // Spread messages walk the whole data area within a few hundred messages: map it now, or
     // the first of them pay a minor fault per page on each side.
     if (spread_) seg_.populate(layout.dataOffset, layout.totalBytes - layout.dataOffset);
-    *view = FifoView::at(base, nslots_, slotBytes_);
+    *view = FifoView::at(base, geometry_);
     view->spreadPayload = spread_;
     header->ready.store(1, std::memory_order_release);
     ringIfSleeping(peerBell_);
-    WEFT_INFO(kLogShm, "connection %s created (%u slots x %u bytes%s)", name.c_str(), nslots_, slotBytes_,
+    WEFT_INFO(kLogShm, "connection %s created (%u slots x %u bytes, %u headers, %u small bytes each%s)", name.c_str(),
+              geometry_.nslots, geometry_.slotBytes, geometry_.headers(), geometry_.smallBytes,
               spread_ ? ", payloads spread" : "");
     *ready = true;
     return ncclSuccess;
@@ -54,17 +57,24 @@ ncclResult_t ShmConnection::tryConnect(FifoView* view, bool* ready, std::string*
     *why = "shared memory segment " + name + " has a bad header";
     return ncclInternalError;
   }
-  // The receiver chose the geometry; the sender follows it.
-  nslots_ = header->nslots;
-  slotBytes_ = header->slotBytes;
-  FifoLayout layout = FifoLayout::forGeometry(nslots_, slotBytes_);
+  // The receiver chose the geometry; the sender follows it. Its credits assume at least one header
+  // slot per payload slot; the layout the geometry implies is checked against the segment's size.
+  geometry_ = FifoGeometry{header->nslots, header->slotBytes, header->nheaders, header->smallBytes};
+  if (geometry_.nslots == 0 || geometry_.headers() < geometry_.nslots || geometry_.smallBytes % 64 != 0 ||
+      geometry_.smallBytes > geometry_.slotBytes) {
+    *why = "shared memory segment " + name + " describes an impossible FIFO (" + std::to_string(geometry_.nslots) +
+           " slots x " + std::to_string(geometry_.slotBytes) + " bytes, " + std::to_string(geometry_.headers()) +
+           " headers, " + std::to_string(geometry_.smallBytes) + " small bytes)";
+    return ncclInternalError;
+  }
+  FifoLayout layout = FifoLayout::of(geometry_);
   if (seg_.size() < layout.totalBytes) {
     *why = "shared memory segment " + name + " is smaller than its header says";
     return ncclInternalError;
   }
   spread_ = header->spreadPayload == 1;
   if (spread_) seg_.populate(layout.dataOffset, layout.totalBytes - layout.dataOffset);
-  *view = FifoView::at(base, nslots_, slotBytes_);
+  *view = FifoView::at(base, geometry_);
   view->spreadPayload = spread_;
   header->attached.store(1, std::memory_order_release);
   WEFT_INFO(kLogShm, "connection %s attached", name.c_str());

@@ -10,13 +10,12 @@ namespace weft {
 
 class ShmConnection final : public ConnectionBackend {
  public:
-  // peerBell: the other rank's block, rung after every FIFO change. spreadPayload: how the
-  // receiver, which creates the FIFO, lays messages out in it (connection.h: spreadOffset); a
-  // sender takes its receiver's choice from the FIFO's header.
-  ShmConnection(const ConnectionId& id, bool isSender, uint32_t nslots, uint32_t slotBytes, RankBlock* peerBell,
+  // peerBell: the other rank's block, rung after every FIFO change. geometry and spreadPayload:
+  // the FIFO's shape (fifo.h) and how messages are laid out in it (connection.h: spreadOffset),
+  // the receiver's choices: it creates the FIFO, and a sender takes them from the FIFO's header.
+  ShmConnection(const ConnectionId& id, bool isSender, const FifoGeometry& geometry, RankBlock* peerBell,
                 bool spreadPayload)
-      : id_(id), isSender_(isSender), spread_(spreadPayload), nslots_(nslots), slotBytes_(slotBytes),
-        peerBell_(peerBell) {}
+      : id_(id), isSender_(isSender), spread_(spreadPayload), geometry_(geometry), peerBell_(peerBell) {}
   // The receiver offers the FIFO to its sender alone; a sender that never came leaves nothing: the
   // receiver's ShmSegment withdraws the name when the connection goes.
   ncclResult_t tryConnect(FifoView* view, bool* ready, std::string* why) override;
@@ -31,7 +30,7 @@ class ShmConnection final : public ConnectionBackend {
   ConnectionId id_;
   bool isSender_;
   bool spread_;
-  uint32_t nslots_, slotBytes_;
+  FifoGeometry geometry_;
   RankBlock* peerBell_;
   ShmSegment seg_;
 };
