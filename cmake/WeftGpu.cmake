@@ -37,6 +37,19 @@ if(NOT DEFINED CMAKE_HIP_ARCHITECTURES)
   set(CMAKE_HIP_ARCHITECTURES gfx90a)  # MI200; MI300 (gfx942) needs clang 17 / ROCm 5.7 or newer
 endif()
 
+# clang 15 leaves an empty directory in TMPDIR for every HIP compile (probe-1a2b3c, step_kernel-...),
+# so each configure and build would leave a few in /tmp. Its HIP compiles, at configure time and
+# at build time, get a TMPDIR in the build tree instead.
+set(_weft_hip_tmp ${CMAKE_BINARY_DIR}/hip-tmp)
+file(MAKE_DIRECTORY ${_weft_hip_tmp})
+set(_weft_had_tmpdir FALSE)
+if(DEFINED ENV{TMPDIR})
+  set(_weft_had_tmpdir TRUE)
+  set(_weft_tmpdir_before "$ENV{TMPDIR}")
+endif()
+set(ENV{TMPDIR} ${_weft_hip_tmp})
+set(CMAKE_HIP_COMPILER_LAUNCHER ${CMAKE_COMMAND} -E env TMPDIR=${_weft_hip_tmp} ${CMAKE_HIP_COMPILER_LAUNCHER})
+
 # Debian packages ROCm under /usr with its CMake files in /usr/lib/<arch>/cmake, where CMake's HIP
 # support (3.25) does not look, and its clang cannot find the device libraries alone. The shim is a
 # ROCm root in the build tree whose lib/cmake/hip-lang and bin point at Debian's files.
@@ -87,6 +100,11 @@ endif()
 
 enable_language(HIP)
 find_package(hip CONFIG REQUIRED)
+if(_weft_had_tmpdir)
+  set(ENV{TMPDIR} "${_weft_tmpdir_before}")
+else()
+  unset(ENV{TMPDIR})
+endif()
 set(CMAKE_HIP_STANDARD 17)
 set(CMAKE_HIP_STANDARD_REQUIRED ON)
 set(CMAKE_HIP_EXTENSIONS OFF)
