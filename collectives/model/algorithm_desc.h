@@ -35,7 +35,7 @@ struct AlgorithmDesc {
   // type, operator, root, protocol, channels and whether it has scratch: a repeat of the same call
   // on the same thread may run the program built last time (enqueue/group.cc; never for the v
   // kinds, whose per-rank counts are not in that key). False for builders that hand out state as
-  // they build (DDA's and low precision's staging rounds) and for point-to-point.
+  // they build (DDA's and low precision's staging rounds).
   bool reusable;
   // The one rule of when it may run a task of one of its kinds: ranks, hosts, types, ops and the
   // agreed settings (never a per-rank parameter).

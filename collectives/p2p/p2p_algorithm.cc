@@ -36,7 +36,9 @@ const AlgorithmDesc kP2pAlgorithm = {
     "",
     /*lossy=*/false,
     /*channelled=*/false,
-    /*reusable=*/false,
+    // Send, Recv, AlltoAll, Gather and Scatter build from the peer (root), count and shape alone;
+    // the v kinds never reuse (their counts are not in the key).
+    /*reusable=*/true,
     eligible,
     nullptr,
     buildP2pProgram,

@@ -27,9 +27,9 @@
 namespace weft {
 namespace {
 
-// What a reusable algorithm's program depends on (AlgorithmDesc::reusable), for a group of one
-// collective: the communicator (its tuner's serial tells a new communicator at the same address
-// apart) and the task's arguments and selection.
+// What a reusable algorithm's program for one task depends on (AlgorithmDesc::reusable): the
+// communicator (its tuner's serial tells a new communicator at the same address apart) and the
+// task's arguments and selection. A group's program depends on its tasks' keys, in order.
 struct ProgramKey {
   const ncclComm* comm = nullptr;
   uint64_t tunerSerial = 0;
@@ -45,24 +45,29 @@ struct ProgramKey {
   friend bool operator==(const ProgramKey&, const ProgramKey&) = default;
 };
 
-// The key of a group whose program may be reused; false when it may not be.
-bool reusableKey(const std::vector<Task>& tasks, ProgramKey* key) {
-  if (tasks.size() != 1) return false;
-  const Task& t = tasks[0];
-  if (!t.comm->hostMode || t.comm->tuner == nullptr || isVariableKind(t.kind) || !algorithmDesc(t.algorithm).reusable)
-    return false;
-  *key = ProgramKey{.comm = t.comm,
-                    .tunerSerial = t.comm->tuner->serial(),
-                    .kind = t.kind,
-                    .count = t.count,
-                    .dtype = t.dtype,
-                    .op = t.op,
-                    .root = t.root,
-                    .algorithm = t.algorithm,
-                    .protocol = t.protocol,
-                    .nChannels = t.nChannels,
-                    .scratch = t.scratch != nullptr};
-  return true;
+// The keys of a group whose program may be reused (a lone collective, or a pipeline stage's
+// ncclSend and ncclRecv in one group); false when it may not be. The group's self transfers were
+// paired already, the same way for the same calls.
+bool reusableKeys(const std::vector<Task>& tasks, std::vector<ProgramKey>* keys) {
+  keys->clear();
+  for (const Task& t : tasks) {
+    // Per-peer counts (the v kinds, AlltoAllv too) are not in the key.
+    if (!t.comm->hostMode || t.comm->tuner == nullptr || isVariableKind(t.kind) || !t.vcounts.empty() ||
+        !algorithmDesc(t.algorithm).reusable)
+      return false;
+    keys->push_back(ProgramKey{.comm = t.comm,
+                               .tunerSerial = t.comm->tuner->serial(),
+                               .kind = t.kind,
+                               .count = t.count,
+                               .dtype = t.dtype,
+                               .op = t.op,
+                               .root = t.root,
+                               .algorithm = t.algorithm,
+                               .protocol = t.protocol,
+                               .nChannels = t.nChannels,
+                               .scratch = t.scratch != nullptr});
+  }
+  return !keys->empty();
 }
 
 struct GroupState {
@@ -73,7 +78,8 @@ struct GroupState {
   std::vector<std::function<ncclResult_t()>> jobs;
   std::vector<std::function<ncclResult_t()>> afterJobs;  // groupAfter
   Program program;                                       // kept between calls so steady-state calls allocate nothing
-  ProgramKey built;                                      // what `program` was built for, while it is sealed
+  std::vector<ProgramKey> built;                         // what `program` was built for, while it is sealed
+  std::vector<ProgramKey> keys;                          // this run's, kept to allocate nothing
   std::vector<CommShape> shapes;                         // each task's communicator shape, once per run
   SelectionMemo selection;                               // this thread's last selection (tuning/select.h)
   ProfiledRun profiled;
@@ -228,9 +234,8 @@ ncclResult_t runTasks(GroupState& g) {
   Program& prog = g.program;
   // The same call as last time (a training loop's AllReduce): run the program already built. It
   // is sealed, so the executor keeps its chains too.
-  ProgramKey key;
-  const bool reusable = reusableKey(g.tasks, &key);
-  if (!reusable || prog.sealedId() == 0 || !(key == g.built)) {
+  const bool reusable = reusableKeys(g.tasks, &g.keys);
+  if (!reusable || prog.sealedId() == 0 || g.keys != g.built) {
     prog.clear();
     for (size_t i = 0; i < g.tasks.size(); ++i) {
       // A sequence names its task by index and chains within its communicator's connections.
@@ -239,7 +244,7 @@ ncclResult_t runTasks(GroupState& g) {
     }
     if (reusable) {
       prog.seal();
-      g.built = key;
+      g.built.swap(g.keys);
     }
   }
   for (const Task& t : g.tasks) t.comm->activeOps.fetch_add(1);

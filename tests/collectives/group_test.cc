@@ -109,10 +109,35 @@ TEST(Groups, RepeatedCallsStayRightWhenTheirProgramIsReused) {
       add(makeCase(Coll::kAllGather, ncclFloat32, Red::kSum, count, false, 0, 0));
       add(makeCase(Coll::kReduceScatter, ncclFloat32, Red::kSum, count, false, 0, 0));
       add(makeCase(Coll::kReduceScatter, ncclFloat32, Red::kSum, count, false, 0, 0));
+      // The point-to-point patterns reuse their programs too.
+      for (int i = 0; i < 2; ++i) add(makeCase(Coll::kAlltoAll, ncclFloat32, Red::kSum, count, false, 0, 0));
+      for (int root : {1, 1, 2}) add(makeCase(Coll::kGather, ncclFloat32, Red::kSum, count, false, root, 0));
+      for (int root : {0, 2, 2}) add(makeCase(Coll::kScatter, ncclFloat32, Red::kSum, count, false, root, 0));
+      add(makeCase(Coll::kAlltoAll, ncclInt32, Red::kSum, count, false, 0, 0));
       add(base);
     }
     for (const CollCase& c : calls)
       if (!runCaseOnRank(c, ctx)) return;
+  }));
+}
+
+// A group of several calls repeated reuses its program as well (enqueue/group.cc): repeats broken by
+// groups that differ in one call, or in the calls' order, must all be right.
+TEST(Groups, RepeatedGroupsStayRightWhenTheirProgramIsReused) {
+  EXPECT_RUN_OK(runRanks(kTier, 3, [](RankCtx& ctx) {
+    const int n = ctx.nranks, r = ctx.rank;
+    const std::vector<Planned> a = {
+        {makeCase(Coll::kAllReduce, ncclFloat32, Red::kSum, 1023, false, 0, 1), ctx.comm, r, n},
+        {makeCase(Coll::kAlltoAll, ncclInt32, Red::kSum, 33, false, 0, 2), ctx.comm, r, n},
+        {makeCase(Coll::kBroadcast, ncclFloat64, Red::kSum, 300, false, 1, 3), ctx.comm, r, n},
+    };
+    const std::vector<Planned> b = [&] {
+      std::vector<Planned> p = a;
+      p[2].c.root = 2;
+      return p;
+    }();
+    const std::vector<Planned> swapped = {a[1], a[0], a[2]};
+    for (const std::vector<Planned>* plan : {&a, &a, &b, &a, &swapped, &swapped, &a}) runInOneGroup(ctx, *plan);
   }));
 }
 

@@ -177,6 +177,77 @@ TEST(P2P, MixedSizesAndTypesInOneGroup) {
   }));
 }
 
+// A pipeline stage repeats the same ncclSend/ncclRecv group, and from the second time on the group
+// runs the program built the first time (enqueue/group.cc). Repeats broken by groups that differ
+// in one thing each (count, type, direction, the calls' order, a send to self) must all arrive
+// right: a difference the reuse missed would move one group's data with another's program.
+TEST(P2P, RepeatedGroupsStayRightWhenTheirProgramIsReused) {
+  EXPECT_RUN_OK(runRanks(kTier, 3, [](RankCtx& ctx) {
+    const int next = (ctx.rank + 1) % ctx.nranks, prev = (ctx.rank + ctx.nranks - 1) % ctx.nranks;
+    struct Shape {
+      size_t count;
+      ncclDataType_t dt;
+      bool forward;    // send to next, receive from prev (else the other way round)
+      bool recvFirst;  // ncclRecv issued before ncclSend
+      bool self;       // also a send to self and its receive
+    };
+    const Shape base{1023, ncclFloat32, true, false, false};
+    std::vector<Shape> plan;
+    for (int i = 0; i < 3; ++i) plan.push_back(base);
+    Shape c = base;
+    c.count = 1024;
+    plan.push_back(c);
+    plan.push_back(base);
+    c = base;
+    c.dt = ncclInt8;
+    plan.push_back(c);
+    plan.push_back(base);
+    c = base;
+    c.forward = false;
+    plan.push_back(c);
+    plan.push_back(c);
+    plan.push_back(base);
+    c = base;
+    c.recvFirst = true;
+    plan.push_back(c);
+    plan.push_back(base);
+    c = base;
+    c.self = true;
+    plan.push_back(c);
+    plan.push_back(c);
+    plan.push_back(base);
+    c = base;
+    c.count = 300001;  // many slots
+    plan.push_back(c);
+    plan.push_back(c);
+    plan.push_back(base);
+    int msg = 0;
+    for (const Shape& sh : plan) {
+      const int to = sh.forward ? next : prev, from = sh.forward ? prev : next;
+      const size_t bytes = sh.count * dtypeInfo(sh.dt).size;
+      std::vector<unsigned char> out(bytes), in(bytes, 0xEE), selfOut(bytes), selfIn(bytes, 0xEE);
+      fillMessage(&out, key(ctx.rank, to, msg));
+      fillMessage(&selfOut, key(ctx.rank, ctx.rank, msg));
+      if (!ctx.ok(ncclGroupStart(), "ncclGroupStart")) return;
+      bool ok = true;
+      if (sh.recvFirst) ok = ctx.ok(ncclRecv(in.data(), sh.count, sh.dt, from, ctx.comm, nullptr), "ncclRecv", ctx.comm);
+      ok = ctx.ok(ncclSend(out.data(), sh.count, sh.dt, to, ctx.comm, nullptr), "ncclSend", ctx.comm) && ok;
+      if (!sh.recvFirst) ok = ctx.ok(ncclRecv(in.data(), sh.count, sh.dt, from, ctx.comm, nullptr), "ncclRecv", ctx.comm) && ok;
+      if (sh.self) {
+        ok = ctx.ok(ncclSend(selfOut.data(), sh.count, sh.dt, ctx.rank, ctx.comm, nullptr), "ncclSend self", ctx.comm) && ok;
+        ok = ctx.ok(ncclRecv(selfIn.data(), sh.count, sh.dt, ctx.rank, ctx.comm, nullptr), "ncclRecv self", ctx.comm) && ok;
+      }
+      const std::string what = "group " + std::to_string(msg) + " (" + dtypeInfo(sh.dt).name + " x " +
+                               std::to_string(sh.count) + (sh.forward ? ", forward" : ", backward") +
+                               (sh.recvFirst ? ", receive first" : "") + (sh.self ? ", to self" : "") + ")";
+      if (!ctx.ok(ncclGroupEnd(), (what + ": ncclGroupEnd").c_str(), ctx.comm) || !ok) return;
+      checkMessage(&ctx, in, key(from, ctx.rank, msg), what);
+      if (sh.self) checkMessage(&ctx, selfIn, key(ctx.rank, ctx.rank, msg), what + " to self");
+      ++msg;
+    }
+  }));
+}
+
 TEST(P2P, ZeroCountWithAndWithoutBuffers) {
   EXPECT_RUN_OK(runRanks(kTier, 2, [](RankCtx& ctx) {
     const int peer = 1 - ctx.rank;
