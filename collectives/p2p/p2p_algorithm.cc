@@ -26,6 +26,8 @@ double cost(const ModelInput& in, const Path& p, CollKind coll, Protocol proto, 
 
 }  // namespace
 
+// Reusable: Send, Recv, AlltoAll, Gather and Scatter build from the peer (root), count and shape
+// alone; the kinds with per-peer counts never reuse (enqueue/group.cc: their counts are not in the key).
 const AlgorithmDesc kP2pAlgorithm = {
     "P2p",
     "",
@@ -36,8 +38,6 @@ const AlgorithmDesc kP2pAlgorithm = {
     "",
     /*lossy=*/false,
     /*channelled=*/false,
-    // Send, Recv, AlltoAll, Gather and Scatter build from the peer (root), count and shape alone;
-    // the v kinds never reuse (their counts are not in the key).
     /*reusable=*/true,
     eligible,
     nullptr,

@@ -74,17 +74,19 @@ void selectAlgorithm(const Tuner* tuner, const CommShape& shape, Task* task, Sel
     chooseFor(tuner, shape, task);
     return;
   }
-  SelectionMemo& m = *memo;
-  if (m.tunerSerial == tuner->serial() && m.count == task->count && m.kind == task->kind && m.dtype == task->dtype &&
-      m.op == task->op) {
-    task->algorithm = m.algorithm;
-    task->protocol = m.protocol;
-    task->nChannels = m.nChannels;
-    return;
-  }
+  const uint64_t serial = tuner->serial();
+  for (const SelectionMemo::Entry& e : memo->entries)
+    if (e.tunerSerial == serial && e.count == task->count && e.kind == task->kind && e.dtype == task->dtype &&
+        e.op == task->op) {
+      task->algorithm = e.algorithm;
+      task->protocol = e.protocol;
+      task->nChannels = e.nChannels;
+      return;
+    }
   chooseFor(tuner, shape, task);
-  m = SelectionMemo{tuner->serial(), task->count,     task->kind,     task->dtype,
-                    task->op,        task->algorithm, task->protocol, task->nChannels};
+  memo->entries[memo->next] = SelectionMemo::Entry{serial,   task->count,     task->kind,     task->dtype,
+                                                   task->op, task->algorithm, task->protocol, task->nChannels};
+  memo->next = (memo->next + 1) % SelectionMemo::kEntries;
 }
 
 namespace {

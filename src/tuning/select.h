@@ -15,21 +15,28 @@ namespace weft {
 // The algorithms the model may choose from for the task (bit i: Algorithm(i)): those whose rule
 // says kModel. Lossy ones never are. (selectAlgorithm computes the same mask with its own checks.)
 uint32_t modelCandidates(const CommShape& shape, const Task& task);
-// The last selection one thread made: a call repeated on the same communicator (the common case:
+// The last selections one thread made: a call repeated on the same communicator (the common case:
 // the same AllReduce every step) skips the eligibility checks and the tuner, about a sixth of a
-// small call's CPU time. The selection is a pure function of what the key holds: the tuner, and
-// with it the communicator's shape and agreed settings, which never change after init; the
-// collective, datatype, reduction and count. Calls that a tuner plugin, a per-call algSelection or
-// channel bounds, or a user-defined reduction could steer are never memoized.
+// small call's CPU time. A few are kept, so that the calls of a repeated group (a pipeline stage's
+// ncclSend and ncclRecv, which alternate) hit as well. The selection is a pure function of what
+// the key holds: the tuner, and with it the communicator's shape and agreed settings, which never
+// change after init; the collective, datatype, reduction and count. Calls that a tuner plugin, a
+// per-call algSelection or channel bounds, or a user-defined reduction could steer are never
+// memoized.
 struct SelectionMemo {
-  uint64_t tunerSerial = 0;  // Tuner::serial(); 0: empty
-  size_t count = 0;
-  CollKind kind{};
-  ncclDataType_t dtype{};
-  ncclRedOp_t op{};
-  Algorithm algorithm{};
-  Protocol protocol = Protocol::kSimple;
-  int nChannels = 1;
+  struct Entry {
+    uint64_t tunerSerial = 0;  // Tuner::serial(); 0: empty
+    size_t count = 0;
+    CollKind kind{};
+    ncclDataType_t dtype{};
+    ncclRedOp_t op{};
+    Algorithm algorithm{};
+    Protocol protocol = Protocol::kSimple;
+    int nChannels = 1;
+  };
+  static constexpr int kEntries = 4;
+  Entry entries[kEntries];
+  int next = 0;  // the entry a miss replaces (round robin)
 };
 // Sets task->algorithm, task->protocol and task->nChannels: first an algorithm a setting asks for
 // (lossy ones before exact ones), else the tuner's cheapest candidate (a table lookup, no

@@ -230,12 +230,17 @@ TEST(P2P, RepeatedGroupsStayRightWhenTheirProgramIsReused) {
       fillMessage(&selfOut, key(ctx.rank, ctx.rank, msg));
       if (!ctx.ok(ncclGroupStart(), "ncclGroupStart")) return;
       bool ok = true;
-      if (sh.recvFirst) ok = ctx.ok(ncclRecv(in.data(), sh.count, sh.dt, from, ctx.comm, nullptr), "ncclRecv", ctx.comm);
+      if (sh.recvFirst)
+        ok = ctx.ok(ncclRecv(in.data(), sh.count, sh.dt, from, ctx.comm, nullptr), "ncclRecv", ctx.comm);
       ok = ctx.ok(ncclSend(out.data(), sh.count, sh.dt, to, ctx.comm, nullptr), "ncclSend", ctx.comm) && ok;
-      if (!sh.recvFirst) ok = ctx.ok(ncclRecv(in.data(), sh.count, sh.dt, from, ctx.comm, nullptr), "ncclRecv", ctx.comm) && ok;
+      if (!sh.recvFirst)
+        ok = ctx.ok(ncclRecv(in.data(), sh.count, sh.dt, from, ctx.comm, nullptr), "ncclRecv", ctx.comm) && ok;
       if (sh.self) {
-        ok = ctx.ok(ncclSend(selfOut.data(), sh.count, sh.dt, ctx.rank, ctx.comm, nullptr), "ncclSend self", ctx.comm) && ok;
-        ok = ctx.ok(ncclRecv(selfIn.data(), sh.count, sh.dt, ctx.rank, ctx.comm, nullptr), "ncclRecv self", ctx.comm) && ok;
+        ok = ctx.ok(ncclSend(selfOut.data(), sh.count, sh.dt, ctx.rank, ctx.comm, nullptr), "ncclSend self",
+                    ctx.comm) &&
+             ok;
+        ok = ctx.ok(ncclRecv(selfIn.data(), sh.count, sh.dt, ctx.rank, ctx.comm, nullptr), "ncclRecv self", ctx.comm) &&
+             ok;
       }
       const std::string what = "group " + std::to_string(msg) + " (" + dtypeInfo(sh.dt).name + " x " +
                                std::to_string(sh.count) + (sh.forward ? ", forward" : ", backward") +

@@ -1,6 +1,7 @@
 // The thread's selection memo (tuning/select.h): a memoized answer equals a fresh one for every
-// collective, datatype, reduction and count; another communicator's tuner never takes one; and calls
-// that per-call settings steer neither use the memo nor leave their answer in it.
+// collective, datatype, reduction and count, also for calls that take turns; another
+// communicator's tuner never takes one; and calls that per-call settings steer neither use the memo
+// nor leave their answer in it.
 #include <gtest/gtest.h>
 
 #include <set>
@@ -97,6 +98,30 @@ TEST(SelectionMemo, MemoizedChoicesEqualFreshOnes) {
     EXPECT_GE(algorithms.size(), lowPrecision ? 4u : 3u);
     if (lowPrecision) EXPECT_EQ(algorithms.count(int(Algo::kLowPrecision)), 1u);
   }
+}
+
+// The memo keeps a few answers, so that the calls of a repeated group hit. Calls that take turns,
+// more of them than it keeps and some differing in the count alone, still get their own answers.
+TEST(SelectionMemo, CallsTakingTurnsGetTheirOwnAnswers) {
+  Fixture f(false);
+  SelectionMemo memo;
+  const Task calls[] = {taskOf(CollKind::kSend, ncclFloat32, ncclSum, 16),
+                        taskOf(CollKind::kRecv, ncclFloat32, ncclSum, 16),
+                        taskOf(CollKind::kAllReduce, ncclFloat32, ncclSum, 2),
+                        taskOf(CollKind::kAllReduce, ncclFloat32, ncclSum, size_t(1) << 20),
+                        taskOf(CollKind::kAlltoAll, ncclFloat32, ncclSum, 3000),
+                        taskOf(CollKind::kBroadcast, ncclFloat32, ncclSum, size_t(1) << 20)};
+  std::set<int> algorithms;
+  for (int round = 0; round < 3; ++round)
+    for (int width : {2, 4, 6})
+      for (int i = 0; i < width; ++i) {
+        Task fresh = calls[i], got = calls[i];
+        selectAlgorithm(f.tuner.get(), f.shape, &fresh);
+        selectAlgorithm(f.tuner.get(), f.shape, &got, &memo);
+        expectSameChoice(got, fresh);
+        algorithms.insert(int(fresh.algorithm));
+      }
+  EXPECT_GE(algorithms.size(), 3u) << "the calls must not all get one answer";
 }
 
 // Two communicators with different settings, one thread: the second never gets the first's answer.
