@@ -191,36 +191,15 @@ TEST(P2P, RepeatedGroupsStayRightWhenTheirProgramIsReused) {
       bool recvFirst;  // ncclRecv issued before ncclSend
       bool self;       // also a send to self and its receive
     };
+    // Each shape differs from the first in one thing; the first comes back after each of them.
     const Shape base{1023, ncclFloat32, true, false, false};
-    std::vector<Shape> plan;
-    for (int i = 0; i < 3; ++i) plan.push_back(base);
-    Shape c = base;
-    c.count = 1024;
-    plan.push_back(c);
-    plan.push_back(base);
-    c = base;
-    c.dt = ncclInt8;
-    plan.push_back(c);
-    plan.push_back(base);
-    c = base;
-    c.forward = false;
-    plan.push_back(c);
-    plan.push_back(c);
-    plan.push_back(base);
-    c = base;
-    c.recvFirst = true;
-    plan.push_back(c);
-    plan.push_back(base);
-    c = base;
-    c.self = true;
-    plan.push_back(c);
-    plan.push_back(c);
-    plan.push_back(base);
-    c = base;
-    c.count = 300001;  // many slots
-    plan.push_back(c);
-    plan.push_back(c);
-    plan.push_back(base);
+    const Shape variants[] = {
+        {1024, ncclFloat32, true, false, false},  {1023, ncclInt8, true, false, false},
+        {1023, ncclFloat32, false, false, false}, {1023, ncclFloat32, true, true, false},
+        {1023, ncclFloat32, true, false, true},   {300001, ncclFloat32, true, false, false},  // many slots
+    };
+    std::vector<Shape> plan = {base, base, base};
+    for (const Shape& v : variants) plan.insert(plan.end(), {v, v, base});
     int msg = 0;
     for (const Shape& sh : plan) {
       const int to = sh.forward ? next : prev, from = sh.forward ? prev : next;
