@@ -51,8 +51,8 @@ struct ProgramKey {
 bool reusableKeys(const std::vector<Task>& tasks, std::vector<ProgramKey>* keys) {
   keys->clear();
   for (const Task& t : tasks) {
-    // Per-peer counts (the v kinds, AlltoAllv too) are not in the key.
-    if (!t.comm->hostMode || t.comm->tuner == nullptr || isVariableKind(t.kind) || !t.vcounts.empty() ||
+    // Per-peer counts are not in the key.
+    if (!t.comm->hostMode || t.comm->tuner == nullptr || hasPerPeerCounts(t.kind) ||
         !algorithmDesc(t.algorithm).reusable)
       return false;
     keys->push_back(ProgramKey{.comm = t.comm,

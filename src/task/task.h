@@ -42,6 +42,9 @@ const char* collApiPrefix(CollKind k);
 bool collReduces(CollKind k);
 // The uneven kinds, whose Task::vcounts holds counts then displacements (2 x nranks).
 inline bool isVariableKind(CollKind k) { return k == CollKind::kAllGatherv || k == CollKind::kReduceScatterv; }
+// The kinds whose Task::vcounts holds per-peer counts: the uneven kinds and AlltoAllv (whose counts
+// differ per rank by design). Their programs depend on those counts, not on Task::count alone.
+inline bool hasPerPeerCounts(CollKind k) { return isVariableKind(k) || k == CollKind::kAlltoAllv; }
 
 struct Task {
   ncclComm* comm = nullptr;

@@ -78,8 +78,7 @@ TEST(ProgramReuse, ReusableAlgorithmsBuildOneProgramPerKey) {
     for (int n : {1, 2, 3, 4})
       for (int kind = 0; kind < 32; ++kind) {
         // The kinds with per-peer counts never reuse (enqueue/group.cc): their counts are not in the key.
-        if ((d.kinds & (1u << kind)) == 0 || isVariableKind(CollKind(kind)) || CollKind(kind) == CollKind::kAlltoAllv)
-          continue;
+        if ((d.kinds & (1u << kind)) == 0 || hasPerPeerCounts(CollKind(kind))) continue;
         sim::DirectSim sim(n);
         for (int r : {0, n - 1})
           for (size_t count : {size_t(1), size_t(1000), size_t(300001)})
