@@ -60,7 +60,7 @@ else
   echo "== across hosts: skipped (network namespaces need root, ip and unshare)"
 fi
 echo "== under load (run_load_compare.sh)"
-"$HERE/run_load_compare.sh" --bin "$BIN" --baselines "$BASE" --reps "$REPS" --sizes 8,1M,16M --out "$OUT/load" \
+"$HERE/run_load_compare.sh" --bin "$BIN" --reps "$REPS" --sizes 8,1M,16M --out "$OUT/load" \
   >"$OUT/load.log" 2>&1 || { status=1; tail -5 "$OUT/load.log"; }
 python3 "$HERE/guard_summary.py" "$OUT" | tee "$OUT/summary.md"
 echo "== done: $OUT/summary.md"

@@ -11,9 +11,12 @@
 //   busbw = algbw x 2(n-1)/n (allreduce), (n-1)/n (allgather, reducescatter, alltoall), 1 (others)
 // Timing as ../shared/baselines/mpi_allreduce_bench: 5 warm-up calls, a calibration that grows a
 // trial until it takes target/8, then N calls so that N x t is about --target seconds (N agreed
-// by broadcast); the time per call is the maximum over ranks. Every size is checked.
+// by broadcast); the time per call is the maximum over ranks. Every size is checked. With
+// --min-seconds S the timed calls go on in further batches until they have taken S in all
+// (run_load_compare.sh: under load a short run is a matter of luck).
 //
-// usage: mpirun -n P mpi_reference [--ops allreduce,...] [--min B] [--max B] [--target S] [--inplace]
+// usage: mpirun -n P mpi_reference [--ops allreduce,...] [--min B] [--max B] [--target S] [--min-seconds S]
+//                                        [--inplace]
 // Output, one line per size: op ranks bytes iters time_us algbw_GBs busbw_GBs check
 #include <mpi.h>
 
@@ -32,6 +35,7 @@ struct Options {
   std::string ops = "allreduce,allgather,reducescatter,broadcast,reduce,alltoall";
   size_t minBytes = 8, maxBytes = size_t(64) << 20;
   double target = 0.3;
+  double minSeconds = 0;  // the timed calls last at least this long in all
   bool inPlace = false;
 };
 
@@ -63,14 +67,28 @@ double timeCalls(const Options& o, const std::function<void()>& call, long* iter
   long iters = static_cast<long>(std::ceil(o.target / std::max(per, 1e-9)));
   iters = std::max(3L, std::min(iters, 1000000L));
   MPI_Bcast(&iters, 1, MPI_LONG, 0, MPI_COMM_WORLD);
-  MPI_Barrier(MPI_COMM_WORLD);
-  const double t0 = MPI_Wtime();
-  for (long i = 0; i < iters; ++i) call();
-  const double t = (MPI_Wtime() - t0) / static_cast<double>(iters);
-  double tMax = 0;
-  MPI_Allreduce(&t, &tMax, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
-  *itersOut = iters;
-  return tMax;
+  // Batches of timed calls, each one's time the maximum over ranks, until they add up to
+  // --min-seconds (by default one batch, as the baseline times). Beside busy loops a calibration
+  // trial that lost its core asks for a few hundred calls, a run shorter than one time slice whose
+  // figure is luck (0.28 to 3.6 us for the same 8 B call); the next batch's count comes from the
+  // time per call the last batch measured, the same on every rank.
+  long total = 0;
+  double spent = 0;
+  do {
+    MPI_Barrier(MPI_COMM_WORLD);
+    const double t0 = MPI_Wtime();
+    for (long i = 0; i < iters; ++i) call();
+    const double el = MPI_Wtime() - t0;
+    double elMax = 0;
+    MPI_Allreduce(&el, &elMax, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+    spent += elMax;
+    total += iters;
+    const double perCall = elMax / static_cast<double>(iters);
+    iters = static_cast<long>(std::ceil((o.minSeconds - spent) / std::max(perCall, 1e-9)));
+    iters = std::max(3L, std::min(iters, 1000000L));
+  } while (spent < o.minSeconds);
+  *itersOut = total;
+  return spent / static_cast<double>(total);
 }
 
 // One collective at one size: buffers filled so that every result element is known, the calls
@@ -212,6 +230,8 @@ int main(int argc, char** argv) {
       o.maxBytes = std::strtoull(argv[++i], nullptr, 0);
     } else if (a == "--target" && i + 1 < argc) {
       o.target = std::atof(argv[++i]);
+    } else if (a == "--min-seconds" && i + 1 < argc) {
+      o.minSeconds = std::atof(argv[++i]);
     } else if (a == "--inplace") {
       o.inPlace = true;
     } else {
