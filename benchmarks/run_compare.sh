@@ -29,29 +29,30 @@
 set -euo pipefail
 
 # Internal: one Weft configuration over the Open MPI benchmark's size grid (8 B, then 16 B x4 ..
-# MAXB) in bands, so that small sizes get many iterations and large ones few (~0.05-0.5 s a size).
+# MAXB), or over the --sizes list, one run of the perf tool per size (its start costs about 0.1 s).
 # Weft reports the max over ranks (-a 3) and reuses the same buffer bytes every iteration
 # (--rotate 0), as the Open MPI benchmark does; every size is validated (-c 1).
-# With a size list (--sizes), each size is a band of its own with the iterations of its band.
-if [ "${1:-}" = --weft-bands ]; then
+# Iterations: about 0.1 s of calls per size and placement (--quick: 0.02 s), from an estimate of
+# a call's time here (0.6 us on 2 ranks, 4 us a rank on more, plus 2 GB/s). The MPI side runs for
+# --target (0.3 s). A run of a few milliseconds, as a fixed 2000 calls of 8 B were, is decided by
+# where the scheduler happens to put the unbound ranks at the start: 2.3-5.6 us a call out of
+# place, then 0.6 in place in the same run, against 0.53-0.57 over 0.2 s.
+if [ "${1:-}" = --weft-sizes ]; then
   tool=$2 n=$3 quick=$4 maxb=$5 sizes=${6:-} status=0
   common=(-N "$n" -d float -o sum -a 3 --rotate 0 -c 1 --timeout 280)
-  if [ -n "$sizes" ]; then
-    bands=()
-    for b in ${sizes//,/ }; do
-      if [ "$b" -le 4096 ]; then it="-n 2000 -w 200"; elif [ "$b" -le 1048576 ]; then it="-n 200 -w 20"
-      else it="-n 10 -w 2"; fi
-      bands+=("-b $b -e $b $it")
-    done
-  elif [ "$quick" = 1 ]; then
-    bands=("-b 8 -e 8 -n 500 -w 50" "-b 16 -e 4K -f 4 -n 500 -w 50" "-b 16K -e $maxb -f 4 -n 40 -w 5")
-  else
-    bands=("-b 8 -e 8 -n 2000 -w 200" "-b 16 -e 4K -f 4 -n 2000 -w 200" "-b 16K -e 1M -f 4 -n 200 -w 20"
-           "-b 4M -e $maxb -f 4 -n 10 -w 2")
+  budget=1000000  # tenths of a microsecond: 0.1 s
+  [ "$quick" = 1 ] && budget=200000
+  if [ -z "$sizes" ]; then
+    sizes=8
+    for ((b = 16; b <= maxb; b *= 4)); do sizes="$sizes,$b"; done
   fi
-  for band in "${bands[@]}"; do
-    # shellcheck disable=SC2086  # a band is a list of options
-    "$tool" "${common[@]}" $band || status=$?
+  for b in ${sizes//,/ }; do
+    if [ "$n" -le 2 ]; then est=6; else est=$((40 * n)); fi
+    est=$((est + b / 200))
+    it=$((budget / est))
+    [ "$it" -lt 10 ] && it=10
+    [ "$it" -gt 200000 ] && it=200000
+    "$tool" "${common[@]}" -b "$b" -e "$b" -n "$it" -w $((it / 20 + 2)) || status=$?
   done
   exit "$status"
 fi
@@ -200,7 +201,7 @@ for r in $(seq 1 "$REPS"); do
       case "$who" in
         weft)
           for op in ${OPS//,/ }; do
-            run "weft_${op}_n$n.rep$r" 600 "$SELF" --weft-bands "$BIN/$(perf_tool "$op")" "$n" "$QUICK" "$MAXB" "$SIZES"
+            run "weft_${op}_n$n.rep$r" 600 "$SELF" --weft-sizes "$BIN/$(perf_tool "$op")" "$n" "$QUICK" "$MAXB" "$SIZES"
           done ;;
         mpi)
           if [ -n "$BASE_OPS" ]; then
