@@ -48,24 +48,35 @@ std::vector<size_t> sizeGrid(const Options& o) {
   return v;
 }
 
+// `count` calls, barrier first; the time they took on the slowest rank.
+double timedBatch(const std::function<void()>& call, long count) {
+  MPI_Barrier(MPI_COMM_WORLD);
+  const double t0 = MPI_Wtime();
+  for (long i = 0; i < count; ++i) call();
+  const double el = MPI_Wtime() - t0;
+  double elMax = 0;
+  MPI_Allreduce(&el, &elMax, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+  return elMax;
+}
+
+// Calls that take about `seconds` at `perCall` each, 3 to a million.
+long callsFor(double seconds, double perCall) {
+  const long n = static_cast<long>(std::ceil(seconds / std::max(perCall, 1e-9)));
+  return std::max(3L, std::min(n, 1000000L));
+}
+
 double timeCalls(const Options& o, const std::function<void()>& call, long* itersOut) {
   MPI_Barrier(MPI_COMM_WORLD);
   for (int i = 0; i < 5; ++i) call();
   long trial = 1;
   double per = 0;
   for (;;) {
-    MPI_Barrier(MPI_COMM_WORLD);
-    const double t0 = MPI_Wtime();
-    for (long i = 0; i < trial; ++i) call();
-    const double el = MPI_Wtime() - t0;
-    double elMax = 0;
-    MPI_Allreduce(&el, &elMax, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+    const double elMax = timedBatch(call, trial);
     per = elMax / static_cast<double>(trial);
     if (elMax >= o.target / 8 || trial >= 100000) break;
     trial *= 4;
   }
-  long iters = static_cast<long>(std::ceil(o.target / std::max(per, 1e-9)));
-  iters = std::max(3L, std::min(iters, 1000000L));
+  long iters = callsFor(o.target, per);
   MPI_Bcast(&iters, 1, MPI_LONG, 0, MPI_COMM_WORLD);
   // Batches of timed calls, each one's time the maximum over ranks, until they add up to
   // --min-seconds (by default one batch, as the baseline times). Beside busy loops a calibration
@@ -75,17 +86,10 @@ double timeCalls(const Options& o, const std::function<void()>& call, long* iter
   long total = 0;
   double spent = 0;
   do {
-    MPI_Barrier(MPI_COMM_WORLD);
-    const double t0 = MPI_Wtime();
-    for (long i = 0; i < iters; ++i) call();
-    const double el = MPI_Wtime() - t0;
-    double elMax = 0;
-    MPI_Allreduce(&el, &elMax, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+    const double elMax = timedBatch(call, iters);
     spent += elMax;
     total += iters;
-    const double perCall = elMax / static_cast<double>(iters);
-    iters = static_cast<long>(std::ceil((o.minSeconds - spent) / std::max(perCall, 1e-9)));
-    iters = std::max(3L, std::min(iters, 1000000L));
+    iters = callsFor(o.minSeconds - spent, elMax / static_cast<double>(iters));
   } while (spent < o.minSeconds);
   *itersOut = total;
   return spent / static_cast<double>(total);
